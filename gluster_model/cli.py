@@ -1,0 +1,241 @@
+"""Command line: parse options, call the library, render. No logic of its own.
+
+Heavy libraries (pydantic, paramiko, pandas, statsmodels, ...) are imported inside the commands, never at
+module level, so `glmodel --help` answers fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from .config import ClusterSpec
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+DEFAULT_LAB_DIR = Path("glmodel-lab")
+
+
+class Failure(click.ClickException):
+    """A one-line error with the exit code of the GlmodelError behind it."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = code  # type: ignore[misc]  # click reads it per instance
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"glmodel: error: {self.message}", err=True)
+
+
+class GlmodelGroup(click.Group):
+    """Turns a GlmodelError raised anywhere in a command into one clear line (a traceback only with --debug)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from .errors import GlmodelError
+
+        try:
+            return super().invoke(ctx)
+        except GlmodelError as exc:
+            if ctx.params.get("debug"):
+                raise
+            raise Failure(str(exc), exc.cli_status) from None
+        except KeyboardInterrupt:
+            click.echo("glmodel: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=GlmodelGroup, context_settings=CONTEXT)
+@click.option("--debug", is_flag=True, help="Show full tracebacks and debug logging.")
+@click.version_option(package_name="glmodel", prog_name="glmodel")
+def cli(debug: bool) -> None:
+    """glmodel: configure, benchmark, store, model and predict GlusterFS throughput.
+
+    \b
+    Start with a local lab:   glmodel lab up --nodes 3
+    Check a cluster:          glmodel check --cluster glmodel-lab/lab.yaml
+    """
+    if debug:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(name)s %(message)s")
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def _load(cluster: Path) -> ClusterSpec:
+    from .config import load_cluster
+
+    return load_cluster(cluster)
+
+
+cluster_option = click.option(
+    "--cluster", "-c", "cluster", type=click.Path(path_type=Path), required=True,
+    help="Cluster file (YAML) or Ansible inventory (INI/YAML) with server and client groups.",
+)
+
+
+# -- check / trust -------------------------------------------------------------------------------------------
+
+@cli.command(short_help="Preflight every host of a cluster: SSH, Gluster, tools, bricks, clocks.")
+@cluster_option
+@click.option("--min-free-gb", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Free space each brick path needs.")
+@click.option("--max-clock-offset", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Largest clock offset (seconds) from the median host.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(cluster: Path, min_free_gb: float, max_clock_offset: float, as_json: bool) -> None:
+    """Check that every host is reachable and ready for a campaign; exit 1 if any is not.
+
+    Example: glmodel check --cluster glmodel-lab/lab.yaml
+    """
+    from .preflight import run_check
+    from .remote.executor import SSHExecutor
+    from .render import check_json, check_table
+
+    spec = _load(cluster)
+    with SSHExecutor(spec) as ex:
+        result = run_check(spec, ex, min_free_bytes=int(min_free_gb * (1 << 30)), max_clock_offset=max_clock_offset)
+    if as_json:
+        click.echo(check_json(result))
+    else:
+        _console().print(check_table(result))
+    failing = [r for r in result.reports if not r.ok]
+    if failing:
+        first = failing[0].failures()[0]
+        names = ", ".join(r.host.name for r in failing)
+        raise Failure(f"{len(failing)} host(s) not ready: {names}; {failing[0].host.name}: {first.name}: "
+                      f"{first.detail}" + (f" (fix: {first.fix})" if first.fix else ""))
+    click.echo(f"all {len(result.reports)} host(s) ready", err=as_json)
+
+
+@cli.command(short_help="Show each host's SSH key fingerprint; record new keys when asked.")
+@cluster_option
+@click.option("--yes", "-y", is_flag=True, help="Record every new key without asking.")
+def trust(cluster: Path, yes: bool) -> None:
+    """Fetch every host's SSH host key, show its fingerprint and whether known_hosts has it, and record
+    new keys only after confirmation (or with --yes). A changed key is never replaced.
+
+    Example: glmodel trust --cluster fist.yaml
+    """
+    from rich.table import Table
+
+    from .remote.hostkeys import observe, record
+
+    spec = _load(cluster)
+    table = Table(title=f"SSH host keys of {spec.name}")
+    for col in ("host", "port", "type", "fingerprint", "status"):
+        table.add_column(col)
+    observed = []
+    problems = []
+    for host in spec.hosts:
+        try:
+            o = observe(host)
+        except Exception as exc:  # noqa: BLE001 - one unreachable host must not hide the others
+            from .errors import GlmodelError
+
+            if not isinstance(exc, GlmodelError):
+                raise
+            problems.append(str(exc))
+            table.add_row(host.name, str(host.ssh.port), "-", "-", f"[red]{exc}[/red]")
+            continue
+        observed.append((host, o))
+        colour = {"known": "green", "new": "yellow", "changed": "bold red"}[o.status]
+        table.add_row(host.name, str(o.port), o.key_type, o.fingerprint, f"[{colour}]{o.status}[/{colour}]")
+    _console().print(table)
+    new = [(h, o) for h, o in observed if o.status == "new"]
+    if new and (yes or (sys.stdin.isatty() and click.confirm(f"Record {len(new)} new key(s)?", default=False))):
+        for host, o in new:
+            record(host.ssh.known_hosts, o)
+        click.echo(f"recorded {len(new)} key(s) in {new[0][0].ssh.known_hosts}")
+    elif new:
+        click.echo(f"{len(new)} new key(s) not recorded; compare the fingerprints, then run again with --yes")
+    changed = [h.name for h, o in observed if o.status == "changed"]
+    if changed:
+        raise Failure(f"host key changed for {', '.join(changed)}: not replaced; if the host was reinstalled, "
+                      f"delete its line from known_hosts and run trust again")
+    if problems:
+        raise Failure("; ".join(problems))
+
+
+# -- lab -----------------------------------------------------------------------------------------------------
+
+@cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")
+def lab() -> None:
+    """A real GlusterFS cluster on one machine: node i is glusterd + sshd on 127.1.1.i."""
+
+
+lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path), default=DEFAULT_LAB_DIR,
+                              show_default=True, help="Directory holding the lab's state and lab.yaml.")
+
+
+@lab.command("up", short_help="Start N nodes and write DIR/lab.yaml.")
+@click.option("--nodes", "-n", type=click.IntRange(1, 16), default=3, show_default=True, help="Number of nodes.")
+@lab_dir_option
+@click.option("--ssh-port", type=click.IntRange(1, 65535), default=2222, show_default=True,
+              help="Port each node's sshd listens on (at its own address).")
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int) -> None:
+    """Bring up a local lab. Clears what an earlier lab left in the same directory.
+
+    Example: glmodel lab up --nodes 3 --dir /var/tmp/lab
+    """
+    import time
+
+    from .lab import lab_up as up
+
+    started = time.monotonic()
+    state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True))
+    click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
+
+
+@lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")
+@lab_dir_option
+def lab_down(lab_dir: Path) -> None:
+    """Tear the lab down. Only what the lab created is touched; safe to run twice.
+
+    Example: glmodel lab down --dir /var/tmp/lab
+    """
+    from .lab import lab_down as down
+
+    down(lab_dir, progress=lambda m: click.echo(f"lab: {m}", err=True))
+
+
+@lab.command("status", short_help="Show each node's glusterd, sshd and peer connections.")
+@lab_dir_option
+def lab_status(lab_dir: Path) -> None:
+    """Exit 1 if any node is down.
+
+    Example: glmodel lab status --dir /var/tmp/lab
+    """
+    from rich.table import Table
+
+    from .lab import lab_status as status
+
+    state, nodes = status(lab_dir)
+    table = Table(title=f"lab in {state.dir}")
+    for col in ("node", "glusterd", "sshd", "peers"):
+        table.add_column(col)
+    for n in nodes:
+        table.add_row(n.address, _yes(n.glusterd), _yes(n.sshd), f"{n.peers_connected}/{n.peers_total}")
+    _console().print(table)
+    if not all(n.glusterd and n.sshd and n.peers_connected == n.peers_total for n in nodes):
+        raise Failure("lab is degraded; `glmodel lab up` again restarts it from scratch")
+
+
+def _yes(ok: bool) -> str:
+    return "[green]up[/green]" if ok else "[red]down[/red]"
+
+
+def main() -> NoReturn:
+    cli.main(prog_name="glmodel")
+    raise SystemExit(0)  # pragma: no cover - click exits itself
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,86 @@
+"""One exception hierarchy. Every message is a single line a user can act on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class GlmodelError(Exception):
+    """Root of every error glmodel raises on purpose; the CLI prints ``str(err)`` and exits with ``cli_status``."""
+
+    cli_status = 1
+
+
+class ConfigError(GlmodelError):
+    """A cluster, plan or scenario file (or a CLI value) is invalid."""
+
+    cli_status = 2
+
+    def __init__(self, source: str, key: str, problem: str) -> None:
+        self.source = source
+        self.key = key
+        self.problem = problem
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {problem}")
+
+
+class ParseError(GlmodelError):
+    """Output of a remote tool did not have the shape we expect; names the tool and what was missing."""
+
+    def __init__(self, what: str, problem: str, host: str | None = None) -> None:
+        self.what = what
+        self.host = host
+        prefix = f"{host}: " if host else ""
+        super().__init__(f"{prefix}cannot parse {what}: {problem}")
+
+
+class RemoteError(GlmodelError):
+    """Something went wrong talking to one host."""
+
+    def __init__(self, host: str, message: str) -> None:
+        self.host = host
+        super().__init__(f"{host}: {message}")
+
+
+class ConnectError(RemoteError):
+    """The host could not be reached or refused the SSH login."""
+
+
+class HostKeyError(RemoteError):
+    """The host's key is unknown or does not match known_hosts."""
+
+
+class CommandFailed(RemoteError):
+    """A remote command exited non-zero (or timed out)."""
+
+    def __init__(self, host: str, command: str, exit_code: int | None, stderr: str) -> None:
+        self.command = command
+        self.exit_code = exit_code
+        self.stderr = stderr
+        tail = stderr_tail(stderr)
+        status = "timed out" if exit_code is None else f"exited {exit_code}"
+        detail = f": {tail}" if tail else ""
+        super().__init__(host, f"`{shorten(command)}` {status}{detail}")
+
+
+class MultiHostError(GlmodelError):
+    """Several hosts failed in one fan-out; the message names every one."""
+
+    def __init__(self, errors: Sequence[GlmodelError]) -> None:
+        self.errors = list(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+
+class LabError(GlmodelError):
+    """The local lab could not be brought up, inspected or torn down."""
+
+
+def stderr_tail(text: str, lines: int = 3, width: int = 300) -> str:
+    """Last non-empty lines of a command's stderr, folded onto one line."""
+    kept = [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-lines:]
+    return shorten(" | ".join(kept), width)
+
+
+def shorten(text: str, width: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

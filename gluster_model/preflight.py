@@ -1,0 +1,277 @@
+"""`glmodel check`: is every host of a cluster ready for a campaign?
+
+One SSH round trip per host runs a probe script built from quoted argv pieces (``probe_script``); its
+sectioned output is parsed (``parse_probe_output``) and judged (``judge_host``) by pure functions. A second,
+tiny command reads the clock, because an offset estimate needs the shortest possible round trip.
+"""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import time
+from dataclasses import dataclass, field
+
+from .config import ClusterSpec, Host
+from .errors import ConnectError, GlmodelError, HostKeyError, ParseError
+from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
+from .remote.executor import Executor, shell
+
+MARK = "@@glmodel"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class HostReport:
+    host: Host
+    checks: list[Check] = field(default_factory=list)
+    facts: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+
+def _section(name: str, argv: list[str]) -> str:
+    # Each probe's output is framed by markers carrying its exit status, so one probe failing (or printing
+    # nothing) cannot shift the parse of the next.
+    return (f"printf '\\n{MARK} begin {name}\\n'; {{ {shlex.join(argv)} ; }} 2>&1; "
+            f"printf '\\n{MARK} end {name} %s\\n' \"$?\"")
+
+
+def probe_script(host: Host) -> str:
+    """A POSIX sh script that prints every fact `check` needs about one host, in marked sections."""
+    parts = [
+        _section("kernel", ["uname", "-r"]),
+        _section("meminfo", ["grep", "-E", "^(MemTotal|MemAvailable):", "/proc/meminfo"]),
+        _section("nproc", ["nproc"]),
+        _section("cpumodel", ["grep", "-m1", "^model name", "/proc/cpuinfo"]),
+        _section("iperf3", ["iperf3", "--version"]),
+    ]
+    if host.is_server:
+        parts += [
+            _section("gluster", ["gluster", "--version"]),
+            _section("fio", ["fio", "--version"]),
+            _section("peers", gluster_argv("peer", "status", socket=host.glusterd_socket, xml=True)),
+        ]
+        for i, path in enumerate(host.brick_paths):
+            parts.append(_section(f"brick{i}", ["df", "-B1", "--output=avail,fstype,target", path]))
+    if host.is_client:
+        parts += [
+            _section("iozone", ["sh", "-c", "command -v iozone && iozone -v | grep -m1 Version"]),
+            _section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]),
+        ]
+    return "; ".join(parts)
+
+
+def parse_probe_output(text: str) -> dict[str, tuple[int, str]]:
+    """Split probe output into {section: (exit status, text)}; a missing end marker means truncated output."""
+    sections: dict[str, tuple[int, str]] = {}
+    current: str | None = None
+    buf: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(f"{MARK} begin "):
+            current, buf = line.split()[2], []
+        elif line.startswith(f"{MARK} end "):
+            parts = line.split()
+            if current is None or len(parts) != 4 or parts[2] != current or not parts[3].isdigit():
+                raise ParseError("check probe output", f"unexpected marker {line!r}")
+            sections[current] = (int(parts[3]), "\n".join(buf).strip())
+            current = None
+        elif current is not None:
+            buf.append(line)
+    if current is not None:
+        raise ParseError("check probe output", f"section '{current}' has no end marker (output truncated?)")
+    return sections
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[Host],
+               min_free_bytes: int) -> HostReport:
+    """Turn one host's probe sections into facts and pass/fail checks with fixes."""
+    rep = HostReport(host)
+    rep.checks.append(Check("ssh", True, f"{host.ssh.user}@{host.address}:{host.ssh.port}"))
+
+    def get(name: str) -> tuple[int, str]:
+        if name not in sections:
+            raise ParseError("check probe output", f"section '{name}' missing", host.address)
+        return sections[name]
+
+    rc, out = get("kernel")
+    rep.facts["kernel"] = out
+    rc, out = get("meminfo")
+    mem = {ln.split(":")[0]: int(ln.split()[1]) * 1024 for ln in out.splitlines() if ln.split()[1:2]}
+    ram = mem.get("MemTotal")
+    rc, out = get("nproc")
+    cpus = int(out) if out.isdigit() else None
+    rep.facts.update(ram_bytes=ram, cpus=cpus)
+    rc, out = get("cpumodel")
+    rep.facts["cpu_model"] = out.split(":", 1)[1].strip() if ":" in out else out
+    rep.checks.append(Check("hardware", bool(ram and cpus), f"{cpus} CPU, {_fmt_bytes(float(ram or 0))} RAM"))
+
+    def tool(section: str, label: str, package: str) -> None:
+        rc, out = get(section)
+        first = out.splitlines()[0] if out else ""
+        ok = rc == 0
+        rep.facts[f"{label}_version"] = first if ok else None
+        rep.checks.append(Check(label, ok, first if ok else "not found",
+                                "" if ok else f"install it: apt-get install {package}"))
+
+    tool("iperf3", "iperf3", "iperf3")
+    if host.is_server:
+        rc, out = get("gluster")
+        if rc == 0:
+            version = parse_version(out)
+            rep.facts["gluster_version"] = str(version)
+            rep.checks.append(Check("gluster", True, f"GlusterFS {version}"))
+        else:
+            rep.checks.append(Check("gluster", False, "gluster CLI not found",
+                                    "install it: apt-get install glusterfs-server"))
+        tool("fio", "fio", "fio")
+        rep.checks.append(_peer_check(host, get("peers"), servers))
+        bricks: dict[str, dict[str, object]] = {}
+        for i, path in enumerate(host.brick_paths):
+            rep.checks.append(_brick_check(path, get(f"brick{i}"), min_free_bytes, bricks))
+        rep.facts["bricks"] = bricks
+    if host.is_client:
+        rc, out = get("iozone")
+        lines = out.splitlines()
+        rep.facts["iozone_version"] = lines[-1].strip() if rc == 0 and lines else None
+        rep.checks.append(Check("iozone", rc == 0, (lines[-1].strip() if lines else "") if rc == 0 else "not found",
+                                "" if rc == 0 else "install iozone3 (Debian non-free): scripts/setup.sh does it"))
+        rc, out = get("fuse")
+        rep.checks.append(Check("fuse", rc == 0, "mount.glusterfs and /dev/fuse present" if rc == 0 else
+                                "mount.glusterfs or /dev/fuse missing",
+                                "" if rc == 0 else "apt-get install glusterfs-client; load the fuse module"))
+    return rep
+
+
+def _peer_check(host: Host, section: tuple[int, str], servers: list[Host]) -> Check:
+    rc, out = section
+    fix_start = "start glusterd on this host"
+    if "Connection failed" in out or (rc != 0 and "<cliOutput" not in out):
+        return Check("glusterd", False, "glusterd not answering", fix_start)
+    try:
+        peers = parse_peer_status_xml(out)
+    except (ParseError, GlusterCommandError) as exc:
+        return Check("glusterd", False, str(exc), fix_start)
+    others = [s for s in servers if s.address != host.address]
+    by_name = {n: p for p in peers for n in p.hostnames}
+    missing = [s.address for s in others if s.address not in by_name and s.name not in by_name]
+    down = [s.address for s in others if (p := by_name.get(s.address) or by_name.get(s.name)) and not p.connected]
+    if missing:
+        return Check("glusterd", False, f"not in the trusted pool: {', '.join(missing)}",
+                     f"gluster peer probe {missing[0]} (from {host.address})")
+    if down:
+        return Check("glusterd", False, f"peers disconnected: {', '.join(down)}",
+                     f"check glusterd on {down[0]}")
+    return Check("glusterd", True, f"running, {len(others)} peer(s) connected")
+
+
+def _brick_check(path: str, section: tuple[int, str], min_free: int, bricks: dict[str, dict[str, object]]) -> Check:
+    rc, out = section
+    lines = out.splitlines()
+    if rc != 0 or len(lines) < 2:
+        if "No such file" in out:
+            return Check(f"brick {path}", False, "path does not exist", f"create it: mkdir -p {shlex.quote(path)}")
+        return Check(f"brick {path}", False, f"df failed: {lines[0] if lines else 'no output'}",
+                     "check the path and its filesystem")
+    fields = lines[-1].split()
+    if len(fields) < 3 or not fields[0].isdigit():
+        raise ParseError("df output", f"unexpected line {lines[-1]!r}")
+    avail, fstype = int(fields[0]), fields[1]
+    bricks[path] = {"free_bytes": avail, "fstype": fstype}
+    ok = avail >= min_free
+    return Check(f"brick {path}", ok, f"{_fmt_bytes(avail)} free on {fstype}",
+                 "" if ok else f"free space below {_fmt_bytes(min_free)}")
+
+
+def clock_offsets(samples: dict[str, tuple[float, float, float]]) -> dict[str, tuple[float, float]]:
+    """(offset from the median host, uncertainty) per host, from (local send, remote time, local receive).
+
+    The remote reading is assumed to sit at the midpoint of the round trip (Cristian's algorithm), so the
+    error of each estimate is at most half its round trip, which is returned as the uncertainty.
+    """
+    raw = {h: remote - (sent + received) / 2 for h, (sent, remote, received) in samples.items()}
+    if not raw:
+        return {}
+    mid = statistics.median(raw.values())
+    return {h: (raw[h] - mid, (received - sent) / 2) for h, (sent, _, received) in samples.items()}
+
+
+@dataclass
+class CheckResult:
+    reports: list[HostReport]
+    clock_offsets: dict[str, tuple[float, float]]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.reports)
+
+
+def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int = 1 << 30,
+              max_clock_offset: float = 1.0) -> CheckResult:
+    """Probe every host in parallel and judge it. Unreachable hosts get a failed 'ssh' check, not an exception."""
+    servers = list(cluster.servers)
+    by_addr = {h.address: h for h in cluster.hosts}
+
+    def probe(address: str) -> tuple[HostReport, tuple[float, float, float]]:
+        host = by_addr[address]
+        result = executor.run(address, shell(probe_script(host)), timeout=120, check=False)
+        report = judge_host(host, parse_probe_output(result.stdout), servers, min_free_bytes)
+        # The clock is read after the probe, on the now-open connection, so the round trip holds no handshake.
+        sent = time.time()
+        remote = executor.run(address, ["date", "+%s.%N"], timeout=30).stdout.strip()
+        received = time.time()
+        try:
+            remote_t = float(remote)
+        except ValueError:
+            raise ParseError("date +%s.%N", f"not a number: {remote[:40]!r}", address) from None
+        return report, (sent, remote_t, received)
+
+    results, errors = executor.map([h.address for h in cluster.hosts], probe)
+    reports: list[HostReport] = []
+    samples: dict[str, tuple[float, float, float]] = {}
+    for host in cluster.hosts:
+        if host.address in results:
+            rep, sample = results[host.address]
+            samples[host.address] = sample
+            reports.append(rep)
+        else:
+            failure: GlmodelError = errors[host.address]
+            detail = str(failure).removeprefix(f"{host.address}: ")
+            if isinstance(failure, HostKeyError):
+                check = Check("ssh", False, detail, f"run `glmodel trust --cluster {cluster.source}`")
+            elif isinstance(failure, ConnectError):
+                check = Check("ssh", False, detail, "check that the host is up and sshd listens on that port")
+            else:
+                check = Check("probe", False, detail, "run the command by hand on that host to see why")
+            reports.append(HostReport(host, [check]))
+    offsets = clock_offsets(samples)
+    for rep in reports:
+        if rep.host.address in offsets:
+            off, err = offsets[rep.host.address]
+            rep.facts["clock_offset_s"] = off
+            rep.facts["clock_uncertainty_s"] = err
+            # Only an offset beyond the limit by more than the measurement's own uncertainty fails.
+            ok = abs(off) - err <= max_clock_offset
+            rep.checks.append(Check("clock", ok, f"{off * 1000:+.0f} ± {err * 1000:.0f} ms from median",
+                                    "" if ok else "synchronise clocks (chrony/ntp)"))
+    return CheckResult(reports, offsets)

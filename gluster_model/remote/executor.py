@@ -1,0 +1,300 @@
+"""SSH executor (paramiko): one reused connection per host, per-command timeouts, bounded parallel fan-out.
+
+This is one of the few places with side effects. Commands arrive as argv lists and are joined with
+``shlex.join`` here, so no caller ever builds a remote command string by concatenation.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import shlex
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from ..errors import (
+    CommandFailed,
+    ConnectError,
+    GlmodelError,
+    HostKeyError,
+    MultiHostError,
+    RemoteError,
+)
+
+if TYPE_CHECKING:
+    import paramiko
+
+    from ..config import ClusterSpec, Host
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+Command = Sequence[str] | str
+
+
+def quote_command(command: Command) -> str:
+    """An argv list becomes a shell-safe string; a string is taken as an already-quoted shell command."""
+    return command if isinstance(command, str) else shlex.join(command)
+
+
+def shell(script: str) -> list[str]:
+    """argv that runs a small POSIX shell script; every value inside it must already be shlex-quoted."""
+    return ["sh", "-c", script]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    host: str
+    command: str
+    exit_code: int | None  # None: timed out
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+class Executor(Protocol):
+    """What the rest of glmodel needs from a remote runner."""
+
+    def run(self, host: str, command: Command, *, timeout: float | None = None, check: bool = True,
+            stdin: bytes | None = None) -> CommandResult: ...
+
+    def run_many(self, hosts: Iterable[str], command: Command | Callable[[str], Command], *,
+                 timeout: float | None = None, check: bool = True) -> dict[str, CommandResult]: ...
+
+    def map(self, hosts: Iterable[str], fn: Callable[[str], T], *,
+            timeout: float | None = None) -> tuple[dict[str, T], dict[str, GlmodelError]]: ...
+
+
+class SSHExecutor:
+    """Run commands on the hosts of a cluster over SSH.
+
+    Host keys are checked against each host's known_hosts file with paramiko's RejectPolicy: an unknown
+    or changed key is an error, never silently accepted (`glmodel trust` records keys on request).
+    """
+
+    def __init__(self, cluster: ClusterSpec) -> None:
+        self.cluster = cluster
+        self._clients: dict[str, paramiko.SSHClient] = {}
+        self._locks: dict[str, threading.Lock] = {h.address: threading.Lock() for h in cluster.hosts}
+        self._closed = False
+
+    # -- connections ---------------------------------------------------------------------------------
+    def _host(self, address: str) -> Host:
+        return self.cluster.host(address)
+
+    def _connect(self, host: Host) -> paramiko.SSHClient:
+        import paramiko
+
+        client = paramiko.SSHClient()
+        known = host.ssh.known_hosts
+        if known.is_file():
+            try:
+                client.load_host_keys(str(known))
+            except (OSError, paramiko.SSHException) as exc:
+                raise HostKeyError(host.address, f"cannot read known_hosts file {known}: {exc}") from None
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        where = f"{host.ssh.user}@{host.address}:{host.ssh.port}"
+        try:
+            client.connect(
+                host.address,
+                port=host.ssh.port,
+                username=host.ssh.user,
+                key_filename=str(host.ssh.identity_file) if host.ssh.identity_file else None,
+                look_for_keys=host.ssh.identity_file is None,
+                allow_agent=host.ssh.identity_file is None,
+                timeout=host.ssh.connect_timeout,
+                banner_timeout=host.ssh.connect_timeout,
+                auth_timeout=host.ssh.connect_timeout,
+            )
+        except paramiko.BadHostKeyException as exc:
+            client.close()
+            raise HostKeyError(
+                host.address,
+                f"host key CHANGED (got {fingerprint(exc.key)}, known_hosts {known} has {fingerprint(exc.expected_key)});"
+                f" if the host was reinstalled, delete its line from {known} and run"
+                f" `glmodel trust --cluster {self.cluster.source}`",
+            ) from None
+        except paramiko.AuthenticationException:
+            client.close()
+            key = host.ssh.identity_file or "agent/default keys"
+            raise ConnectError(host.address, f"SSH login as {host.ssh.user} with {key} was refused") from None
+        except paramiko.SSHException as exc:
+            client.close()
+            if "not found in known_hosts" in str(exc):
+                raise HostKeyError(
+                    host.address,
+                    f"host key not in {known}; check and record it with `glmodel trust --cluster {self.cluster.source}`",
+                ) from None
+            raise ConnectError(host.address, f"SSH to {where} failed: {exc}") from None
+        except (paramiko.ssh_exception.NoValidConnectionsError, ConnectionRefusedError):
+            client.close()
+            raise ConnectError(host.address, f"connection to {where} refused; is sshd running there?") from None
+        except (socket.timeout, TimeoutError):
+            client.close()
+            raise ConnectError(host.address, f"no answer from {where} within {host.ssh.connect_timeout:g}s") from None
+        except OSError as exc:
+            client.close()
+            raise ConnectError(host.address, f"cannot reach {where}: {exc.strerror or exc}") from None
+        transport = client.get_transport()
+        if transport is not None:
+            transport.set_keepalive(15)
+        return client
+
+    def _client(self, host: Host) -> paramiko.SSHClient:
+        if self._closed:
+            raise RemoteError(host.address, "executor is closed")
+        with self._locks[host.address]:
+            client = self._clients.get(host.address)
+            transport = client.get_transport() if client else None
+            if client is None or transport is None or not transport.is_active():
+                if client is not None:
+                    client.close()
+                client = self._connect(host)
+                self._clients[host.address] = client
+            return client
+
+    def drop(self, address: str) -> None:
+        """Forget a host's connection (the next command reconnects)."""
+        with self._locks[address]:
+            client = self._clients.pop(address, None)
+        if client is not None:
+            client.close()
+
+    def close(self) -> None:
+        self._closed = True
+        for address in list(self._clients):
+            self.drop(address)
+
+    def __enter__(self) -> SSHExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- commands ------------------------------------------------------------------------------------
+    def run(self, host: str, command: Command, *, timeout: float | None = None, check: bool = True,
+            stdin: bytes | None = None) -> CommandResult:
+        """Run one command; raise CommandFailed on a non-zero exit or timeout unless ``check`` is False."""
+        h = self._host(host)
+        text = quote_command(command)
+        limit = timeout if timeout is not None else h.ssh.command_timeout
+        client = self._client(h)
+        started = time.monotonic()
+        try:
+            result = self._exec(client, h.address, text, limit, stdin)
+        except (EOFError, OSError, _ssh_exception()) as exc:
+            self.drop(h.address)
+            raise ConnectError(h.address, f"connection lost while running `{text[:80]}`: {exc or type(exc).__name__}") from None
+        log.debug("%s: %s -> %s in %.2fs", h.address, text, result.exit_code, time.monotonic() - started)
+        if check and not result.ok:
+            raise CommandFailed(h.address, text, result.exit_code, result.stderr or result.stdout)
+        return result
+
+    @staticmethod
+    def _exec(client: paramiko.SSHClient, address: str, text: str, limit: float, stdin: bytes | None) -> CommandResult:
+        transport = client.get_transport()
+        assert transport is not None
+        chan = transport.open_session(timeout=30)
+        started = time.monotonic()
+        deadline = started + limit
+        out: list[bytes] = []
+        err: list[bytes] = []
+        try:
+            chan.exec_command(text)
+            if stdin is not None:
+                chan.sendall(stdin)
+            chan.shutdown_write()
+            while True:
+                while chan.recv_ready():
+                    out.append(chan.recv(1 << 16))
+                while chan.recv_stderr_ready():
+                    err.append(chan.recv_stderr(1 << 16))
+                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return CommandResult(address, text, None, _decode(out), _decode(err), time.monotonic() - started)
+                # The channel's fileno turns readable on stdout data or close; stderr is drained each pass.
+                select.select([chan], [], [], min(remaining, 0.05))
+            code = chan.recv_exit_status()
+            # Data can land between the last drain and the exit status.
+            while chan.recv_ready():
+                out.append(chan.recv(1 << 16))
+            while chan.recv_stderr_ready():
+                err.append(chan.recv_stderr(1 << 16))
+        finally:
+            chan.close()
+        return CommandResult(address, text, code, _decode(out), _decode(err), time.monotonic() - started)
+
+    def run_many(self, hosts: Iterable[str], command: Command | Callable[[str], Command], *,
+                 timeout: float | None = None, check: bool = True) -> dict[str, CommandResult]:
+        """Run a command on many hosts in parallel; with ``check``, one error names every failing host."""
+        results, errors = self.map(hosts, lambda a: self.run(a, command(a) if callable(command) else command,
+                                                             timeout=timeout, check=check), timeout=timeout)
+        if errors:
+            raise MultiHostError(list(errors.values()))
+        return results
+
+    def map(self, hosts: Iterable[str], fn: Callable[[str], T], *,
+            timeout: float | None = None) -> tuple[dict[str, T], dict[str, GlmodelError]]:
+        """Apply ``fn`` to each host on a bounded pool; the join itself times out. Returns (results, errors)."""
+        addresses = list(dict.fromkeys(hosts))
+        results: dict[str, T] = {}
+        errors: dict[str, GlmodelError] = {}
+        if not addresses:
+            return results, errors
+        biggest = max(self._host(a).ssh.command_timeout for a in addresses)
+        join_limit = (timeout if timeout is not None else biggest) + max(
+            self._host(a).ssh.connect_timeout for a in addresses) + 5
+        pool = ThreadPoolExecutor(max_workers=min(self.cluster.max_parallel, len(addresses)),
+                                  thread_name_prefix="glmodel-ssh")
+        try:
+            futures = {pool.submit(fn, a): a for a in addresses}
+            done, pending = wait(futures, timeout=join_limit, return_when=ALL_COMPLETED)
+            for fut in done:
+                a = futures[fut]
+                exc = fut.exception()
+                if exc is None:
+                    results[a] = fut.result()
+                elif isinstance(exc, GlmodelError):
+                    errors[a] = exc
+                else:
+                    errors[a] = RemoteError(a, f"unexpected {type(exc).__name__}: {exc}")
+            for fut in pending:
+                a = futures[fut]
+                errors[a] = RemoteError(a, f"did not finish within {join_limit:g}s")
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        ordered_errors = {a: errors[a] for a in addresses if a in errors}
+        return {a: results[a] for a in addresses if a in results}, ordered_errors
+
+
+def _ssh_exception() -> type[BaseException]:
+    import paramiko
+
+    return paramiko.SSHException
+
+
+def _decode(chunks: list[bytes]) -> str:
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def fingerprint(key: paramiko.PKey | None) -> str:
+    """OpenSSH-style SHA256 fingerprint of a host key."""
+    if key is None:
+        return "?"
+    import base64
+    import hashlib
+
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+

@@ -1,0 +1,46 @@
+"""One real 3-node lab for the integration tests (glusterd + sshd per node on 127.1.1.x)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gluster_model.lab import LabState, lab_down, lab_up
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "integration" in str(item.path):
+            item.add_marker(pytest.mark.lab)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    if os.geteuid() != 0:
+        pytest.fail("the integration tests need root to run the GlusterFS lab (scripts/test.sh runs them as root)")
+    lab_dir = tmp_path_factory.mktemp("lab")
+    state = lab_up(lab_dir, nodes=3)
+    try:
+        yield state
+    finally:
+        lab_down(lab_dir)
+
+
+def glmodel(*args: str, check: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess, as a user would."""
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-m", "gluster_model.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"glmodel {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def cluster_file(lab: LabState) -> Path:
+    return lab.cluster_file

@@ -1,0 +1,78 @@
+"""The SSH executor against the lab's real sshd: reuse, parallel fan-out, failures, timeouts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from gluster_model.config import load_cluster
+from gluster_model.errors import CommandFailed, MultiHostError
+from gluster_model.lab import LabState
+from gluster_model.remote.executor import SSHExecutor, shell
+
+
+@pytest.fixture
+def executor(cluster_file: Path):  # type: ignore[no-untyped-def]
+    with SSHExecutor(load_cluster(cluster_file)) as ex:
+        yield ex
+
+
+def test_quoting_keeps_arguments_literal(executor: SSHExecutor) -> None:
+    weird = "a b; echo INJECTED $(id) 'q' \"dq\""
+    out = executor.run("127.1.1.1", ["printf", "%s", weird]).stdout
+    assert out == weird
+
+
+def test_connection_is_reused(executor: SSHExecutor) -> None:
+    executor.run("127.1.1.2", ["true"])
+    client = executor._clients["127.1.1.2"]
+    for _ in range(5):
+        executor.run("127.1.1.2", ["true"])
+    assert executor._clients["127.1.1.2"] is client
+
+
+def test_run_many_in_parallel(executor: SSHExecutor, lab: LabState) -> None:
+    hosts = [n.address for n in lab.nodes]
+    for h in hosts:
+        executor.run(h, ["true"])  # connect first, so the timing below is about commands
+    started = time.monotonic()
+    results = executor.run_many(hosts, ["sleep", "1"])
+    assert time.monotonic() - started < 2.5  # three 1 s sleeps overlapped
+    assert set(results) == set(hosts) and all(r.ok for r in results.values())
+    per_host = executor.run_many(hosts, lambda h: ["echo", h])
+    assert {h: r.stdout.strip() for h, r in per_host.items()} == {h: h for h in hosts}
+
+
+def test_failure_names_host_command_code_and_stderr(executor: SSHExecutor) -> None:
+    with pytest.raises(CommandFailed) as info:
+        executor.run("127.1.1.3", shell("echo first >&2; echo 'it broke' >&2; exit 7"))
+    err = info.value
+    assert err.host == "127.1.1.3" and err.exit_code == 7
+    assert "exited 7" in str(err) and "it broke" in str(err) and str(err).startswith("127.1.1.3: ")
+    result = executor.run("127.1.1.3", shell("exit 3"), check=False)
+    assert result.exit_code == 3 and not result.ok
+
+
+def test_aggregated_error_names_every_failing_host(executor: SSHExecutor) -> None:
+    with pytest.raises(MultiHostError) as info:
+        executor.run_many(["127.1.1.1", "127.1.1.2", "127.1.1.3"],
+                          lambda h: shell("exit 0") if h == "127.1.1.2" else shell(f"echo no-{h} >&2; exit 4"))
+    msg = str(info.value)
+    assert "127.1.1.1" in msg and "127.1.1.3" in msg and "127.1.1.2" not in msg
+    assert "no-127.1.1.1" in msg and len(info.value.errors) == 2
+
+
+def test_timeout(executor: SSHExecutor) -> None:
+    started = time.monotonic()
+    with pytest.raises(CommandFailed, match="timed out"):
+        executor.run("127.1.1.1", ["sleep", "30"], timeout=1)
+    assert time.monotonic() - started < 5
+    assert executor.run("127.1.1.1", ["echo", "still-usable"]).stdout.strip() == "still-usable"
+
+
+def test_stdin_and_large_output(executor: SSHExecutor) -> None:
+    assert executor.run("127.1.1.1", ["cat"], stdin=b"hello\n").stdout == "hello\n"
+    big = executor.run("127.1.1.1", shell("head -c 3000000 /dev/zero | tr '\\0' x")).stdout
+    assert len(big) == 3_000_000

@@ -1,0 +1,87 @@
+"""Lab lifecycle on real processes: leftovers after a kill -9, port clashes, down twice.
+
+Runs last (file name): it takes the session lab down and brings it back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gluster_model.errors import LabError
+from gluster_model.gluster.cli import gluster_argv
+from gluster_model.lab import LabState, lab_down, lab_mounts, lab_pids, lab_status, lab_up
+
+from .conftest import glmodel
+
+
+def _zombie_or_gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except OSError:
+        return True
+
+
+def _mount_a_volume(state: LabState) -> str:
+    sock = state.nodes[0].socket
+    bricks = [f"{n.address}:{n.bricks}/lifecycle" for n in state.nodes]
+    subprocess.run(gluster_argv("volume", "create", "lifecycle", *bricks, "force", socket=sock), check=True,
+                   capture_output=True, timeout=60)
+    subprocess.run(gluster_argv("volume", "start", "lifecycle", socket=sock), check=True, capture_output=True,
+                   timeout=60)
+    target = str(Path(state.nodes[0].mounts) / "lifecycle")
+    os.makedirs(target, exist_ok=True)
+    subprocess.run(["mount", "-t", "glusterfs", f"{state.nodes[0].address}:/lifecycle", target], check=True,
+                   timeout=60)
+    Path(target, "f").write_text("data")
+    return target
+
+
+def test_second_lab_on_taken_addresses_is_refused_with_the_fix(lab: LabState, tmp_path: Path) -> None:
+    with pytest.raises(LabError) as info:
+        lab_up(tmp_path / "other", nodes=1)
+    msg = str(info.value)
+    assert "127.1.1.1:24007 is already in use" in msg
+    assert f"glmodel lab down --dir {lab.path}" in msg
+
+
+def test_status_cli(lab: LabState) -> None:
+    proc = glmodel("lab", "status", "--dir", str(lab.path))
+    assert proc.returncode == 0 and proc.stdout.count("2/2") == 3
+
+
+def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
+    target = _mount_a_volume(lab)
+    pids = lab_pids(lab.path)
+    assert len(pids) >= 3 * 3  # glusterd, sshd and a brick per node at least, plus the FUSE client
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    with pytest.raises(OSError):  # the FUSE mount is now stale: "Transport endpoint is not connected"
+        os.stat(target)
+    assert target in lab_mounts(lab.path)
+
+    state = lab_up(lab.path, nodes=3)
+    assert lab_mounts(lab.path) == []
+    _, nodes = lab_status(lab.path)
+    assert all(n.glusterd and n.sshd and n.peers_connected == 2 for n in nodes)
+    assert glmodel("check", "--cluster", str(state.cluster_file)).returncode == 0
+
+
+def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
+    _mount_a_volume(lab)
+    before = lab_pids(lab.path)
+    assert before
+    proc = glmodel("lab", "down", "--dir", str(lab.path))
+    assert proc.returncode == 0 and "stopped volume lifecycle" in proc.stderr
+    assert lab_pids(lab.path) == [] and lab_mounts(lab.path) == []
+    # Dead or a zombie waiting for an init that may not reap (as in some containers): either way, not running.
+    assert all(_zombie_or_gone(p) for p in before)
+    assert not (lab.path / "state.json").exists()
+    again = glmodel("lab", "down", "--dir", str(lab.path))
+    assert again.returncode == 0 and "nothing to do" in again.stderr
+    status = glmodel("lab", "status", "--dir", str(lab.path))
+    assert status.returncode == 1 and "no lab in" in status.stderr

@@ -1,0 +1,111 @@
+"""Cluster files and inventories: what is accepted, how it resolves, and a corpus of files that must be refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gluster_model.cli import cli
+from gluster_model.config import load_cluster
+from gluster_model.errors import ConfigError
+
+DATA = Path(__file__).parent.parent / "data"
+BAD = sorted((DATA / "bad_clusters").iterdir())
+
+
+def expectation(path: Path) -> str:
+    if path.name == "29-not-utf8.yaml":
+        return "not a UTF-8 text file"
+    first = path.read_text().splitlines()[0] if path.read_text().strip() else ""
+    assert first.startswith("# expect: "), f"{path.name} lacks its '# expect:' line"
+    return first.removeprefix("# expect: ")
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(BAD) >= 15
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.name for p in BAD])
+def test_bad_cluster_refused_with_one_line(path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_cluster(path)
+    message = str(info.value)
+    assert message.startswith(str(path) + ": "), message
+    assert expectation(path) in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("path", BAD[:6] + BAD[-4:], ids=[p.name for p in BAD[:6] + BAD[-4:]])
+def test_cli_prints_one_line_and_no_traceback(path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--cluster", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"glmodel: error: {path}: ")
+    assert "Traceback" not in result.output
+
+
+def test_missing_file_is_one_line() -> None:
+    result = CliRunner().invoke(cli, ["check", "--cluster", "/nonexistent/cluster.yaml"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "glmodel: error: /nonexistent/cluster.yaml: file not found"
+
+
+def test_full_cluster_resolves_defaults_and_overrides() -> None:
+    spec = load_cluster(DATA / "clusters" / "full.yaml")
+    assert spec.name == "fist"
+    assert [h.address for h in spec.servers] == ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+    assert [h.address for h in spec.clients] == ["10.0.0.1", "client9.example.org"]
+    h1, h2, h3, c9 = spec.hosts
+    assert h1.name == "fist1" and h1.roles == {"server", "client"}
+    assert h1.brick_paths == ("/data/brick1",) and h2.brick_paths == ("/data/brick1", "/data/brick2")
+    assert h2.hardware.base_filesystem == "xfs" and h1.hardware.base_filesystem == "ext4"
+    assert h3.ssh.port == 2200 and h3.ssh.user == "gluster" and h1.ssh.port == 22
+    # Relative local paths resolve against the cluster file's directory.
+    assert h1.ssh.identity_file == (DATA / "clusters" / "id_test").resolve()
+    assert h1.ssh.known_hosts == (DATA / "clusters" / "known_hosts").resolve()
+    assert c9.roles == {"client"} and c9.brick_paths == ()
+    assert c9.hardware.network is not None and c9.hardware.network.gbps == 40
+    assert h1.mount_root == "/mnt/gl"
+
+
+def test_clients_default_to_servers(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("servers:\n  - {host: a.example, brick_paths: [/b]}\n  - {host: b.example, brick_paths: [/b]}\n")
+    spec = load_cluster(f)
+    assert all(h.roles == {"server", "client"} for h in spec.hosts)
+
+
+def test_spec_is_frozen() -> None:
+    spec = load_cluster(DATA / "clusters" / "full.yaml")
+    with pytest.raises(Exception):
+        spec.raw.servers[0].host = "evil"  # type: ignore[misc]
+
+
+def test_ini_inventory() -> None:
+    spec = load_cluster(DATA / "clusters" / "inventory.ini")
+    store1, store2, node7 = spec.hosts
+    assert (store1.address, store1.name) == ("10.1.0.1", "store1")
+    assert store1.brick_paths == ("/bricks/a", "/bricks/b")  # host variable beats group variable
+    assert store2.brick_paths == ("/bricks/a",) and store2.ssh.port == 2222
+    assert store1.hardware.base_filesystem == "xfs"
+    assert node7.roles == {"client"} and node7.ssh.user == "bench" and store1.ssh.user == "root"
+    assert node7.hardware.network is not None and node7.hardware.network.gbps == 10
+    assert store1.ssh.identity_file == (DATA / "clusters" / "id_test").resolve()
+
+
+def test_yaml_inventory_host_in_both_groups() -> None:
+    spec = load_cluster(DATA / "clusters" / "inventory.yaml")
+    s1 = spec.host("s1")
+    assert s1.address == "192.168.5.1" and s1.roles == {"server", "client"}
+    assert s1.brick_paths == ("/srv/brick",)
+    assert spec.host("s2").ssh.port == 2022
+    assert spec.host("c1").roles == {"client"}
+
+
+def test_ipv6_host_is_normalised(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("servers:\n  - {host: '2001:db8::0001', brick_paths: [/b]}\n")
+    assert load_cluster(f).hosts[0].address == "2001:db8::1"
