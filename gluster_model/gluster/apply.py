@@ -1,0 +1,200 @@
+"""Apply and tear down volumes, mount clients, drop caches: the gluster side effects, through an executor."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from ..config import ClusterSpec, Host
+from ..errors import CommandFailed, GlmodelError
+from ..remote.executor import Executor, shell
+from .cli import GlusterCommandError, GlusterVersion, gluster_argv, parse_version
+from .volume import (
+    VolumeConfig,
+    VolumeInfo,
+    VolumePlan,
+    parse_volume_get_xml,
+    parse_volume_info_xml,
+    plan_volume,
+    values_match,
+    volume_argv,
+)
+
+
+class VolumeError(GlmodelError):
+    """The servers did not end up with the volume we asked for."""
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    action: Literal["created", "reconfigured", "unchanged"]
+    info: VolumeInfo
+    options: dict[str, str]  # every option glmodel set, as read back from the server
+    plan: VolumePlan
+
+
+def _admin(cluster: ClusterSpec) -> Host:
+    """The server glmodel sends gluster CLI commands to."""
+    return cluster.servers[0]
+
+
+def _gluster(executor: Executor, host: Host, *args: str, xml: bool = False, timeout: float = 180) -> str:
+    return executor.run(host.address, volume_argv(host, *args, xml=xml), timeout=timeout).stdout
+
+
+def server_version(cluster: ClusterSpec, executor: Executor) -> GlusterVersion:
+    host = _admin(cluster)
+    return parse_version(executor.run(host.address, ["gluster", "--version"], timeout=30).stdout)
+
+
+def volume_info(cluster: ClusterSpec, executor: Executor, name: str) -> VolumeInfo | None:
+    host = _admin(cluster)
+    result = executor.run(host.address, volume_argv(host, "volume", "info", name, xml=True), timeout=60, check=False)
+    try:
+        vols = parse_volume_info_xml(result.stdout)
+    except GlusterCommandError:
+        return None  # "Volume X does not exist"
+    return vols[0] if vols else None
+
+
+def read_options(cluster: ClusterSpec, executor: Executor, name: str) -> dict[str, str]:
+    """Every option's effective value (defaults included), in one call."""
+    return parse_volume_get_xml(_gluster(executor, _admin(cluster), "volume", "get", name, "all", xml=True))
+
+
+def _same_layout(plan: VolumePlan, info: VolumeInfo) -> bool:
+    c = plan.config
+    return (info.bricks == tuple(b.spec for b in plan.bricks)
+            and (info.replica if c.layout == "replicate" else 1) == (c.replica or 1)
+            and (info.disperse if c.layout == "disperse" else 0) == (c.disperse or 0)
+            and (info.arbiter or 0) == (c.arbiter or 0))
+
+
+def _prepare_bricks(executor: Executor, plan: VolumePlan) -> None:
+    """Fresh brick directories: old extended attributes from an earlier volume would make create fail."""
+    by_host: dict[str, list[str]] = {}
+    for b in plan.bricks:
+        by_host.setdefault(b.host.address, []).append(b.path)
+    executor.run_many(by_host, lambda a: shell(
+        f"rm -rf -- {' '.join(map(shlex.quote, by_host[a]))} && mkdir -p -- {' '.join(map(shlex.quote, by_host[a]))}"))
+
+
+def _remove_bricks(executor: Executor, bricks: tuple[str, ...]) -> None:
+    by_host: dict[str, list[str]] = {}
+    for spec in bricks:
+        host, _, path = spec.rpartition(":")
+        by_host.setdefault(host, []).append(path)
+    executor.run_many(by_host, lambda a: ["rm", "-rf", "--", *by_host[a]])
+
+
+def _set_and_verify(cluster: ClusterSpec, executor: Executor, name: str, wanted: dict[str, str],
+                    current: dict[str, str]) -> dict[str, str]:
+    admin = _admin(cluster)
+    for key, value in wanted.items():
+        if key in current and values_match(value, current[key]):
+            continue
+        _gluster(executor, admin, "volume", "set", name, key, value)
+    after = read_options(cluster, executor, name)
+    wrong = [f"{k}={after.get(k, '<missing>')} (wanted {v})" for k, v in wanted.items()
+             if k not in after or not values_match(v, after[k])]
+    if wrong:
+        raise VolumeError(f"volume {name}: server did not take option(s) {', '.join(wrong)}")
+    return {k: after[k] for k in wanted}
+
+
+def apply_volume(cluster: ClusterSpec, executor: Executor, config: VolumeConfig, source: str = "volume") -> ApplyResult:
+    """Make the volume exist as configured: create it, change only options, or do nothing if it already is."""
+    version = server_version(cluster, executor)
+    plan = plan_volume(config, cluster, version, source)
+    wanted = config.volume_options()
+    existing = volume_info(cluster, executor, config.name)
+    if existing is not None and _same_layout(plan, existing) and existing.status == "Started":
+        current = read_options(cluster, executor, config.name)
+        if all(k in current and values_match(v, current[k]) for k, v in wanted.items()):
+            return ApplyResult("unchanged", existing, {k: current[k] for k in wanted}, plan)
+        read_back = _set_and_verify(cluster, executor, config.name, wanted, current)
+        return ApplyResult("reconfigured", existing, read_back, plan)
+    if existing is not None:
+        teardown_volume(cluster, executor, config.name)
+    admin = _admin(cluster)
+    _prepare_bricks(executor, plan)
+    _gluster(executor, admin, *plan.create_args())
+    _gluster(executor, admin, "volume", "start", config.name)
+    read_back = _set_and_verify(cluster, executor, config.name, wanted, read_options(cluster, executor, config.name))
+    info = volume_info(cluster, executor, config.name)
+    if info is None or info.status != "Started":
+        raise VolumeError(f"volume {config.name} was created but is not started")
+    return ApplyResult("created", info, read_back, plan)
+
+
+def teardown_volume(cluster: ClusterSpec, executor: Executor, name: str) -> bool:
+    """Unmount it everywhere, stop and delete it, remove its brick directories. False if it did not exist."""
+    info = volume_info(cluster, executor, name)
+    if info is None:
+        return False
+    unmount(cluster, executor, name)
+    admin = _admin(cluster)
+    if info.status == "Started":
+        _gluster(executor, admin, "volume", "stop", name, "force")
+    _gluster(executor, admin, "volume", "delete", name)
+    _remove_bricks(executor, info.bricks)
+    return True
+
+
+# -- clients ---------------------------------------------------------------------------------------------------
+
+def mount_point(host: Host, volume: str) -> str:
+    return f"{host.mount_root}/{volume}"
+
+
+def mount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
+    """Mount the volume with the FUSE native client on every client (idempotent). Returns host -> mount point."""
+    targets = clients if clients is not None else list(cluster.clients)
+    servers = [h.address for h in cluster.servers]
+    primary, backups = servers[0], servers[1:]
+    points = {h.address: mount_point(h, volume) for h in targets}
+
+    def script(address: str) -> list[str]:
+        mp = shlex.quote(points[address])
+        opts = f"backup-volfile-servers={':'.join(backups)}" if backups else "defaults"
+        src = shlex.quote(f"{primary}:/{volume}")
+        # Already mounted is fine; a stale mount (dead client) is cleared first.
+        return shell(
+            f"mkdir -p {mp}; if mountpoint -q {mp}; then stat {mp} >/dev/null 2>&1 && exit 0; umount -l {mp}; fi; "
+            f"mount -t glusterfs -o {shlex.quote(opts)} {src} {mp} && stat {mp} >/dev/null")
+
+    executor.run_many(points, script, timeout=120)
+    return points
+
+
+def unmount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> None:
+    targets = clients if clients is not None else list(cluster.clients)
+    points = {h.address: mount_point(h, volume) for h in targets}
+    executor.run_many(points, lambda a: shell(
+        f"if mountpoint -q {shlex.quote(points[a])} || grep -qs ' {points[a]} ' /proc/mounts; then "
+        f"umount {shlex.quote(points[a])} 2>/dev/null || umount -l {shlex.quote(points[a])}; fi"), timeout=120)
+
+
+def remount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
+    """Needed after translator changes: client-side translators live in the client process."""
+    unmount(cluster, executor, volume, clients)
+    return mount(cluster, executor, volume, clients)
+
+
+def drop_caches(cluster: ClusterSpec, executor: Executor, hosts: list[Host] | None = None) -> None:
+    """Flush dirty pages and drop page, dentry and inode caches on clients and servers."""
+    targets = [h.address for h in (hosts if hosts is not None else cluster.hosts)]
+    executor.run_many(targets, shell("sync; echo 3 > /proc/sys/vm/drop_caches"), timeout=300)
+
+
+def mounted(executor: Executor, host: Host, volume: str) -> bool:
+    try:
+        executor.run(host.address, ["mountpoint", "-q", mount_point(host, volume)], timeout=30)
+    except CommandFailed:
+        return False
+    return True
+
+
+__all__ = ["ApplyResult", "VolumeError", "apply_volume", "drop_caches", "gluster_argv", "mount", "mounted",
+           "remount", "teardown_volume", "unmount", "volume_info", "read_options", "server_version"]
