@@ -1,0 +1,175 @@
+"""Pure parsers for iozone output: throughput mode (-t) and auto/table mode (-a). Results in kB/s."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import ParseError
+
+UNIT = "kB/s"
+
+# iozone's label in "Children see throughput for N <label>" -> glmodel's metric name.
+LABELS: dict[str, str] = {
+    "initial writers": "write",
+    "rewriters": "rewrite",
+    "readers": "read",
+    "re-readers": "reread",
+    "reverse readers": "backward_read",
+    "stride readers": "stride_read",
+    "random readers": "random_read",
+    "random writers": "random_write",
+    "mixed workload": "mixed",
+    "record rewriters": "record_rewrite",
+    "pwrite writers": "pwrite",
+    "pread readers": "pread",
+    "fwriters": "fwrite",
+    "freaders": "fread",
+}
+
+_CHILDREN = re.compile(r"Children see throughput for\s+(\d+)\s+(.+?)\s*=\s*([\d.]+)\s*(kB|KB|MB|ops)/sec", re.I)
+_PARENT = re.compile(r"Parent sees throughput for\s+(\d+)\s+(.+?)\s*=\s*([\d.]+)\s*(kB|KB|MB|ops)/sec", re.I)
+_STAT = re.compile(r"^(Min|Max|Avg) throughput per process\s*=\s*([\d.]+)\s*(kB|KB|MB|ops)/sec", re.I)
+_MINXFER = re.compile(r"^Min xfer\s*=\s*([\d.]+)\s*(kB|KB|MB|ops)", re.I)
+
+
+def _to_kb(value: float, unit: str) -> float:
+    return value * 1024 if unit.upper() == "MB" else value
+
+
+@dataclass(frozen=True)
+class ThroughputMetric:
+    name: str
+    threads: int
+    children_kbps: float
+    parent_kbps: float | None
+    min_kbps: float
+    max_kbps: float
+    avg_kbps: float
+    min_xfer_kb: float | None
+
+
+@dataclass(frozen=True)
+class IozoneOutput:
+    mode: str  # "throughput" or "auto"
+    metrics: dict[str, ThroughputMetric] = field(default_factory=dict)
+    table: list[dict[str, float]] = field(default_factory=list)
+    version: str | None = None
+    flags: tuple[str, ...] = ()
+    unit: str = UNIT
+
+
+def _metric_name(label: str) -> str:
+    label = " ".join(label.split())
+    return LABELS.get(label, label.replace(" ", "_").replace("-", "_"))
+
+
+def _version(text: str) -> str | None:
+    m = re.search(r"Version \$Revision:\s*([\d.]+)", text)
+    return m.group(1) if m else None
+
+
+def _flags(text: str) -> tuple[str, ...]:
+    """Which sync/timing modes iozone says it ran with (O_DIRECT, O_SYNC, fsync, close)."""
+    found = []
+    for needle, flag in (("O_DIRECT feature enabled", "O_DIRECT"), ("SYNC Mode", "O_SYNC"),
+                         ("Include fsync in write timing", "fsync"), ("Include close in write timing", "close")):
+        if needle in text:
+            found.append(flag)
+    return tuple(found)
+
+
+def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutput:
+    """Parse throughput-mode output ("Children see throughput for N <test> = X kB/sec" blocks).
+
+    Raises ParseError naming what is missing: the completion line (truncated output), a block's
+    min/max/avg lines, or an expected metric.
+    """
+    if "Children see throughput" not in text:
+        raise ParseError("iozone output", "no 'Children see throughput' line (did iozone run in -t mode?)")
+    lines = [ln.strip() for ln in text.splitlines()]
+    metrics: dict[str, ThroughputMetric] = {}
+    i = 0
+    while i < len(lines):
+        m = _CHILDREN.search(lines[i])
+        if not m:
+            i += 1
+            continue
+        name = _metric_name(m.group(2))
+        threads = int(m.group(1))
+        children = _to_kb(float(m.group(3)), m.group(4))
+        parent = None
+        stats: dict[str, float] = {}
+        min_xfer = None
+        j = i + 1
+        while j < len(lines) and not _CHILDREN.search(lines[j]) and not lines[j].startswith(
+                ("Test running", "iozone test complete")):
+            p = _PARENT.search(lines[j])
+            s = _STAT.search(lines[j])
+            x = _MINXFER.search(lines[j])
+            if p:
+                parent = _to_kb(float(p.group(3)), p.group(4))
+            elif s:
+                stats[s.group(1).lower()] = _to_kb(float(s.group(2)), s.group(3))
+            elif x:
+                min_xfer = float(x.group(1))
+            j += 1
+        missing = [k for k in ("min", "max", "avg") if k not in stats]
+        if missing:
+            raise ParseError("iozone output", f"'{name}' block lacks its {'/'.join(missing)} throughput per process line")
+        metrics[name] = ThroughputMetric(name, threads, children, parent, stats["min"], stats["max"], stats["avg"],
+                                         min_xfer)
+        i = j
+    if "iozone test complete." not in text:
+        raise ParseError("iozone output", f"no 'iozone test complete.' line: output truncated after "
+                         f"{', '.join(metrics) or 'no test'}")
+    for name in expected or []:
+        if name not in metrics:
+            raise ParseError("iozone output", f"expected test '{name}' is missing (got {', '.join(metrics)})")
+    return IozoneOutput("throughput", metrics, version=_version(text), flags=_flags(text))
+
+
+# Column order of iozone's auto-mode table.
+AUTO_COLUMNS = ("file_kb", "record_kb", "write", "rewrite", "read", "reread", "random_read", "random_write",
+                "backward_read", "record_rewrite", "stride_read", "fwrite", "frewrite", "fread", "freread")
+
+
+def parse_auto(text: str) -> IozoneOutput:
+    """Parse auto/table mode (-a): one row per (file size, record size), columns matched by position."""
+    lines = text.splitlines()
+    header_idx = next((k for k, ln in enumerate(lines) if re.match(r"^\s*kB\s+reclen\s+write", ln)), None)
+    if header_idx is None:
+        raise ParseError("iozone auto-mode output", "no 'kB  reclen  write ...' header line")
+    header = lines[header_idx]
+    ends = [m.end() for m in re.finditer(r"\S+", header)]
+    if len(ends) < 4:
+        raise ParseError("iozone auto-mode output", "header has too few columns")
+    rows: list[dict[str, float]] = []
+    for ln in lines[header_idx + 1:]:
+        if not ln.strip():
+            if rows:
+                break
+            continue
+        row: dict[str, float] = {}
+        for m in re.finditer(r"\S+", ln):
+            if not re.fullmatch(r"\d+(\.\d+)?", m.group()):
+                raise ParseError("iozone auto-mode output", f"non-numeric cell {m.group()!r} in row {ln.strip()!r}")
+            col = min(range(len(ends)), key=lambda c: abs(ends[c] - m.end()))
+            if abs(ends[col] - m.end()) > 3 or col >= len(AUTO_COLUMNS):
+                raise ParseError("iozone auto-mode output", f"cell {m.group()!r} is under no column")
+            row[AUTO_COLUMNS[col]] = float(m.group())
+        if "file_kb" not in row or "record_kb" not in row:
+            raise ParseError("iozone auto-mode output", f"row {ln.strip()!r} lacks file or record size")
+        rows.append(row)
+    if not rows:
+        raise ParseError("iozone auto-mode output", "header without any result row (output truncated?)")
+    if "iozone test complete." not in text:
+        raise ParseError("iozone auto-mode output", f"no 'iozone test complete.' line: truncated after {len(rows)} rows")
+    return IozoneOutput("auto", table=rows, version=_version(text), flags=_flags(text))
+
+
+def parse_iozone(text: str, expected: list[str] | None = None) -> IozoneOutput:
+    """Parse either mode, whichever the output is."""
+    if "Children see throughput" in text:
+        return parse_throughput(text, expected)
+    return parse_auto(text)
