@@ -164,6 +164,146 @@ def trust(cluster: Path, yes: bool) -> None:
         raise Failure("; ".join(problems))
 
 
+# -- volume / bench ---------------------------------------------------------------------------------------
+
+volume_option = click.option("--volume", "-v", "volume_file", type=click.Path(path_type=Path), required=True,
+                             help="Volume file (YAML): name, layout, replica/disperse, shard, translators, options.")
+
+
+@cli.group(short_help="Create/reconfigure, show and tear down a Gluster volume from a volume file.")
+def volume() -> None:
+    """Gluster volumes described by a YAML volume file, applied over SSH."""
+
+
+@volume.command("apply", short_help="Create the volume, or change only its options, then mount it on clients.")
+@cluster_option
+@volume_option
+@click.option("--no-mount", is_flag=True, help="Do not mount the volume on the clients.")
+def volume_apply(cluster: Path, volume_file: Path, no_mount: bool) -> None:
+    """Apply a volume file: create it if absent, reconfigure options if only they differ, nothing if it
+    already matches. Every option is read back from the server.
+
+    Example: glmodel volume apply --cluster glmodel-lab/lab.yaml --volume experiments/volumes/replica3.yaml
+    """
+    from .gluster.apply import apply_volume, remount
+    from .gluster.volume import load_volume
+    from .remote.executor import SSHExecutor
+
+    spec = _load(cluster)
+    cfg = load_volume(volume_file)
+    with SSHExecutor(spec) as ex:
+        result = apply_volume(spec, ex, cfg, source=str(volume_file))
+        click.echo(f"volume {cfg.name}: {result.action} ({result.info.type}, {len(result.info.bricks)} bricks)")
+        for key, value in result.options.items():
+            click.echo(f"  {key} = {value}")
+        if not no_mount:
+            # A remount picks up translator changes: client-side translators live in the client process.
+            points = remount(spec, ex, cfg.name)
+            click.echo(f"mounted on {len(points)} client(s): " + ", ".join(f"{h}:{p}" for h, p in points.items()))
+
+
+@volume.command("teardown", short_help="Unmount, stop and delete the volume and its brick directories.")
+@cluster_option
+@volume_option
+def volume_teardown(cluster: Path, volume_file: Path) -> None:
+    """Example: glmodel volume teardown --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
+    from .gluster.apply import teardown_volume
+    from .gluster.volume import load_volume
+    from .remote.executor import SSHExecutor
+
+    spec = _load(cluster)
+    cfg = load_volume(volume_file)
+    with SSHExecutor(spec) as ex:
+        existed = teardown_volume(spec, ex, cfg.name)
+    click.echo(f"volume {cfg.name}: {'removed' if existed else 'did not exist'}")
+
+
+@volume.command("show", short_help="Show the volume as the servers have it (type, bricks, options set).")
+@cluster_option
+@volume_option
+def volume_show(cluster: Path, volume_file: Path) -> None:
+    """Example: glmodel volume show --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
+    from .gluster.apply import volume_info
+    from .gluster.volume import load_volume
+    from .remote.executor import SSHExecutor
+
+    spec = _load(cluster)
+    cfg = load_volume(volume_file)
+    with SSHExecutor(spec) as ex:
+        info = volume_info(spec, ex, cfg.name)
+    if info is None:
+        raise Failure(f"volume {cfg.name} does not exist on {spec.name}")
+    click.echo(f"{info.name}: {info.type}, {info.status}, {info.brick_count} bricks")
+    for b in info.bricks:
+        click.echo(f"  brick {b}")
+    for key, value in sorted(info.options.items()):
+        click.echo(f"  {key} = {value}")
+
+
+@cli.group(short_help="Run one benchmark engine on a cluster (iozone).")
+def bench() -> None:
+    """Benchmark engines run by hand; `glmodel collect` runs them as campaigns."""
+
+
+@bench.command("iozone", short_help="Distributed iozone on a mounted volume; a table or --json.")
+@cluster_option
+@volume_option
+@click.option("--threads", "-t", type=click.IntRange(1, 1024), default=None, help="Threads (default: one per client).")
+@click.option("--file-size", "-s", default="64MB", show_default=True, help="File size per thread.")
+@click.option("--record-size", "-r", default="64KB", show_default=True, help="Record (block) size.")
+@click.option("--test", "tests", type=click.Choice(["write", "read", "random"]), multiple=True,
+              default=("write", "read", "random"), show_default=True, help="Tests to run (repeatable).")
+@click.option("--sync", type=click.Choice(["none", "osync", "odirect"]), default="none", show_default=True,
+              help="O_SYNC (-o) or O_DIRECT (-I).")
+@click.option("--drop-caches/--keep-caches", default=True, show_default=True,
+              help="Drop page caches on clients and servers first.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_size: str, record_size: str,
+                 tests: tuple[str, ...], sync: str, drop_caches: bool, as_json: bool) -> None:
+    """Mounts the volume if needed, runs distributed iozone (-+m) across the clients, prints kB/s per test.
+
+    Example: glmodel bench iozone --cluster glmodel-lab/lab.yaml --volume replica3.yaml -t 3 -s 16MB
+    """
+    import json
+
+    from pydantic import ValidationError
+
+    from .bench.iozone import IozoneWorkload, run_iozone
+    from .gluster.apply import drop_caches as drop
+    from .gluster.apply import mount
+    from .gluster.volume import load_volume
+    from .remote.executor import SSHExecutor
+    from .yamlio import validation_message
+
+    spec = _load(cluster)
+    cfg = load_volume(volume_file)
+    try:
+        workload = IozoneWorkload(threads=threads or len(spec.clients), file_size=file_size, record_size=record_size,
+                                  tests=list(tests), sync=sync)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise validation_message(exc, "command line", IozoneWorkload) from None
+    with SSHExecutor(spec) as ex:
+        points = mount(spec, ex, cfg.name)
+        if drop_caches:
+            drop(spec, ex)
+        run = run_iozone(spec, ex, cfg.name, workload, points)
+    if run.output is None:
+        raise Failure(f"iozone failed after {run.seconds:.1f}s: {run.error}")
+    if as_json:
+        click.echo(json.dumps({"unit": run.output.unit, "seconds": run.seconds, "argv": run.argv,
+                               "metrics": {k: vars(m) for k, m in run.output.metrics.items()}}, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"iozone on {cfg.name}: {workload.threads} threads, {file_size} files, {record_size} records")
+    for col in ("test", "children kB/s", "MB/s", "min/thread", "max/thread"):
+        table.add_column(col, justify="right" if col != "test" else "left")
+    for name, m in run.output.metrics.items():
+        table.add_row(name, f"{m.children_kbps:,.0f}", f"{m.children_kbps / 1024:,.1f}", f"{m.min_kbps:,.0f}",
+                      f"{m.max_kbps:,.0f}")
+    _console().print(table)
+
+
 # -- lab -----------------------------------------------------------------------------------------------------
 
 @cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")

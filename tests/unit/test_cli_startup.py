@@ -19,7 +19,7 @@ def test_help_lists_commands_without_heavy_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("HEAVY="), out
-    for command in ("check", "lab", "trust"):
+    for command in ("check", "lab", "trust", "volume", "bench"):
         assert f"  {command} " in out
 
 
@@ -28,7 +28,8 @@ def test_every_command_has_help_with_example() -> None:
 
     from gluster_model.cli import cli
 
-    for args in (["check"], ["trust"], ["lab", "up"], ["lab", "down"], ["lab", "status"]):
+    for args in (["check"], ["trust"], ["lab", "up"], ["lab", "down"], ["lab", "status"], ["volume", "apply"],
+                 ["volume", "teardown"], ["volume", "show"], ["bench", "iozone"]):
         r = CliRunner().invoke(cli, [*args, "--help"])
         assert r.exit_code == 0 and "Example: glmodel" in r.output, args
 

@@ -1,0 +1,88 @@
+"""iozone: argv and client-file builders, RSH wrapper, and parsers on output captured from the lab."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gluster_model.bench.iozone import IozoneWorkload, build_argv, client_file, rsh_wrapper
+from gluster_model.bench.iozone_parse import parse_auto, parse_iozone, parse_throughput
+from gluster_model.config import cluster_from_data
+from gluster_model.errors import ParseError
+
+IZ = Path(__file__).parent.parent / "data" / "iozone"
+DIST = (IZ / "dist_lab_3threads_norestest.txt").read_text()
+
+
+def test_distributed_capture() -> None:
+    out = parse_throughput(DIST, ["write", "read", "random_read", "random_write"])
+    assert out.version == "3.489" and out.flags == ("fsync", "close") and out.unit == "kB/s"
+    w = out.metrics["write"]
+    assert (w.threads, w.children_kbps, w.min_kbps, w.max_kbps, w.avg_kbps) == (3, 272092.85, 84331.59, 93884.09, 90697.62)
+    assert out.metrics["random_write"].children_kbps == 289369.12 and out.metrics["read"].min_xfer_kb == 16384.0
+
+
+def test_local_capture_with_retests_and_parent_lines() -> None:
+    out = parse_iozone((IZ / "throughput_2threads_retests.txt").read_text())
+    assert list(out.metrics) == ["write", "rewrite", "read", "reread", "random_read", "random_write"]
+    assert out.metrics["reread"].children_kbps == 8323261.75
+    odirect = parse_iozone((IZ / "odirect_1thread.txt").read_text())
+    assert "O_DIRECT" in odirect.flags and odirect.metrics["rewrite"].parent_kbps == 17705.39
+
+
+def test_auto_table() -> None:
+    out = parse_auto((IZ / "auto_table.txt").read_text())
+    assert out.mode == "auto" and out.table[0] == {
+        "file_kb": 64, "record_kb": 4, "write": 24604, "rewrite": 21024, "read": 5860307, "reread": 5860307,
+        "random_read": 679917, "random_write": 20227}
+    assert {(r["file_kb"], r["record_kb"]) for r in out.table} >= {(256, 64), (128, 32)}
+
+
+def test_truncated_and_garbled() -> None:
+    with pytest.raises(ParseError, match="truncated after write, read"):
+        parse_throughput(DIST[: DIST.index("Children see throughput for 3 random readers")])
+    cut = DIST[: DIST.index("Min throughput per process")] + "\n\nTest running:\n iozone test complete.\n"
+    with pytest.raises(ParseError, match="'write' block lacks its min/max/avg"):
+        parse_throughput(cut)
+    with pytest.raises(ParseError, match="expected test 'rewrite' is missing"):
+        parse_throughput(DIST, ["write", "rewrite"])
+    with pytest.raises(ParseError, match="no 'Children see throughput'"):
+        parse_throughput("iozone: command not found")
+    auto = (IZ / "auto_table.txt").read_text()
+    with pytest.raises(ParseError, match="non-numeric cell"):
+        parse_auto(auto.replace(" 24604 ", " 2x604 ", 1))
+    with pytest.raises(ParseError, match="truncated after"):
+        parse_auto(auto[: auto.index("iozone test complete.")])
+
+
+def test_argv() -> None:
+    w = IozoneWorkload(threads=3, file_size="16MB", record_size="64KB", tests=["random", "read"], sync="odirect")
+    assert build_argv(w, "/tmp/c", "10.0.0.9") == [
+        "iozone", "-+m", "/tmp/c", "-+h", "10.0.0.9", "-t", "3", "-s", "16384k", "-r", "64k",
+        "-i", "0", "-i", "1", "-i", "2", "-I", "-e", "-c", "-+n"]
+    osync = IozoneWorkload(tests=["write"], sync="osync", include_flush=False, retests=True, keep_files=True)
+    assert build_argv(osync, "c", "m")[-3:] == ["-o", "-c", "-w"]
+    assert osync.expected_metrics() == ["write", "rewrite"]
+
+
+def test_client_file_round_robin() -> None:
+    text = client_file(4, [("a", "/m/a"), ("b", "/m/b")])
+    assert text == "a /m/a /usr/bin/iozone\nb /m/b /usr/bin/iozone\na /m/a /usr/bin/iozone\nb /m/b /usr/bin/iozone\n"
+
+
+def test_rsh_wrapper_is_valid_sh_with_strict_keys(tmp_path: Path) -> None:
+    (tmp_path / "id").write_text("k")
+    c = cluster_from_data({"ssh": {"identity_file": str(tmp_path / "id"), "known_hosts": "/k h"},
+                           "servers": [{"host": "10.0.0.1", "brick_paths": ["/b"], "ssh": {"port": 2200}}]},
+                          "c.yaml", tmp_path)
+    script = rsh_wrapper(c, list(c.hosts), ssh="echo")
+    assert "StrictHostKeyChecking=yes" in script and "BatchMode=yes" in script
+    (tmp_path / "rsh").write_text(script)
+    ok = subprocess.run(["sh", str(tmp_path / "rsh"), "10.0.0.1", "iozone", "-+s"], capture_output=True, text=True)
+    assert ok.returncode == 0
+    assert "-p 2200" in ok.stdout and "UserKnownHostsFile=/k h" in ok.stdout and ok.stdout.rstrip().endswith(
+        "10.0.0.1 iozone -+s")
+    bad = subprocess.run(["sh", str(tmp_path / "rsh"), "evil.example", "id"], capture_output=True, text=True)
+    assert bad.returncode == 255 and "not in the cluster file" in bad.stderr

@@ -1,0 +1,111 @@
+"""VolumeConfig validation, brick placement against a cluster, create argv, and gluster --xml parsers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gluster_model.config import cluster_from_data
+from gluster_model.errors import ConfigError, ParseError
+from gluster_model.gluster.cli import GlusterCommandError, GlusterVersion
+from gluster_model.gluster.volume import (
+    VolumeConfig,
+    load_volume,
+    parse_size,
+    parse_volume_get_xml,
+    parse_volume_info_xml,
+    parse_volume_status_xml,
+    plan_volume,
+    values_match,
+)
+
+DATA = Path(__file__).parent.parent / "data"
+BAD = sorted((DATA / "bad_volumes").iterdir())
+G = DATA / "gluster"
+
+
+def cluster(n: int = 3, paths: int = 1):  # type: ignore[no-untyped-def]
+    servers = [{"host": f"10.0.0.{i}", "brick_paths": [f"/b{p}" for p in range(paths)]} for i in range(1, n + 1)]
+    return cluster_from_data({"servers": servers}, "c.yaml", Path("/"))
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.name for p in BAD])
+def test_bad_volume_file_refused_with_one_line(path: Path) -> None:
+    expect = path.read_text().splitlines()[0].removeprefix("# expect: ")
+    with pytest.raises(ConfigError) as info:
+        load_volume(path)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}: ") and expect in msg and "\n" not in msg
+
+
+def test_at_least_ten_bad_volume_files() -> None:
+    assert len(BAD) >= 10
+
+
+def test_replica_needs_enough_servers() -> None:
+    with pytest.raises(ConfigError, match="replica 3 needs at least 3 servers; 2 in use"):
+        plan_volume(VolumeConfig(layout="replicate", replica=3), cluster(2))
+    with pytest.raises(ConfigError, match="not a multiple of the set size 3"):
+        plan_volume(VolumeConfig(layout="replicate", replica=3, bricks=4), cluster(3))
+
+
+def test_stripe_refused_on_gluster_6_and_later() -> None:
+    with pytest.raises(ConfigError, match="no stripe translator .* use 'shard"):
+        plan_volume(VolumeConfig(stripe=2, bricks=2), cluster(2), GlusterVersion(10, 3))
+    plan = plan_volume(VolumeConfig(stripe=2, bricks=2), cluster(2), GlusterVersion(3, 12))
+    assert plan.create_args()[:5] == ["volume", "create", "glmodel", "stripe", "2"]
+
+
+def test_replica_sets_span_hosts_and_argv() -> None:
+    cfg = VolumeConfig(name="rv", layout="replicate", replica=3, bricks=6)
+    plan = plan_volume(cfg, cluster(3, paths=2))
+    hosts = [b.host.address for b in plan.bricks]
+    assert hosts[:3] == ["10.0.0.1", "10.0.0.2", "10.0.0.3"] and hosts[3:] == hosts[:3]
+    assert [b.path for b in plan.bricks][:4] == ["/b0/rv-b0", "/b0/rv-b1", "/b0/rv-b2", "/b1/rv-b3"]
+    assert plan.create_args() == ["volume", "create", "rv", "replica", "3", *[b.spec for b in plan.bricks], "force"]
+
+
+def test_disperse_and_arbiter_argv() -> None:
+    d = plan_volume(VolumeConfig(name="dv", layout="disperse", disperse=3), cluster(3))
+    assert d.create_args()[3:7] == ["disperse", "3", "redundancy", "1"]
+    a = plan_volume(VolumeConfig(name="av", layout="replicate", replica=3, arbiter=1), cluster(3))
+    assert a.create_args()[3:7] == ["replica", "3", "arbiter", "1"]
+
+
+def test_options_in_order_and_sizes() -> None:
+    cfg = VolumeConfig(translators={"md-cache": False, "read-ahead": True}, cache_size="67108864",
+                       shard={"enabled": True, "block_size": "16M"}, options={"performance.io-thread-count": "16"})
+    assert cfg.volume_options() == {
+        "performance.stat-prefetch": "off", "performance.read-ahead": "on", "performance.cache-size": "64MB",
+        "features.shard": "on", "features.shard-block-size": "16MB", "performance.io-thread-count": "16"}
+    assert parse_size("512KB") == 512 << 10 and parse_size("1g") == 1 << 30
+
+
+@pytest.mark.parametrize("wanted,got,same", [
+    ("on", "on", True), ("on", "enable", True), ("off", "on (DEFAULT)", False), ("64MB", "67108864", True),
+    ("32MB", "64MB", False), ("16", "16", True)])
+def test_values_match(wanted: str, got: str, same: bool) -> None:
+    assert values_match(wanted, got) is same
+
+
+def test_volume_info_parsers_on_lab_captures() -> None:
+    (r3,) = parse_volume_info_xml((G / "volume_info_replica3_shard.xml").read_text())
+    assert (r3.name, r3.type, r3.brick_count, r3.replica) == ("cap", "Replicate", 3, 3)
+    assert r3.options["features.shard"] == "on" and r3.options["performance.read-ahead"] == "off"
+    (d3,) = parse_volume_info_xml((G / "volume_info_disperse3.xml").read_text())
+    assert (d3.type, d3.disperse, d3.redundancy) == ("Disperse", 3, 1)
+    (x3,) = parse_volume_info_xml((G / "volume_info_distribute3.xml").read_text())
+    assert x3.type == "Distribute" and len(x3.bricks) == 3 and x3.bricks[0].startswith("127.1.1.1:/")
+    with pytest.raises(GlusterCommandError, match="does not exist"):
+        parse_volume_info_xml((G / "volume_info_missing.xml").read_text())
+
+
+def test_volume_get_and_status_parsers() -> None:
+    assert parse_volume_get_xml((G / "volume_get_read_ahead.xml").read_text()) == {"performance.read-ahead": "off"}
+    every = parse_volume_get_xml((G / "volume_get_all.xml").read_text())
+    assert len(every) > 300 and every["features.shard"] == "on"
+    bricks = parse_volume_status_xml((G / "volume_status_replica3.xml").read_text())
+    assert len(bricks) == 3 and all(b.online and b.port and b.pid for b in bricks)
+    with pytest.raises(ParseError, match="malformed XML"):
+        parse_volume_get_xml((G / "volume_get_all.xml").read_text()[:500])
