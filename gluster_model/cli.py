@@ -7,13 +7,18 @@ module level, so `glmodel --help` answers fast.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from .config import ClusterSpec
+    from .gluster.volume import VolumeConfig
+    from .remote.executor import SSHExecutor
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_LAB_DIR = Path("glmodel-lab")
@@ -186,12 +191,8 @@ def volume_apply(cluster: Path, volume_file: Path, no_mount: bool) -> None:
     Example: glmodel volume apply --cluster glmodel-lab/lab.yaml --volume experiments/volumes/replica3.yaml
     """
     from .gluster.apply import apply_volume, remount
-    from .gluster.volume import load_volume
-    from .remote.executor import SSHExecutor
 
-    spec = _load(cluster)
-    cfg = load_volume(volume_file)
-    with SSHExecutor(spec) as ex:
+    with _volume_session(cluster, volume_file) as (spec, cfg, ex):
         result = apply_volume(spec, ex, cfg, source=str(volume_file))
         click.echo(f"volume {cfg.name}: {result.action} ({result.info.type}, {len(result.info.bricks)} bricks)")
         for key, value in result.options.items():
@@ -202,18 +203,26 @@ def volume_apply(cluster: Path, volume_file: Path, no_mount: bool) -> None:
             click.echo(f"mounted on {len(points)} client(s): " + ", ".join(f"{h}:{p}" for h, p in points.items()))
 
 
-@volume.command("teardown", short_help="Unmount, stop and delete the volume and its brick directories.")
-@cluster_option
-@volume_option
-def volume_teardown(cluster: Path, volume_file: Path) -> None:
-    """Example: glmodel volume teardown --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
-    from .gluster.apply import teardown_volume
+@contextmanager
+def _volume_session(cluster: Path, volume_file: Path) -> Iterator[tuple[ClusterSpec, VolumeConfig, SSHExecutor]]:
+    """Load and validate both files (before any connection), then open the executor."""
     from .gluster.volume import load_volume
     from .remote.executor import SSHExecutor
 
     spec = _load(cluster)
     cfg = load_volume(volume_file)
     with SSHExecutor(spec) as ex:
+        yield spec, cfg, ex
+
+
+@volume.command("teardown", short_help="Unmount, stop and delete the volume and its brick directories.")
+@cluster_option
+@volume_option
+def volume_teardown(cluster: Path, volume_file: Path) -> None:
+    """Example: glmodel volume teardown --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
+    from .gluster.apply import teardown_volume
+
+    with _volume_session(cluster, volume_file) as (spec, cfg, ex):
         existed = teardown_volume(spec, ex, cfg.name)
     click.echo(f"volume {cfg.name}: {'removed' if existed else 'did not exist'}")
 
@@ -224,12 +233,8 @@ def volume_teardown(cluster: Path, volume_file: Path) -> None:
 def volume_show(cluster: Path, volume_file: Path) -> None:
     """Example: glmodel volume show --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
     from .gluster.apply import volume_info
-    from .gluster.volume import load_volume
-    from .remote.executor import SSHExecutor
 
-    spec = _load(cluster)
-    cfg = load_volume(volume_file)
-    with SSHExecutor(spec) as ex:
+    with _volume_session(cluster, volume_file) as (spec, cfg, ex):
         info = volume_info(spec, ex, cfg.name)
     if info is None:
         raise Failure(f"volume {cfg.name} does not exist on {spec.name}")

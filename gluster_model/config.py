@@ -11,9 +11,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .yamlio import parse_yaml, read_text, validation_message
@@ -45,9 +45,7 @@ def check_remote_path(value: str) -> str:
     return value.rstrip("/") or "/"
 
 
-def check_brick_list(v: list[str] | None) -> list[str] | None:
-    if v is None:
-        return v
+def check_brick_list(v: list[str]) -> list[str]:
     if not v:
         raise ValueError("must list at least one brick path (or be left out to use defaults)")
     cleaned = [check_remote_path(p) for p in v]
@@ -56,6 +54,17 @@ def check_brick_list(v: list[str] | None) -> list[str] | None:
     return cleaned
 
 Filesystem = Literal["ext4", "xfs", "btrfs", "zfs", "tmpfs", "other"]
+
+
+def check_user(value: str) -> str:
+    if not _USER.match(value):
+        raise ValueError(f"'{value}' is not a valid user name")
+    return value
+
+
+RemotePath = Annotated[str, AfterValidator(check_remote_path)]
+BrickList = Annotated[list[str], AfterValidator(check_brick_list)]
+UserName = Annotated[str, AfterValidator(check_user)]
 
 
 class Frozen(BaseModel):
@@ -81,20 +90,13 @@ class HardwareLabels(Frozen):
 class SSHOverride(Frozen):
     """Per-host SSH settings; any key left out falls back to the cluster-wide ``ssh`` section."""
 
-    user: str | None = None
+    user: UserName | None = None
     port: int | None = Field(default=None, ge=1, le=65535)
     identity_file: Path | None = None
 
-    @field_validator("user")
-    @classmethod
-    def _user(cls, v: str | None) -> str | None:
-        if v is not None and not _USER.match(v):
-            raise ValueError(f"'{v}' is not a valid user name")
-        return v
-
 
 class SSHSettings(Frozen):
-    user: str = Field(default_factory=getpass.getuser)
+    user: UserName = Field(default_factory=getpass.getuser, validate_default=True)
     port: int = Field(default=22, ge=1, le=65535)
     identity_file: Path | None = None
     known_hosts: Path = Path("~/.ssh/known_hosts")
@@ -105,37 +107,20 @@ class SSHSettings(Frozen):
     command_timeout: float = Field(default=3600.0, gt=0, le=7 * 24 * 3600)
     max_parallel: int = Field(default=16, ge=1, le=256)
 
-    @field_validator("user")
-    @classmethod
-    def _user(cls, v: str) -> str:
-        if not _USER.match(v):
-            raise ValueError(f"'{v}' is not a valid user name")
-        return v
-
 
 class HostEntry(Frozen):
     host: str
     name: str | None = Field(default=None, max_length=64, description="display name; defaults to host")
     ssh: SSHOverride | None = None
-    brick_paths: list[str] | None = None
-    mount_root: str | None = None
-    glusterd_socket: str | None = None
+    brick_paths: BrickList | None = None
+    mount_root: RemotePath | None = None
+    glusterd_socket: RemotePath | None = None
     hardware: HardwareLabels | None = None
 
     @field_validator("host")
     @classmethod
     def _host(cls, v: str) -> str:
         return check_host(v)
-
-    @field_validator("brick_paths")
-    @classmethod
-    def _bricks(cls, v: list[str] | None) -> list[str] | None:
-        return check_brick_list(v)
-
-    @field_validator("mount_root", "glusterd_socket")
-    @classmethod
-    def _paths(cls, v: str | None) -> str | None:
-        return None if v is None else check_remote_path(v)
 
     @model_validator(mode="before")
     @classmethod
@@ -147,19 +132,9 @@ class HostEntry(Frozen):
 class HostDefaults(Frozen):
     """Values every host gets unless its own entry says otherwise."""
 
-    brick_paths: list[str] | None = None
-    mount_root: str = "/mnt/glmodel"
-    glusterd_socket: str | None = None
-
-    @field_validator("brick_paths")
-    @classmethod
-    def _bricks(cls, v: list[str] | None) -> list[str] | None:
-        return check_brick_list(v)
-
-    @field_validator("mount_root", "glusterd_socket")
-    @classmethod
-    def _paths(cls, v: str | None) -> str | None:
-        return None if v is None else check_remote_path(v)
+    brick_paths: BrickList | None = None
+    mount_root: RemotePath = "/mnt/glmodel"
+    glusterd_socket: RemotePath | None = None
 
 
 class LabRef(Frozen):
