@@ -180,6 +180,18 @@ def volume() -> None:
     """Gluster volumes described by a YAML volume file, applied over SSH."""
 
 
+@contextmanager
+def _volume_session(cluster: Path, volume_file: Path) -> Iterator[tuple[ClusterSpec, VolumeConfig, SSHExecutor]]:
+    """Load and validate both files (before any connection), then open the executor."""
+    from .gluster.volume import load_volume
+    from .remote.executor import SSHExecutor
+
+    spec = _load(cluster)
+    cfg = load_volume(volume_file)
+    with SSHExecutor(spec) as ex:
+        yield spec, cfg, ex
+
+
 @volume.command("apply", short_help="Create the volume, or change only its options, then mount it on clients.")
 @cluster_option
 @volume_option
@@ -201,18 +213,6 @@ def volume_apply(cluster: Path, volume_file: Path, no_mount: bool) -> None:
             # A remount picks up translator changes: client-side translators live in the client process.
             points = remount(spec, ex, cfg.name)
             click.echo(f"mounted on {len(points)} client(s): " + ", ".join(f"{h}:{p}" for h, p in points.items()))
-
-
-@contextmanager
-def _volume_session(cluster: Path, volume_file: Path) -> Iterator[tuple[ClusterSpec, VolumeConfig, SSHExecutor]]:
-    """Load and validate both files (before any connection), then open the executor."""
-    from .gluster.volume import load_volume
-    from .remote.executor import SSHExecutor
-
-    spec = _load(cluster)
-    cfg = load_volume(volume_file)
-    with SSHExecutor(spec) as ex:
-        yield spec, cfg, ex
 
 
 @volume.command("teardown", short_help="Unmount, stop and delete the volume and its brick directories.")

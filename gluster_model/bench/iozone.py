@@ -68,9 +68,6 @@ class IozoneWorkload(Frozen):
             out += ["random_read", "random_write"]
         return out
 
-    def __hash__(self) -> int:  # frozen pydantic models with list fields need an explicit hash
-        return hash(self.model_dump_json())
-
 
 def build_argv(w: IozoneWorkload, client_file: str, master: str, iozone: str = "iozone") -> list[str]:
     """argv of the iozone master for a distributed throughput run."""
@@ -146,8 +143,9 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
                mount_points: dict[str, str], timeout: float = 3600) -> IozoneRun:
     """Run one distributed iozone trial on the volume's mount points and parse it.
 
-    The raw output is always returned (in ``IozoneRun.raw``) even when parsing fails, so it can be stored;
-    a parse failure raises ParseError with the raw text attached as ``exc.raw``.
+    A failed, timed-out or unparsable run is returned, not raised: ``IozoneRun.error`` says why and
+    ``IozoneRun.raw`` keeps whatever iozone printed, so it can be stored. The run's work directory on the
+    volume is removed in every case.
     """
     clients = [h for h in cluster.clients if h.address in mount_points][: workload.clients or None]
     if not clients:
@@ -157,26 +155,28 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
     executor.run_many([h.address for h in clients],
                       lambda a: ["mkdir", "-p", next(w for host, w in workdirs if host == a)], timeout=60)
     text = client_file(workload.threads, workdirs)
-    with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
-        cf = Path(tmp) / "clients"
-        cf.write_text(text)
-        wrapper = Path(tmp) / "rsh"
-        wrapper.write_text(rsh_wrapper(cluster, clients))
-        wrapper.chmod(0o700)
-        argv = build_argv(workload, str(cf), master_address(clients[0]))
-        env = {**os.environ, "RSH": str(wrapper)}
-        started = time.monotonic()
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
-        except FileNotFoundError:
-            raise GlmodelError("iozone is not installed on this machine (the master runs here); "
-                               "run scripts/setup.sh") from None
-        except subprocess.TimeoutExpired as exc:
-            raw = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            return IozoneRun(argv, text, None, raw, time.monotonic() - started, f"timed out after {timeout:g}s")
-        seconds = time.monotonic() - started
+    try:
+        with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
+            cf = Path(tmp) / "clients"
+            cf.write_text(text)
+            wrapper = Path(tmp) / "rsh"
+            wrapper.write_text(rsh_wrapper(cluster, clients))
+            wrapper.chmod(0o700)
+            argv = build_argv(workload, str(cf), master_address(clients[0]))
+            env = {**os.environ, "RSH": str(wrapper)}
+            started = time.monotonic()
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+            except FileNotFoundError:
+                raise GlmodelError("iozone is not installed on this machine (the master runs here); "
+                                   "run scripts/setup.sh") from None
+            except subprocess.TimeoutExpired as exc:
+                out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+                return IozoneRun(argv, text, None, out, time.monotonic() - started, f"timed out after {timeout:g}s")
+            seconds = time.monotonic() - started
+    finally:
+        _cleanup(executor, clients, mount_points, run_dir)
     raw = proc.stdout + (("\n[stderr]\n" + proc.stderr) if proc.stderr.strip() else "")
-    _cleanup(executor, clients, mount_points, run_dir)
     if proc.returncode != 0:
         err = CommandFailed("local", shlex.join(argv), proc.returncode, proc.stderr or proc.stdout)
         return IozoneRun(argv, text, None, raw, seconds, str(err))

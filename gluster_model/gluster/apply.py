@@ -9,7 +9,7 @@ from typing import Literal
 from ..config import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError
 from ..remote.executor import Executor, shell
-from .cli import GlusterCommandError, GlusterVersion, gluster_argv, parse_version
+from .cli import GlusterCommandError, GlusterVersion, parse_version
 from .volume import (
     VolumeConfig,
     VolumeInfo,
@@ -195,6 +195,3 @@ def mounted(executor: Executor, host: Host, volume: str) -> bool:
         return False
     return True
 
-
-__all__ = ["ApplyResult", "VolumeError", "apply_volume", "drop_caches", "gluster_argv", "mount", "mounted",
-           "remount", "teardown_volume", "unmount", "volume_info", "read_options", "server_version"]
