@@ -218,7 +218,10 @@ class SSHExecutor:
                     out.append(chan.recv(1 << 16))
                 while chan.recv_stderr_ready():
                     err.append(chan.recv_stderr(1 << 16))
-                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # sshd may send the exit status before the last of the output; only the EOF after it
+                # says that no more data is coming.
+                finished = chan.exit_status_ready() and (chan.eof_received or chan.closed)
+                if finished and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -226,7 +229,6 @@ class SSHExecutor:
                 # The channel's fileno turns readable on stdout data or close; stderr is drained each pass.
                 select.select([chan], [], [], min(remaining, 0.05))
             code = chan.recv_exit_status()
-            # Data can land between the last drain and the exit status.
             while chan.recv_ready():
                 out.append(chan.recv(1 << 16))
             while chan.recv_stderr_ready():
