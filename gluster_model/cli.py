@@ -245,7 +245,7 @@ def volume_show(cluster: Path, volume_file: Path) -> None:
         click.echo(f"  {key} = {value}")
 
 
-@cli.group(short_help="Run one benchmark engine on a cluster (iozone).")
+@cli.group(short_help="Run one benchmark engine on a cluster: iozone, iperf (network matrix), disk (fio).")
 def bench() -> None:
     """Benchmark engines run by hand; `glmodel collect` runs them as campaigns."""
 
@@ -287,10 +287,13 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
                                   tests=list(tests), sync=sync)  # type: ignore[arg-type]
     except ValidationError as exc:
         raise validation_message(exc, "command line", IozoneWorkload) from None
-    with SSHExecutor(spec) as ex:
+    with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
+        progress(f"mounting {cfg.name}")
         points = mount(spec, ex, cfg.name)
         if drop_caches:
+            progress("dropping caches")
             drop(spec, ex)
+        progress(f"iozone: {workload.threads} threads x {workload.file_size} on {len(points)} client(s)")
         run = run_iozone(spec, ex, cfg.name, workload, points)
     if run.output is None:
         raise Failure(f"iozone failed after {run.seconds:.1f}s: {run.error}")
@@ -307,6 +310,103 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
         table.add_row(name, f"{m.children_kbps:,.0f}", f"{m.children_kbps / 1024:,.1f}", f"{m.min_kbps:,.0f}",
                       f"{m.max_kbps:,.0f}")
     _console().print(table)
+
+
+@contextmanager
+def _progress(enabled: bool = True) -> Iterator[Any]:
+    """A spinner on stderr whose text the engines update; silent when stderr is not a terminal."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield lambda message: None
+        return
+    with console.status("starting") as status:
+        yield lambda message: status.update(message)
+
+
+@bench.command("iperf", short_help="iperf3 from every client to every server at once; a table or --json.")
+@cluster_option
+@click.option("--seconds", "-t", type=click.IntRange(1, 3600), default=5, show_default=True,
+              help="Length of each measurement.")
+@click.option("--streams", "-P", type=click.IntRange(1, 128), default=1, show_default=True,
+              help="Parallel TCP streams per pair.")
+@click.option("--direction", "directions", type=click.Choice(["write", "read"]), multiple=True,
+              default=("write", "read"), show_default=True,
+              help="write: client to server; read: server to client (repeatable).")
+@click.option("--port", type=click.IntRange(1024, 65000), default=5201, show_default=True,
+              help="First port; the servers listen on port + client index.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str, ...], port: int,
+                as_json: bool) -> None:
+    """Runs all client-server pairs of a direction concurrently, as Gluster's client talks to every brick
+    server; exit 1 if any pair failed (the others are still shown).
+
+    Example: glmodel bench iperf --cluster glmodel-lab/lab.yaml --seconds 10
+    """
+    import json
+    from dataclasses import asdict
+
+    from .bench.iperf import IperfSpec, run_iperf
+    from .remote.executor import SSHExecutor
+    from .render import iperf_table
+
+    spec = _load(cluster)
+    ispec = IperfSpec(seconds=seconds, streams=streams, directions=list(directions), port=port)  # type: ignore[arg-type]
+    with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
+        matrix = run_iperf(spec, ex, ispec, progress=progress)
+    if as_json:
+        click.echo(json.dumps({
+            "pairs": [{k: v for k, v in asdict(p).items() if k != "raw"} for p in matrix.pairs],
+            "aggregate_bps": {d: matrix.aggregate_bps(d) for d in ispec.directions},
+            "median_pair_bps": matrix.median_pair_bps()}, indent=2))
+    else:
+        _console().print(iperf_table(matrix))
+    failed = [p for p in matrix.pairs if p.error]
+    if failed:
+        raise Failure(f"{len(failed)} of {len(matrix.pairs)} pair(s) failed; first: {failed[0].error}")
+
+
+@bench.command("disk", short_help="fio O_DIRECT baseline on every brick path; a table or --json.")
+@cluster_option
+@click.option("--size", default="256MB", show_default=True, help="File size per brick.")
+@click.option("--runtime", type=click.IntRange(1, 3600), default=10, show_default=True,
+              help="Upper bound in seconds for each test.")
+@click.option("--test", "tests", type=click.Choice(["seq_write", "seq_read", "rand_read", "rand_write"]),
+              multiple=True, default=("seq_write", "seq_read", "rand_read", "rand_write"), show_default=True,
+              help="Tests to run (repeatable).")
+@click.option("--parallel", is_flag=True, help="Measure all hosts at once (only when bricks are on separate disks).")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], parallel: bool, as_json: bool) -> None:
+    """Sequential and random read/write with O_DIRECT on the filesystem under each brick path (buffered with
+    fsync where the filesystem refuses O_DIRECT, which the output says); exit 1 if any brick failed.
+
+    Example: glmodel bench disk --cluster glmodel-lab/lab.yaml --size 64MB
+    """
+    import json
+    from dataclasses import asdict
+
+    from pydantic import ValidationError
+
+    from .bench.fio import DiskSpec, run_disk
+    from .remote.executor import SSHExecutor
+    from .render import disk_table
+    from .yamlio import validation_message
+
+    spec = _load(cluster)
+    try:
+        dspec = DiskSpec(size=size, runtime=runtime, tests=list(tests), parallel=parallel)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise validation_message(exc, "command line", DiskSpec) from None
+    with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
+        bricks = run_disk(spec, ex, dspec, progress=progress)
+    if as_json:
+        click.echo(json.dumps([{k: v for k, v in asdict(b).items() if k != "raw"} for b in bricks], indent=2))
+    else:
+        _console().print(disk_table(bricks))
+    failed = [b for b in bricks if b.error]
+    if failed:
+        raise Failure(f"{len(failed)} of {len(bricks)} brick(s) failed; first: {failed[0].error}")
 
 
 # -- lab -----------------------------------------------------------------------------------------------------

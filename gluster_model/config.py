@@ -70,7 +70,8 @@ UserName = Annotated[str, AfterValidator(check_user)]
 class Frozen(BaseModel):
     """Base for every input model: unknown keys are errors and nothing changes after validation."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validate_default: defaults go through the same normalising validators as given values.
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
 class NetworkLabel(Frozen):

@@ -13,11 +13,11 @@ import time
 from dataclasses import dataclass, field
 
 from .config import ClusterSpec, Host
-from .errors import ConnectError, GlmodelError, HostKeyError, ParseError
+from .errors import ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .remote.executor import Executor, shell
+from .remote.sections import parse_sections, section
 
-MARK = "@@glmodel"
 
 
 @dataclass(frozen=True)
@@ -42,57 +42,54 @@ class HostReport:
         return [c for c in self.checks if not c.ok]
 
 
-def _section(name: str, argv: list[str]) -> str:
-    # Each probe's output is framed by markers carrying its exit status, so one probe failing (or printing
-    # nothing) cannot shift the parse of the next.
-    return (f"printf '\\n{MARK} begin {name}\\n'; {{ {shlex.join(argv)} ; }} 2>&1; "
-            f"printf '\\n{MARK} end {name} %s\\n' \"$?\"")
-
-
 def probe_script(host: Host) -> str:
     """A POSIX sh script that prints every fact `check` needs about one host, in marked sections."""
     parts = [
-        _section("kernel", ["uname", "-r"]),
-        _section("meminfo", ["grep", "-E", "^(MemTotal|MemAvailable):", "/proc/meminfo"]),
-        _section("nproc", ["nproc"]),
-        _section("cpumodel", ["grep", "-m1", "^model name", "/proc/cpuinfo"]),
-        _section("iperf3", ["iperf3", "--version"]),
+        section("kernel", ["uname", "-r"]),
+        section("meminfo", ["grep", "-E", "^(MemTotal|MemAvailable):", "/proc/meminfo"]),
+        section("nproc", ["nproc"]),
+        section("cpumodel", ["grep", "-m1", "^model name", "/proc/cpuinfo"]),
+        section("iperf3", ["iperf3", "--version"]),
+        section("os", ["sh", "-c", ". /etc/os-release && echo \"$PRETTY_NAME\""]),
+        section("nic", ["sh", "-c", nic_script(host.address)]),
     ]
     if host.is_server:
         parts += [
-            _section("gluster", ["gluster", "--version"]),
-            _section("fio", ["fio", "--version"]),
-            _section("peers", gluster_argv("peer", "status", socket=host.glusterd_socket, xml=True)),
+            section("gluster", ["gluster", "--version"]),
+            section("fio", ["fio", "--version"]),
+            section("peers", gluster_argv("peer", "status", socket=host.glusterd_socket, xml=True)),
         ]
         for i, path in enumerate(host.brick_paths):
-            parts.append(_section(f"brick{i}", ["df", "-B1", "--output=avail,fstype,target", path]))
+            parts.append(section(f"brick{i}", ["df", "-B1", "--output=avail,fstype,target", path]))
     if host.is_client:
         parts += [
-            _section("iozone", ["sh", "-c", "command -v iozone && iozone -v | grep -m1 Version"]),
-            _section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]),
+            section("iozone", ["sh", "-c", "command -v iozone && iozone -v | grep -m1 Version"]),
+            section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]),
         ]
     return "; ".join(parts)
 
 
-def parse_probe_output(text: str) -> dict[str, tuple[int, str]]:
+def nic_script(address: str) -> str:
+    """Shell text naming the interface that carries ``address`` (as the host itself routes it), its speed and MTU."""
+    # `ip route get` of the host's own address gives the device that owns it (lo for the lab's 127.1.1.x).
+    return (f"dev=$(ip -o route get {shlex.quote(address)} | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
+            'echo "dev=$dev"; echo "speed=$(cat "/sys/class/net/$dev/speed" 2>/dev/null)"; '
+            'echo "mtu=$(cat "/sys/class/net/$dev/mtu" 2>/dev/null)"')
+
+
+def parse_nic(text: str) -> dict[str, object]:
+    """{nic, nic_speed_mbps, nic_mtu} from the nic section; unknown values (lo, virtual NICs) become None."""
+    kv = dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
+    speed, mtu = kv.get("speed", "").strip(), kv.get("mtu", "").strip()
+    # Virtual and loopback devices report no speed or -1.
+    return {"nic": kv.get("dev", "").strip() or None,
+            "nic_speed_mbps": int(speed) if speed.isdigit() and int(speed) > 0 else None,
+            "nic_mtu": int(mtu) if mtu.isdigit() else None}
+
+
+def parse_probe_output(text: str, host: str | None = None) -> dict[str, tuple[int, str]]:
     """Split probe output into {section: (exit status, text)}; a missing end marker means truncated output."""
-    sections: dict[str, tuple[int, str]] = {}
-    current: str | None = None
-    buf: list[str] = []
-    for line in text.splitlines():
-        if line.startswith(f"{MARK} begin "):
-            current, buf = line.split()[2], []
-        elif line.startswith(f"{MARK} end "):
-            parts = line.split()
-            if current is None or len(parts) != 4 or parts[2] != current or not parts[3].isdigit():
-                raise ParseError("check probe output", f"unexpected marker {line!r}")
-            sections[current] = (int(parts[3]), "\n".join(buf).strip())
-            current = None
-        elif current is not None:
-            buf.append(line)
-    if current is not None:
-        raise ParseError("check probe output", f"section '{current}' has no end marker (output truncated?)")
-    return sections
+    return parse_sections(text, "check probe output", host)
 
 
 def _fmt_bytes(n: float) -> str:
@@ -125,6 +122,13 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
     rc, out = get("cpumodel")
     rep.facts["cpu_model"] = out.split(":", 1)[1].strip() if ":" in out else out
     rep.checks.append(Check("hardware", bool(ram and cpus), f"{cpus} CPU, {_fmt_bytes(float(ram or 0))} RAM"))
+    for name in ("os", "nic"):
+        if name in sections:  # older captures lack them; they are facts, not checks
+            rc, out = sections[name]
+            if name == "os":
+                rep.facts["os"] = out if rc == 0 and out else None
+            else:
+                rep.facts.update(parse_nic(out))
 
     def tool(section: str, label: str, package: str) -> None:
         rc, out = get(section)
@@ -235,7 +239,7 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
     def probe(address: str) -> HostReport:
         host = by_addr[address]
         result = executor.run(address, shell(probe_script(host)), timeout=120, check=False)
-        return judge_host(host, parse_probe_output(result.stdout), servers, min_free_bytes)
+        return judge_host(host, parse_probe_output(result.stdout, address), servers, min_free_bytes)
 
     def clock(address: str) -> tuple[float, float, float]:
         # Runs after every probe has finished, on open connections, and keeps the shortest of three round
@@ -281,3 +285,16 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
             rep.checks.append(Check("clock", ok, f"{off * 1000:+.0f} ± {err * 1000:.0f} ms from median",
                                     "" if ok else "synchronise clocks (chrony/ntp)"))
     return CheckResult(reports, offsets)
+
+
+def gather_facts(cluster: ClusterSpec, executor: Executor) -> dict[str, dict[str, object]]:
+    """Host facts (CPU, RAM, kernel, OS, NIC, tool versions, brick filesystems) of every host, by address.
+
+    Raises MultiHostError naming every host that could not be probed: a campaign's facts must be complete.
+    """
+    result = run_check(cluster, executor)
+    unreachable = [RemoteError(r.host.address, c.detail) for r in result.reports for c in r.checks
+                   if c.name in ("ssh", "probe") and not c.ok]
+    if unreachable:
+        raise MultiHostError(unreachable)
+    return {r.host.address: {"name": r.host.name, "roles": sorted(r.host.roles), **r.facts} for r in result.reports}

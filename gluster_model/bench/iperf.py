@@ -1,0 +1,241 @@
+"""iperf3 matrix: every client to every server at once, as Gluster's FUSE client talks to all brick servers.
+
+One iperf3 server process per (server, client) pair listens on its own port (an iperf3 server serves one
+test at a time), all pairs of a direction run concurrently, and every server is stopped afterwards even when
+a client failed. Command builders and the ``-J`` parser are pure; ``run_iperf`` is the side effect.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import Field
+
+from ..config import ClusterSpec, Frozen, Host
+from ..errors import GlmodelError, MultiHostError, ParseError
+from ..remote.executor import Executor, shell
+from ..remote.sections import begin, end, parse_sections
+
+Direction = Literal["write", "read"]
+
+
+class IperfSpec(Frozen):
+    seconds: int = Field(default=5, ge=1, le=3600, description="length of each measurement")
+    omit: int = Field(default=1, ge=0, le=60, description="seconds of TCP slow start left out (-O)")
+    streams: int = Field(default=1, ge=1, le=128, description="parallel TCP streams per pair (-P)")
+    directions: list[Direction] = Field(default=["write", "read"], min_length=1,
+                                        description="write: client to server; read: server to client (-R)")
+    port: int = Field(default=5201, ge=1024, le=65000, description="first port; pair i uses port + i")
+
+
+@dataclass(frozen=True)
+class Pair:
+    client: Host
+    server: Host
+    port: int
+
+
+@dataclass(frozen=True)
+class PairResult:
+    client: str
+    server: str
+    direction: Direction
+    sent_bps: float | None
+    received_bps: float | None
+    retransmits: int | None
+    raw: str
+    error: str | None = None
+
+
+@dataclass
+class IperfMatrix:
+    spec: IperfSpec
+    pairs: list[PairResult] = field(default_factory=list)
+
+    def ok(self) -> list[PairResult]:
+        return [p for p in self.pairs if p.error is None]
+
+    def aggregate_bps(self, direction: Direction) -> float:
+        """Sum of what receivers got over all concurrent pairs of one direction."""
+        return sum(p.received_bps or 0.0 for p in self.ok() if p.direction == direction)
+
+    def per_host_bps(self, direction: Direction) -> dict[str, float]:
+        """Bandwidth each host moved in one direction, summed over its pairs (as client or server)."""
+        out: dict[str, float] = {}
+        for p in self.ok():
+            if p.direction == direction:
+                for h in (p.client, p.server):
+                    out[h] = out.get(h, 0.0) + (p.received_bps or 0.0)
+        return out
+
+    def median_pair_bps(self) -> float | None:
+        """The typical point-to-point bandwidth: the study's 'network bandwidth' feature."""
+        values = sorted(p.received_bps for p in self.ok() if p.received_bps)
+        if not values:
+            return None
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def plan_pairs(cluster: ClusterSpec, port: int) -> list[Pair]:
+    """Each client with each server, skipping a host paired with itself unless nothing else exists."""
+    pairs = [(c, s) for c in cluster.clients for s in cluster.servers if c.address != s.address]
+    if not pairs:
+        pairs = [(c, s) for c in cluster.clients for s in cluster.servers]
+    # Ports are numbered per client, so all servers can use the same port for the same client.
+    index = {c.address: i for i, c in enumerate(cluster.clients)}
+    return [Pair(c, s, port + index[c.address]) for c, s in pairs]
+
+
+def pidfile(run_id: str, server: Host, port: int) -> str:
+    # Named by address as well: on the lab every node shares one /tmp.
+    return f"/tmp/glmodel-iperf-{run_id}-{server.address}-{port}.pid"
+
+
+def server_script(server: Host, ports: list[int], run_id: str, iperf3: str = "iperf3", wait_s: float = 10) -> str:
+    """Start one daemonised one-shot iperf3 server per port, then wait until every port listens."""
+    lines = []
+    for port in ports:
+        argv = [iperf3, "-s", "-D", "-1", "-B", server.address, "-p", str(port), "-I", pidfile(run_id, server, port)]
+        lines.append(shlex.join(argv) + " || exit 1")
+    checks = " && ".join(f"ss -Hltn {shlex.quote(f'sport = :{p}')} | grep -q ." for p in ports)
+    tries = int(wait_s / 0.1)
+    lines.append(f"i=0; until {checks}; do i=$((i+1)); [ $i -ge {tries} ] && "
+                 f"{{ echo 'iperf3 server did not start listening' >&2; exit 1; }}; sleep 0.1; done")
+    return "\n".join(lines)
+
+
+def stop_script(run_id: str, server: Host) -> str:
+    """Kill every server this run started on a host (by its pid file) and remove the pid files."""
+    pattern = f"/tmp/glmodel-iperf-{run_id}-{server.address}-*.pid"
+    return (f"for f in {pattern}; do [ -e \"$f\" ] || continue; kill \"$(cat \"$f\")\" 2>/dev/null; "
+            f"rm -f \"$f\"; done; true")
+
+
+def client_argv(pair: Pair, spec: IperfSpec, direction: Direction, iperf3: str = "iperf3") -> list[str]:
+    argv = [iperf3, "-c", pair.server.address, "-p", str(pair.port), "-B", pair.client.address,
+            "-t", str(spec.seconds), "-O", str(spec.omit), "-P", str(spec.streams), "-J"]
+    if direction == "read":
+        argv.append("-R")
+    return argv
+
+
+def client_script(pairs: list[Pair], spec: IperfSpec, direction: Direction, run_id: str) -> str:
+    """Run all of one client's pairs at once; print each pair's JSON in a marked section with its exit status."""
+    lines = []
+    outs = [f"/tmp/glmodel-iperf-{run_id}-{p.client.address}-{i}.json" for i, p in enumerate(pairs)]
+    for i, pair in enumerate(pairs):
+        out = outs[i]
+        lines.append(f"{shlex.join(client_argv(pair, spec, direction))} > {out} 2>&1 & p{i}=$!")
+    for i in range(len(pairs)):
+        lines.append(f"wait $p{i}; r{i}=$?")
+    for i, out in enumerate(outs):
+        lines.append(begin(f"pair{i}") + f"cat {out}; rm -f {out}; " + end(f"pair{i}", f'"$r{i}"'))
+    return "\n".join(lines)
+
+
+def parse_iperf_json(text: str, host: str | None = None) -> tuple[float, float, int | None]:
+    """(sent bit/s, received bit/s, retransmits) of one iperf3 ``-J`` run.
+
+    Raises ParseError for truncated or garbled output, and for a run iperf3 itself reports as failed
+    (its ``error`` field, e.g. connection refused).
+    """
+    start = text.find("{")
+    if start < 0:
+        raise ParseError("iperf3 -J output", "no JSON object in it" + _excerpt(text), host)
+    try:
+        data = json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        raise ParseError("iperf3 -J output", f"invalid JSON ({exc.msg} at char {exc.pos}; output truncated?)",
+                         host) from None
+    if not isinstance(data, dict):
+        raise ParseError("iperf3 -J output", "top level is not an object", host)
+    if data.get("error"):
+        raise ParseError("iperf3 -J output", f"iperf3 reported: {data['error']}", host)
+    endpart = data.get("end")
+    if not isinstance(endpart, dict):
+        raise ParseError("iperf3 -J output", "no 'end' summary", host)
+    try:
+        sent = endpart["sum_sent"]
+        received = endpart["sum_received"]
+        sent_bps, received_bps = float(sent["bits_per_second"]), float(received["bits_per_second"])
+    except (KeyError, TypeError, ValueError):
+        raise ParseError("iperf3 -J output", "'end' lacks sum_sent/sum_received bits_per_second", host) from None
+    retr = sent.get("retransmits")
+    return sent_bps, received_bps, int(retr) if isinstance(retr, int) else None
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return f": {text[:120]!r}" if text else " (empty)"
+
+
+def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,
+              progress: Callable[[str], None] | None = None) -> IperfMatrix:
+    """Measure every client-server pair, all pairs of a direction concurrently; one direction after the other.
+
+    A failing pair is kept with its error and raw output; a server host that cannot start its iperf3
+    servers raises (after stopping what did start).
+    """
+    pairs = plan_pairs(cluster, spec.port)
+    if not pairs:
+        raise GlmodelError(f"{cluster.source}: the iperf3 matrix needs at least one client and one server")
+    matrix = IperfMatrix(spec)
+    servers = list(dict.fromkeys(p.server.address for p in pairs))
+    clients = list(dict.fromkeys(p.client.address for p in pairs))
+    for direction in spec.directions:
+        run_id = uuid.uuid4().hex[:10]
+        if progress:
+            progress(f"iperf3 {direction}: {len(pairs)} pair(s) for {spec.seconds}s")
+        try:
+            by_server = {s: sorted({p.port for p in pairs if p.server.address == s}) for s in servers}
+            executor.run_many(servers, lambda a: shell(server_script(cluster.host(a), by_server[a], run_id)),
+                              timeout=60)
+            limit = spec.seconds + spec.omit + 60
+            by_client = {c: [p for p in pairs if p.client.address == c] for c in clients}
+            results, errors = executor.map(
+                clients, lambda a: executor.run(a, shell(client_script(by_client[a], spec, direction, run_id)),
+                                                timeout=limit, check=False), timeout=limit)
+        finally:
+            # Stop servers even if a client failed or we are interrupted; one-shot servers that served
+            # their test are gone already and the loop skips them.
+            executor.map(servers, lambda a: executor.run(a, shell(stop_script(run_id, cluster.host(a))), timeout=30, check=False))
+        for address, plist in by_client.items():
+            if address in errors:
+                for p in plist:
+                    matrix.pairs.append(PairResult(p.client.address, p.server.address, direction, None, None, None,
+                                                   "", str(errors[address])))
+                continue
+            out = results[address].stdout
+            try:
+                sections = parse_sections(out, "iperf3 client output", address)
+            except ParseError as exc:
+                sections, failure = {}, str(exc)
+            else:
+                failure = f"{address}: no output for this pair"
+            for i, p in enumerate(plist):
+                status, text = sections.get(f"pair{i}", (None, out))
+                try:
+                    sent, received, retr = parse_iperf_json(text, address)
+                except ParseError as exc:
+                    err: str | None = str(exc) if status is not None else failure
+                    matrix.pairs.append(PairResult(p.client.address, p.server.address, direction, None, None, None,
+                                                   text, err))
+                else:
+                    # A run that moved nothing (seen when a firewall eats the data connection) is no figure.
+                    err = None if received > 0 else f"{address}: iperf3 to {p.server.address} received 0 bit/s"
+                    matrix.pairs.append(PairResult(p.client.address, p.server.address, direction, sent, received,
+                                                   retr, text, err))
+    return matrix
+
+
+def require_all(matrix: IperfMatrix) -> None:
+    """Raise one error naming every failed pair (for callers that need the full matrix)."""
+    failed = [p for p in matrix.pairs if p.error]
+    if failed:
+        raise MultiHostError([GlmodelError(f"{p.client}->{p.server} ({p.direction}): {p.error}") for p in failed])

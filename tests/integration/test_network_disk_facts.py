@@ -1,0 +1,104 @@
+"""iperf3 matrix, fio disk baselines and host facts on the real 3-node lab."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gluster_model.bench.fio import DiskSpec, run_disk
+from gluster_model.bench.iperf import IperfSpec, run_iperf
+from gluster_model.config import load_cluster
+from gluster_model.lab import LabState
+from gluster_model.preflight import gather_facts
+from gluster_model.remote.executor import SSHExecutor
+
+from .conftest import glmodel
+
+ADDRS = ["127.1.1.1", "127.1.1.2", "127.1.1.3"]
+
+
+def _iperf_servers_left() -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "stat=,args="], capture_output=True, text=True).stdout
+    return [ln for ln in ps.splitlines() if "iperf3 -s" in ln and not ln.lstrip().startswith("Z")]
+
+
+def test_iperf_matrix_every_pair_positive(lab: LabState) -> None:
+    spec = load_cluster(lab.cluster_file)
+    with SSHExecutor(spec) as ex:
+        matrix = run_iperf(spec, ex, IperfSpec(seconds=1, omit=0))
+    # 3 hosts that are each client and server: 6 ordered pairs per direction, none with itself.
+    assert len(matrix.pairs) == 12 and all(p.client != p.server for p in matrix.pairs)
+    assert [p.error for p in matrix.pairs] == [None] * 12
+    assert all((p.received_bps or 0) > 1e8 for p in matrix.pairs)
+    per_host = matrix.per_host_bps("write")
+    assert sorted(per_host) == ADDRS and all(v > 0 for v in per_host.values())
+    assert not _iperf_servers_left() and not list(Path("/tmp").glob("glmodel-iperf-*"))
+
+
+def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Node 3 as a client runs an iperf3 that does not exist: its pairs fail, the others are measured,
+    # and every server is stopped (including the ones node 3 never connected to).
+    import gluster_model.bench.iperf as iperf
+
+    original = iperf.client_argv
+
+    def broken(pair: iperf.Pair, spec: IperfSpec, direction: iperf.Direction, iperf3: str = "iperf3") -> list[str]:
+        return original(pair, spec, direction, "/nonexistent/iperf3" if pair.client.address == "127.1.1.3" else iperf3)
+
+    monkeypatch.setattr(iperf, "client_argv", broken)
+    spec = load_cluster(lab.cluster_file)
+    with SSHExecutor(spec) as ex:
+        matrix = run_iperf(spec, ex, IperfSpec(seconds=1, omit=0, directions=["write"]))
+    failed = {(p.client, p.server) for p in matrix.pairs if p.error}
+    assert failed == {("127.1.1.3", "127.1.1.1"), ("127.1.1.3", "127.1.1.2")}
+    assert all(p.received_bps for p in matrix.pairs if not p.error)
+    assert not _iperf_servers_left()
+
+
+def test_disk_baseline_every_brick_positive(lab: LabState) -> None:
+    spec = load_cluster(lab.cluster_file)
+    with SSHExecutor(spec) as ex:
+        bricks = run_disk(spec, ex, DiskSpec(size="8MB", runtime=3))
+    assert sorted(b.host for b in bricks) == ADDRS
+    for b in bricks:
+        assert b.error is None and b.direct  # ext4/tmpfs under /tmp take O_DIRECT
+        assert list(b.jobs) == ["seq_write", "seq_read", "rand_read", "rand_write"]
+        assert b.jobs["seq_write"].write_bps > 0 and b.jobs["seq_read"].read_bps > 0
+        assert b.jobs["rand_read"].read_iops > 0 and b.jobs["rand_write"].write_iops > 0
+        assert not list(Path(b.path).glob(".glmodel-fio-*"))  # the scratch directory is gone
+
+
+def test_host_facts(lab: LabState) -> None:
+    spec = load_cluster(lab.cluster_file)
+    with SSHExecutor(spec) as ex:
+        facts = gather_facts(spec, ex)
+    assert sorted(facts) == ADDRS
+    local_kernel = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
+    for address, f in facts.items():
+        assert f["kernel"] == local_kernel and f["gluster_version"] and str(f["gluster_version"])[0].isdigit()
+        assert isinstance(f["cpus"], int) and f["cpus"] >= 1 and isinstance(f["ram_bytes"], int) and f["ram_bytes"] > 1 << 28
+        assert f["cpu_model"] and f["nic"] == "lo" and f["nic_speed_mbps"] is None  # loopback has no link speed
+        bricks = f["bricks"]
+        assert isinstance(bricks, dict) and len(bricks) == 1
+        assert all(b["fstype"] for b in bricks.values())
+
+
+def test_bench_cli_iperf_and_disk_json(cluster_file: Path) -> None:
+    out = glmodel("bench", "iperf", "--cluster", str(cluster_file), "-t", "1", "--direction", "read", "--json",
+                  check=True)
+    data = json.loads(out.stdout)
+    assert len(data["pairs"]) == 6 and all(p["direction"] == "read" for p in data["pairs"])
+    assert data["aggregate_bps"]["read"] > 0
+    disk = glmodel("bench", "disk", "--cluster", str(cluster_file), "--size", "4MB", "--runtime", "2",
+                   "--test", "seq_read", "--json", check=True)
+    rows = json.loads(disk.stdout)
+    assert len(rows) == 3 and all(r["jobs"]["seq_read"]["read_bps"] > 0 for r in rows)
+    table = glmodel("bench", "disk", "--cluster", str(cluster_file), "--size", "4MB", "--runtime", "2",
+                    "--test", "rand_write", check=True)
+    assert "rand_write MB/s (IOPS)" in table.stdout and table.stdout.count("O_DIRECT") == 3
+    bad = glmodel("bench", "disk", "--cluster", str(cluster_file), "--size", "1000")
+    assert bad.returncode == 2 and "size: fio sizes are multiples of 512 bytes" in bad.stderr
+    assert "Traceback" not in bad.stderr

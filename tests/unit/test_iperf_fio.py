@@ -1,0 +1,147 @@
+"""iperf3 and fio: pure command builders and parsers, on output captured on the lab and elsewhere."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from gluster_model.bench.fio import DiskSpec, disk_script, fio_argv, parse_fio_json
+from gluster_model.bench.iperf import (
+    IperfMatrix,
+    IperfSpec,
+    PairResult,
+    client_argv,
+    client_script,
+    parse_iperf_json,
+    plan_pairs,
+    server_script,
+)
+from gluster_model.config import cluster_from_data
+from gluster_model.errors import ParseError
+from gluster_model.remote.sections import parse_sections
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def _cluster(servers: list[str], clients: list[str]):  # type: ignore[no-untyped-def]
+    return cluster_from_data({
+        "name": "t",
+        "servers": [{"host": h, "brick_paths": ["/data/b"]} for h in servers],
+        "clients": [{"host": h} for h in clients],
+    }, "t.yaml", Path("."))
+
+
+def test_iperf_lab_captures() -> None:
+    sent, received, retr = parse_iperf_json((DATA / "iperf3" / "lab-3.12-P2.json").read_text())
+    raw = json.loads((DATA / "iperf3" / "lab-3.12-P2.json").read_text())
+    assert raw["start"]["test_start"]["num_streams"] == 2  # two streams summed in 'end'
+    assert received == raw["end"]["sum_received"]["bits_per_second"] > 1e9 and sent >= received * 0.99
+    assert retr == raw["end"]["sum_sent"]["retransmits"]
+    _, rev, _ = parse_iperf_json((DATA / "iperf3" / "lab-3.12-reverse.json").read_text())
+    assert rev > 1e9
+
+
+def test_iperf_elsewhere_and_failures() -> None:
+    sent, received, retr = parse_iperf_json((DATA / "iperf3" / "elsewhere-3.6-zero-received.json").read_text())
+    assert (round(sent), received, retr) == (6821690, 0.0, 0)
+    with pytest.raises(ParseError, match="iperf3 reported: unable to connect to server: Connection refused"):
+        parse_iperf_json((DATA / "iperf3" / "lab-3.12-refused.json").read_text(), "127.1.1.1")
+    good = (DATA / "iperf3" / "lab-3.12-P2.json").read_text()
+    with pytest.raises(ParseError, match="invalid JSON .*truncated"):
+        parse_iperf_json(good[: len(good) // 2])
+    with pytest.raises(ParseError, match="no JSON object"):
+        parse_iperf_json("iperf3: error - unable to connect")
+    with pytest.raises(ParseError, match="lacks sum_sent"):
+        parse_iperf_json(good.replace('"sum_received"', '"sum_elsewhere"'))
+    with pytest.raises(ParseError, match="no 'end' summary"):
+        parse_iperf_json('{"start": {}, "intervals": []}')
+
+
+def test_iperf_pairs_and_scripts() -> None:
+    c = _cluster(["10.0.0.1", "10.0.0.2"], ["10.0.0.1", "10.0.0.3"])
+    pairs = plan_pairs(c, 5300)
+    # 10.0.0.1 is both; it is not paired with itself.
+    assert [(p.client.address, p.server.address, p.port) for p in pairs] == [
+        ("10.0.0.1", "10.0.0.2", 5300), ("10.0.0.3", "10.0.0.1", 5301), ("10.0.0.3", "10.0.0.2", 5301)]
+    single = _cluster(["10.0.0.1"], ["10.0.0.1"])
+    assert len(plan_pairs(single, 5201)) == 1  # nothing else to pair with
+    spec = IperfSpec(seconds=3, streams=4)
+    argv = client_argv(pairs[0], spec, "read")
+    assert argv[:6] == ["iperf3", "-c", "10.0.0.2", "-p", "5300", "-B"] and argv[-2:] == ["-J", "-R"]
+    assert "-P" in argv and argv[argv.index("-P") + 1] == "4"
+    script = client_script(pairs[1:], spec, "write", "abc")
+    assert script.count(" & p") == 2 and "wait $p1" in script and "-R" not in script
+    srv = server_script(c.host("10.0.0.1"), [5301], "abc")
+    assert shlex.split(srv.splitlines()[0])[:4] == ["iperf3", "-s", "-D", "-1"]
+    assert "/tmp/glmodel-iperf-abc-10.0.0.1-5301.pid" in srv
+
+
+def test_iperf_client_sections_parse() -> None:
+    # The client script's framing survives a pair whose output is an iperf3 error.
+    good = (DATA / "iperf3" / "lab-3.12-reverse.json").read_text()
+    bad = (DATA / "iperf3" / "lab-3.12-refused.json").read_text()
+    text = f"\n@@glmodel begin pair0\n{good}\n@@glmodel end pair0 0\n\n@@glmodel begin pair1\n{bad}\n@@glmodel end pair1 1\n"
+    sections = parse_sections(text, "iperf3 client output")
+    assert sections["pair1"][0] == 1 and parse_iperf_json(sections["pair0"][1])[1] > 0
+    with pytest.raises(ParseError, match="section 'pair1' has no end marker"):
+        parse_sections(text[: text.rindex("@@glmodel end")], "iperf3 client output")
+
+
+def test_iperf_matrix_summaries() -> None:
+    m = IperfMatrix(IperfSpec())
+    m.pairs = [PairResult("a", "s1", "write", 10.0, 9.0, 0, ""), PairResult("b", "s1", "write", 5.0, 4.0, 0, ""),
+               PairResult("a", "s1", "read", 7.0, 7.0, 0, ""), PairResult("b", "s1", "read", None, None, None, "", "x")]
+    assert m.aggregate_bps("write") == 13.0 and m.aggregate_bps("read") == 7.0
+    assert m.per_host_bps("write") == {"a": 9.0, "s1": 13.0, "b": 4.0}
+    assert m.median_pair_bps() == 7.0
+
+
+def test_fio_lab_capture() -> None:
+    jobs = parse_fio_json((DATA / "fio" / "lab-3.33-four-tests.json").read_text())
+    assert list(jobs) == ["seq_write", "seq_read", "rand_read", "rand_write"]
+    assert jobs["seq_write"].write_bps == 1597830095 and jobs["seq_write"].read_bps == 0
+    assert jobs["rand_read"].read_iops == pytest.approx(13814.50253)
+    assert jobs["seq_read"].mean_latency_us == pytest.approx(1184.75225)
+
+
+def test_fio_elsewhere_old_version_mixed_job() -> None:
+    jobs = parse_fio_json((DATA / "fio" / "elsewhere-2.10-mixed-kib.json").read_text())
+    j = jobs["rw-sdb-4k-seq"]  # fio 2.x: KiB/s in "bw", no bw_bytes; a mixed job has both sides
+    assert (j.read_bps, j.write_bps) == (2976 * 1024, 2982 * 1024)
+    assert j.bytes_per_s == (2976 + 2982) * 1024 and j.iops == pytest.approx(744.13 + 745.59)
+
+
+def test_fio_failures() -> None:
+    einval = (DATA / "fio" / "lab-3.33-direct-einval.json").read_text()
+    assert einval.startswith("fio: first direct IO errored")  # warnings before the JSON
+    with pytest.raises(ParseError, match=r"job rand_read failed with error 22 \(EINVAL"):
+        parse_fio_json(einval, "127.1.1.2")
+    good = (DATA / "fio" / "lab-3.33-four-tests.json").read_text()
+    with pytest.raises(ParseError, match="truncated"):
+        parse_fio_json(good[:5000])
+    with pytest.raises(ParseError, match="no JSON object"):
+        parse_fio_json("")
+    with pytest.raises(ParseError, match="no 'jobs' list"):
+        parse_fio_json('{"fio version": "fio-3.33"}')
+    with pytest.raises(ParseError, match="job seq_read lacks read/write"):
+        data = json.loads(good)
+        del data["jobs"][1]["read"]["iops"]
+        parse_fio_json(json.dumps(data))
+
+
+def test_fio_argv_and_script() -> None:
+    spec = DiskSpec(size="64MB", tests=["rand_write", "seq_write"], runtime=5)
+    assert spec.tests == ["seq_write", "rand_write"]  # the sequential write lays out the file first
+    argv = fio_argv("/b/x", spec, direct=True)
+    assert "--direct=1" in argv and "--size=65536k" in argv and "--runtime=5" in argv
+    names = [a for a in argv if a.startswith("--name=")]
+    assert names == ["--name=seq_write", "--name=rand_write"]
+    assert argv.count("--stonewall") == 1 and argv.count("--end_fsync=1") == 2
+    assert "--bs=4k" in argv and "--bs=1024k" in argv
+    script = disk_script("/data/my brick", spec, False, "r1")
+    assert "'/data/my brick/.glmodel-fio-r1'" in script and "--direct=0" in script and "rm -rf --" in script
+    with pytest.raises(ValueError):
+        DiskSpec(rand_block="1000")
