@@ -409,6 +409,222 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
         raise Failure(f"{len(failed)} of {len(bricks)} brick(s) failed; first: {failed[0].error}")
 
 
+# -- collect / runs / export -----------------------------------------------------------------------------------
+
+store_option = click.option("--store", "store", default="glmodel.db", show_default=True,
+                            help="Results store: a SQLite file path or a database URL (postgresql+psycopg://...).")
+
+
+class _ProgressReporter:
+    """Draws collect's progress: a bar with runs done/total, the current run and ETA; one line per finished run."""
+
+    def __init__(self, console: Any, total: int, done: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = console
+        self.progress = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 TextColumn("ETA {task.fields[eta]}"), TextColumn("{task.description}"),
+                                 console=console, transient=True)
+        self.task = self.progress.add_task("starting", total=total, completed=done, eta="?")
+
+    def __enter__(self) -> _ProgressReporter:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def status(self, message: str) -> None:
+        self.progress.update(self.task, description=message)
+
+    def run_started(self, position: int, total: int, run: Any, eta_s: float | None) -> None:
+        eta = "?" if eta_s is None else f"{int(eta_s // 60)}m{int(eta_s % 60):02d}s"
+        self.progress.update(self.task, description=f"run {position}/{total}: {run.label}", eta=eta)
+
+    def run_finished(self, position: int, total: int, run: Any, line: str, ok: bool) -> None:
+        self.progress.update(self.task, advance=1)
+        mark = "[green]✓[/green]" if ok else "[red]✗[/red]"
+        from rich.markup import escape
+
+        self.console.print(f"{mark} {position}/{total} {escape(line)}", highlight=False)
+
+
+@cli.command(short_help="Run an experiment plan as a campaign into the results store (resumable).")
+@cluster_option
+@click.option("--plan", "-p", "plan_file", type=click.Path(path_type=Path), required=True,
+              help="Experiment plan (YAML): factors and levels, design, trial protocol.")
+@store_option
+@click.option("--campaign", default=None, help="Campaign name (default: PLAN-NAME@CLUSTER-NAME).")
+@click.option("--dry-run", is_flag=True, help="Print volumes, runs, trials and an estimated duration; run nothing.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first failed run instead of recording it and going on.")
+def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dry_run: bool, fail_fast: bool) -> None:
+    """Runs every run of the plan not yet done in the store (failed and interrupted ones again); Ctrl-C stops
+    after recording the current trial's state (exit 130). Network and disk baselines are measured first unless
+    the store has them for the same hardware.
+
+    Example: glmodel collect --cluster glmodel-lab/lab.yaml --plan experiments/plans/smoke.yaml
+    """
+    import signal
+
+    from .collect import Collector, campaign_name, estimate_seconds, trial_count
+    from .plan.file import expand, load_plan
+    from .remote.executor import SSHExecutor
+    from .store import open_store
+
+    spec = _load(cluster)
+    plan = load_plan(plan_file)
+    expanded = expand(plan, spec, str(plan_file))
+    name = campaign or campaign_name(plan, spec)
+    low, high = trial_count(expanded, plan.protocol)
+    console = _console()
+    if dry_run:
+        est = estimate_seconds(expanded, plan.protocol)
+        console.print(f"campaign {name}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
+                      f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
+                      f"estimated {est / 60:.0f} min", highlight=False)
+        if expanded.duplicates:
+            console.print(f"  {expanded.duplicates} design point(s) merged: they differ only in factors that do not "
+                          "apply to them", highlight=False)
+        for point, why in expanded.skipped:
+            console.print(f"  skipped {point}: {why}", highlight=False)
+        for i, run in enumerate(expanded.runs, 1):
+            console.print(f"  {i:4d}  {run.volume.name}  {run.label}", highlight=False)
+        return
+    # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with open_store(store) as st, SSHExecutor(spec) as ex:
+        existing = st.campaign(name)
+        done = 0
+        if existing is not None:
+            done = sum(1 for r in st.runs(int(existing["id"])) if r["status"] == "done"
+                       and r["config_hash"] in {x.config_hash for x in expanded.runs})
+        console.print(f"campaign {name}: {len(expanded.runs)} run(s), {done} already done; store {st.where}",
+                      highlight=False)
+        with _ProgressReporter(console, len(expanded.runs), done) as rep:
+            summary = Collector(spec, plan, expanded, st, ex, campaign=name, fail_fast=fail_fast, reporter=rep).run()
+    if summary.already_done == summary.total:
+        console.print(f"campaign {name}: all {summary.total} run(s) already done; nothing to run", highlight=False)
+        return
+    overhead = summary.wall_seconds / summary.engine_seconds if summary.engine_seconds else float("nan")
+    console.print(f"campaign {name}: {summary.done} run(s) done now, {summary.already_done} before, "
+                  f"{summary.failed} failed; {summary.trials} trial(s); {summary.wall_seconds:.0f}s wall, "
+                  f"{summary.engine_seconds:.0f}s in the engines, {summary.baseline_seconds:.0f}s baselines"
+                  + (f" (wall/engine {overhead:.2f})" if summary.engine_seconds else ""), highlight=False)
+    if summary.failed:
+        raise Failure(f"{summary.failed} run(s) failed; `glmodel runs list --status failed` shows them; "
+                      "run collect again to retry them")
+
+
+@cli.group(short_help="List and inspect the runs in a results store.")
+def runs() -> None:
+    """Runs of every campaign in a store, with status, features and errors."""
+
+
+@runs.command("list", short_help="One line per run: status, trials, features, error host.")
+@store_option
+@click.option("--campaign", default=None, help="Only this campaign.")
+@click.option("--status", type=click.Choice(["pending", "running", "done", "failed"]), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def runs_list(store: str, campaign: str | None, status: str | None, as_json: bool) -> None:
+    """Example: glmodel runs list --status failed"""
+    import json
+
+    from rich.table import Table
+
+    from .plan.factors import show_features
+    from .store import open_store
+
+    with open_store(store, create=False) as st:
+        cid = None
+        if campaign is not None:
+            c = st.campaign(campaign)
+            if c is None:
+                names = ", ".join(x["name"] for x in st.campaigns()) or "none"
+                raise Failure(f"no campaign {campaign!r} in {st.where} (campaigns: {names})", 2)
+            cid = int(c["id"])
+        rows = [r for r in st.runs(cid) if status is None or r["status"] == status]
+        counts = {r["id"]: len(st.trials(int(r["id"]))) for r in rows}
+    if as_json:
+        click.echo(json.dumps([{k: r[k] for k in ("id", "campaign", "status", "attempts", "regime", "unstable",
+                                                   "features", "error", "error_host", "error_command")}
+                               | {"trials": counts[r["id"]]} for r in rows], indent=2, default=str))
+        return
+    table = Table(title=f"runs in {store}")
+    for col in ("id", "campaign", "status", "trials", "regime", "features", "error"):
+        table.add_column(col)
+    for r in rows:
+        feats = show_features(r["features"])
+        err = f"{r['error_host'] or ''}: {r['error']}" if r["error"] else ""
+        table.add_row(str(r["id"]), r["campaign"], r["status"] + (" (unstable)" if r["unstable"] else ""),
+                      str(counts[r["id"]]), r["regime"] or "", feats, err)
+    _console().print(table)
+
+
+@runs.command("show", short_help="One run: config, every trial with its figures, the raw output of one trial.")
+@click.argument("run_id", type=int)
+@store_option
+@click.option("--raw", "raw_trial", type=int, default=None, help="Also print the raw iozone output of this trial.")
+def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
+    """Example: glmodel runs show 3 --raw 1"""
+    import json
+
+    from .store import open_store
+
+    with open_store(store, create=False) as st:
+        run = st.run(run_id)
+        if run is None:
+            raise Failure(f"no run {run_id} in {st.where}", 2)
+        trials = st.trials(run_id)
+        raw = None
+        if raw_trial is not None:
+            match = [t for t in trials if t["idx"] == raw_trial]
+            if not match:
+                raise Failure(f"run {run_id} has no trial {raw_trial} (trials: "
+                              f"{', '.join(str(t['idx']) for t in trials)})", 2)
+            raw = st.raw_output(int(match[0]["id"]), "iozone")
+    click.echo(f"run {run['id']} of {run['campaign']}: {run['status']}, attempt {run['attempts']}, "
+               f"regime {run['regime']}" + (", UNSTABLE" if run["unstable"] else ""))
+    if run["error"]:
+        click.echo(f"  error on {run['error_host']}: {run['error']}")
+        if run["error_command"]:
+            click.echo(f"  command: {run['error_command']}")
+    click.echo("  config: " + json.dumps(run["config"], sort_keys=True))
+    for t in trials:
+        flags = ",".join(f for f, on in (("warm-up", t["warmup"]), ("outlier", t["outlier"])) if on)
+        figs = "  ".join(f"{m['metric']} {m['value'] / 1024:,.1f}" for m in t["measurements"])
+        click.echo(f"  trial {t['idx']:3d} {t['status']:6s} {t['seconds']:6.1f}s {flags:16s} {figs}"
+                   + (f"  error: {t['error']}" if t["error"] else ""))
+    if raw is not None:
+        click.echo(raw)
+
+
+@cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")
+@store_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="Output file.")
+@click.option("--campaign", default=None, help="Only this campaign.")
+@click.option("--all-trials", is_flag=True, help="Include warm-ups, outliers and failed runs (flag columns say which).")
+def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bool) -> None:
+    """One row per trial: campaign, run, features (typed), trial flags, metrics in MB/s.
+
+    Example: glmodel export --format parquet --out trials.parquet
+    """
+    from .dataset import trial_frame
+    from .store import open_store
+
+    with open_store(store, create=False) as st:
+        frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
+                            include_failed=all_trials)
+    if frame.empty:
+        raise Failure(f"no trials to export from {store}" + (f" for campaign {campaign}" if campaign else ""))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        frame.to_csv(out, index=False)
+    else:
+        frame.to_parquet(out, index=False)
+    click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
+
+
 # -- lab -----------------------------------------------------------------------------------------------------
 
 @cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")

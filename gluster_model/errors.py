@@ -71,6 +71,10 @@ class MultiHostError(GlmodelError):
         super().__init__("; ".join(str(e) for e in self.errors))
 
 
+class StoreError(GlmodelError):
+    """The results store cannot be opened, read or written."""
+
+
 class LabError(GlmodelError):
     """The local lab could not be brought up, inspected or torn down."""
 

@@ -338,11 +338,31 @@ def start_sshd(node: NodeState, state: LabState) -> None:
     _wait(lambda: _port_open(node.address, state.ssh_port), 10, f"sshd on {node.address}:{state.ssh_port}")
 
 
-def stop_sshd(node: NodeState, lab_dir: Path) -> None:
-    """Stop one node's sshd (its listener only; established sessions keep their own processes)."""
+def stop_sshd(node: NodeState, lab_dir: Path, sessions: bool = False) -> None:
+    """Stop one node's sshd listener; with ``sessions`` also its established sessions (a dropped node).
+
+    Without ``sessions`` connections already open keep working, as after `systemctl stop ssh`.
+    """
     pid = _read_pid(node.sshd_pidfile)
     if pid and _belongs(pid, lab_dir):
-        _terminate([pid])
+        _terminate(([pid] + _descendants(pid)) if sessions else [pid])
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc parent links)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def _write_cluster_file(state: LabState) -> None:

@@ -3,7 +3,7 @@
 # Idempotent: a second run checks, finds everything in place, and changes nothing.
 #
 #   scripts/setup.sh            system packages + .venv with glmodel
-#   scripts/setup.sh --test     the same, plus the test extra (pytest, mypy)
+#   scripts/setup.sh --test     the same, plus PostgreSQL and the test extra (pytest, mypy, psycopg)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +39,8 @@ fi
 
 packages=(glusterfs-server glusterfs-client iozone3 iperf3 fio openssh-server openssh-client
           iproute2 procps util-linux e2fsprogs xfsprogs python3 python3-venv)
+# The tests also run every store test against a real PostgreSQL server they start themselves.
+[ "$with_test" -eq 1 ] && packages+=(postgresql)
 
 missing=()
 for p in "${packages[@]}"; do

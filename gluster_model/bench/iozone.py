@@ -166,7 +166,8 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
             env = {**os.environ, "RSH": str(wrapper)}
             started = time.monotonic()
             try:
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp,
+                                      preexec_fn=_die_with_parent)
             except FileNotFoundError:
                 raise GlmodelError("iozone is not installed on this machine (the master runs here); "
                                    "run scripts/setup.sh") from None
@@ -185,6 +186,17 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
     except ParseError as exc:
         return IozoneRun(argv, text, None, raw, seconds, str(exc))
     return IozoneRun(argv, text, output, raw, seconds)
+
+
+def _die_with_parent() -> None:
+    """In the iozone child: get SIGKILL when glmodel dies (even by kill -9), so no orphan keeps writing."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except OSError:
+        pass  # not glibc/Linux: an orphaned iozone then runs to its end
 
 
 def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str) -> None:

@@ -223,7 +223,8 @@ def plan_volume(config: VolumeConfig, cluster: ClusterSpec, version: GlusterVers
     if n_servers > len(available):
         raise ConfigError(source, "servers", f"asks for {n_servers} servers but {cluster.source} has {len(available)}")
     used = available[:n_servers]
-    n_bricks = config.bricks or max(n_servers, config.set_size)
+    # Without an explicit count: one brick per server, rounded up to whole sets (replica 2 on 3 servers: 4).
+    n_bricks = config.bricks or -(-max(n_servers, config.set_size) // config.set_size) * config.set_size
     if n_bricks % config.set_size:
         raise ConfigError(source, "bricks", f"{n_bricks} bricks is not a multiple of the set size {config.set_size} "
                           f"({config.layout})")

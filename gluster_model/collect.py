@@ -1,0 +1,372 @@
+"""`glmodel collect`: run a plan's campaign on a cluster, trial by trial into the store, resumable.
+
+Order of work: host facts (once per campaign), network and disk baselines (once per hardware), then volume by
+volume: create/reconfigure and mount, run every unfinished run of that volume, tear it down. A run that is
+done in the store is skipped; a failed or interrupted one is run again from its first trial. A failing run
+is recorded with host, command and reason, and the campaign goes on (unless fail_fast).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol as TypingProtocol
+
+from . import __version__
+from .bench.iozone import IozoneRun, IozoneWorkload, run_iozone
+from .config import ClusterSpec
+from .errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
+from .gluster.apply import apply_volume, drop_caches, remount, teardown_volume
+from .gluster.volume import gluster_size, parse_size
+from .plan.factors import RunSpec, digest
+from .plan.file import Expanded, PlanFile
+from .protocol import Protocol, next_step
+from .remote.executor import Executor
+from .store.store import Store, TrialRecord, now
+
+
+class Reporter(TypingProtocol):
+    """What the runner tells its caller (the CLI draws a progress bar from it)."""
+
+    def status(self, message: str) -> None: ...
+
+    def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None: ...
+
+    def run_finished(self, position: int, total: int, run: RunSpec, line: str, ok: bool) -> None: ...
+
+
+class SilentReporter:
+    def status(self, message: str) -> None:
+        pass
+
+    def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None:
+        pass
+
+    def run_finished(self, position: int, total: int, run: RunSpec, line: str, ok: bool) -> None:
+        pass
+
+
+@dataclass
+class CampaignSummary:
+    campaign: str
+    total: int
+    already_done: int = 0
+    done: int = 0
+    failed: int = 0
+    trials: int = 0
+    engine_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    baseline_seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+
+class TrialFailed(GlmodelError):
+    def __init__(self, message: str, host: str | None, command: str | None) -> None:
+        super().__init__(message)
+        self.host = host
+        self.command = command
+
+
+def campaign_name(plan: PlanFile, cluster: ClusterSpec) -> str:
+    return f"{plan.name}@{cluster.name}"
+
+
+def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
+    """The cluster as stored: hosts, roles, bricks; no SSH settings (identity paths, users) at all."""
+    return {"name": cluster.name, "hosts": [
+        {"address": h.address, "name": h.name, "roles": sorted(h.roles), "brick_paths": list(h.brick_paths)}
+        for h in cluster.hosts]}
+
+
+def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]]) -> str:
+    """Same key = same hosts with the same hardware facts, so earlier baselines still describe them."""
+    keep = ("cpu_model", "cpus", "ram_bytes", "nic", "nic_speed_mbps", "nic_mtu", "bricks_fstype")
+    hosts = []
+    for address, f in sorted(facts.items()):
+        bricks = f.get("bricks") or {}
+        f = {**f, "bricks_fstype": sorted((p, b.get("fstype")) for p, b in bricks.items())}
+        hosts.append([address, *[f.get(k) for k in keep]])
+    return digest({"cluster": cluster.name, "hosts": hosts})
+
+
+def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True) -> float:
+    """Rough campaign duration, from what a lab trial costs: ~8 s of iozone start-up and teardown plus the
+    data at an assumed 100 MB/s per test pass; ~15 s per volume to create, mount and tear down."""
+    per_trial = 0.0
+    for run in expanded.runs:
+        data = parse_size(run.workload.file_size) * run.workload.threads
+        passes = 1 + len([t for t in run.workload.tests if t != "write"])
+        trial = 8 + passes * data / (100 << 20)
+        if p.target_seconds:
+            trial = max(trial, p.target_seconds * passes)
+        per_trial += trial * (p.warmups + p.repetitions)
+    total = per_trial + 15 * len(expanded.volumes)
+    return total + (60 if baselines else 0)
+
+
+def trial_count(expanded: Expanded, p: Protocol) -> tuple[int, int]:
+    """(minimum, maximum) trials the protocol may run, warm-ups included."""
+    n = len(expanded.runs)
+    low = n * (p.warmups + p.repetitions)
+    high = n * (p.warmups + p.cap + (p.max_reruns if p.outlier_rule != "none" else 0))
+    return low, high
+
+
+def regime(workload: IozoneWorkload, client_ram: int | None, clients_used: int) -> str:
+    """Which cache regime a run lands in: direct (O_DIRECT), cached (data per client fits its RAM), uncached."""
+    if workload.sync == "odirect":
+        return "direct"
+    if not client_ram:
+        return "unknown"
+    per_client = parse_size(workload.file_size) * math.ceil(workload.threads / max(clients_used, 1))
+    return "uncached" if per_client > client_ram else "cached"
+
+
+def _host_named(text: str, cluster: ClusterSpec) -> str | None:
+    for h in cluster.hosts:
+        if re.search(rf"(?<![\w.]){re.escape(h.address)}(?![\w.])", text) or \
+                (h.name != h.address and re.search(rf"\b{re.escape(h.name)}\b", text)):
+            return h.address
+    return None
+
+
+class Collector:
+    def __init__(self, cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor,
+                 *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
+                 facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None) -> None:
+        self.cluster = cluster
+        self.plan = plan
+        self.expanded = expanded
+        self.store = store
+        self.ex = executor
+        self.name = campaign or campaign_name(plan, cluster)
+        self.fail_fast = fail_fast
+        self.report: Reporter = reporter or SilentReporter()
+        self.facts_fn = facts_fn
+        self.client_ram: int | None = None
+
+    # -- the campaign ---------------------------------------------------------------------------------------
+    def run(self) -> CampaignSummary:
+        started = time.monotonic()
+        plan_json = self.plan.model_dump(mode="json")
+        cid = self.store.ensure_campaign(self.name, self.plan.name, digest(plan_json), plan_json, self.cluster.name,
+                                         cluster_record(self.cluster), __version__)
+        status = self.store.register_runs(cid, self.expanded.runs)
+        summary = CampaignSummary(self.name, len(self.expanded.runs))
+        todo = [r for r in self.expanded.runs if status[r.config_hash][1] != "done"]
+        summary.already_done = summary.total - len(todo)
+        if not todo:
+            self.report.status(f"campaign {self.name}: all {summary.total} run(s) already done")
+            summary.wall_seconds = time.monotonic() - started
+            return summary
+        t0 = time.monotonic()
+        self._facts_and_baselines(cid)
+        summary.baseline_seconds = time.monotonic() - t0
+        position = summary.already_done
+        run_times: list[float] = []
+        by_volume: dict[str, list[RunSpec]] = {}
+        for r in todo:
+            by_volume.setdefault(r.volume_key, []).append(r)
+        for runs in by_volume.values():
+            volume = runs[0].volume
+            try:
+                self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
+                apply_volume(self.cluster, self.ex, volume, source=self.name)
+                points = remount(self.cluster, self.ex, volume.name)
+            except GlmodelError as exc:
+                for r in runs:
+                    position += 1
+                    self._fail(status[r.config_hash][0], r, exc, summary, position)
+                if self.fail_fast:
+                    raise
+                continue
+            try:
+                for i, r in enumerate(runs):
+                    position += 1
+                    eta = (sum(run_times) / len(run_times)) * (summary.total - position + 1) if run_times else None
+                    self.report.run_started(position, summary.total, r, eta)
+                    run_id = status[r.config_hash][0]
+                    t_run = time.monotonic()
+                    try:
+                        if i and self.plan.protocol.remount == "run":
+                            points = remount(self.cluster, self.ex, volume.name)
+                        line, engine_s, n = self._run_one(run_id, r, points)
+                    except GlmodelError as exc:
+                        self._fail(run_id, r, exc, summary, position)
+                        if self.fail_fast:
+                            raise
+                        continue
+                    except BaseException:
+                        self.store.finish_run(run_id, "failed", error="interrupted")
+                        raise
+                    run_times.append(time.monotonic() - t_run)
+                    summary.done += 1
+                    summary.trials += n
+                    summary.engine_seconds += engine_s
+                    self.report.run_finished(position, summary.total, r, line, True)
+            finally:
+                try:
+                    teardown_volume(self.cluster, self.ex, volume.name)
+                except GlmodelError as exc:
+                    self.report.status(f"teardown of {volume.name} failed: {exc}")
+        self._remove_leftover_volumes()
+        summary.wall_seconds = time.monotonic() - started
+        return summary
+
+    def _remove_leftover_volumes(self) -> None:
+        """Volumes of this plan still present (a teardown that failed, a killed earlier collect) are removed."""
+        from .gluster.apply import volume_info
+
+        for name in dict.fromkeys(r.volume.name for r in self.expanded.runs):
+            try:
+                if volume_info(self.cluster, self.ex, name) is not None:
+                    self.report.status(f"removing leftover volume {name}")
+                    teardown_volume(self.cluster, self.ex, name)
+            except GlmodelError as exc:
+                self.report.status(f"could not remove volume {name}: {exc}")
+
+    def _fail(self, run_id: int, run: RunSpec, exc: GlmodelError, summary: CampaignSummary, position: int) -> None:
+        host, command = describe_failure(exc.errors[0] if isinstance(exc, MultiHostError) and exc.errors else exc)
+        host = host or _host_named(str(exc), self.cluster)
+        self.store.finish_run(run_id, "failed", error=str(exc), error_host=host, error_command=command)
+        summary.failed += 1
+        summary.failures.append(f"{run.label}: {exc}")
+        self.report.run_finished(position, summary.total, run, f"FAILED on {host or '?'}: {exc}", False)
+
+    # -- facts and baselines --------------------------------------------------------------------------------
+    def _facts_and_baselines(self, cid: int) -> None:
+        from .preflight import gather_facts
+
+        self.report.status("host facts")
+        facts = self.facts_fn() if self.facts_fn else gather_facts(self.cluster, self.ex)
+        self.store.put_hosts(cid, facts)
+        rams: list[int] = [ram for a, f in facts.items()
+                           if isinstance(ram := f.get("ram_bytes"), int) and self.cluster.host(a).is_client]
+        self.client_ram = min(rams) if rams else None
+        key = hardware_key(self.cluster, facts)
+        self.store.set_hardware_key(cid, key)
+        have = {row["kind"] for row in self.store.baselines(key) if row["error"] is None}
+        b = self.plan.baselines
+        rows: list[dict[str, Any]] = []
+        if b.network and "network" not in have:
+            from .bench.iperf import run_iperf
+
+            matrix = run_iperf(self.cluster, self.ex, b.iperf, progress=self.report.status)
+            for p in matrix.pairs:
+                rows.append(dict(hardware_key=key, campaign_id=cid, kind="network", host=p.client, target=p.server,
+                                 test=p.direction, value=p.received_bps, unit="bit/s", error=p.error, raw=p.raw))
+        if b.disk and "disk" not in have:
+            from .bench.fio import run_disk
+
+            for brick in run_disk(self.cluster, self.ex, b.fio, progress=self.report.status):
+                if brick.error:
+                    rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
+                                     target=brick.path, test="all", value=None, unit="B/s", error=brick.error,
+                                     raw=brick.raw))
+                for test, job in brick.jobs.items():
+                    rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
+                                     target=brick.path, test=test, value=job.bytes_per_s, unit="B/s", error=None,
+                                     raw=brick.raw if test == next(iter(brick.jobs)) else None))
+                    rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
+                                     target=brick.path, test=f"{test}_iops", value=job.iops, unit="IO/s", error=None,
+                                     raw=None))
+        if rows:
+            self.store.add_baselines(rows)
+
+    # -- one run --------------------------------------------------------------------------------------------
+    def _run_one(self, run_id: int, run: RunSpec, points: dict[str, str]) -> tuple[str, float, int]:
+        p = self.plan.protocol
+        self.store.start_run(run_id)
+        workload = run.workload
+        clients_used = len(points) if workload.clients is None else min(workload.clients, len(points))
+        if p.larger_than_ram and self.client_ram and workload.sync != "odirect":
+            per_thread_clients = math.ceil(workload.threads / clients_used)
+            need = int(self.client_ram * 1.25 / per_thread_clients) + 1
+            workload = workload.model_copy(update={"file_size": f"{max(parse_size(workload.file_size), need) // 1024}k"})
+        idx = 0
+        engine_total = 0.0
+        if p.target_seconds:
+            workload, idx, engine_total = self._auto_size(run_id, run, workload, points)
+        for _ in range(p.warmups):
+            engine_total += self._trial(run_id, run, workload, points, idx, warmup=True)[1]
+            idx += 1
+        kept: list[tuple[int, dict[str, float]]] = []
+        reruns = 0
+        unstable = False
+        reason = ""
+        limit = p.warmups + p.cap + p.max_reruns + idx + 1
+        while idx < limit:
+            values, engine_s = self._trial(run_id, run, workload, points, idx, warmup=False)
+            engine_total += engine_s
+            kept.append((idx, values))
+            idx += 1
+            step = next_step([v for _, v in kept], reruns, p)
+            if step.flag:
+                self.store.flag_outliers(run_id, [kept[i][0] for i in step.flag])
+                kept = [k for j, k in enumerate(kept) if j not in step.flag]
+                if step.more:
+                    reruns += len(step.flag)
+            unstable, reason = step.unstable, step.reason
+            if not step.more:
+                break
+        rg = regime(workload, self.client_ram, clients_used)
+        self.store.finish_run(run_id, "done", regime=rg, unstable=unstable)
+        means = {m: sum(v[m] for _, v in kept) / len(kept) for m in kept[0][1]} if kept else {}
+        line = (f"{run.label}: " + ", ".join(f"{m} {v / 1024:,.1f}" for m, v in means.items()) +
+                f" MB/s over {len(kept)} trial(s) [{rg}{', UNSTABLE: ' + reason if unstable else ''}]")
+        return line, engine_total, idx
+
+    def _auto_size(self, run_id: int, run: RunSpec, workload: IozoneWorkload,
+                   points: dict[str, str]) -> tuple[IozoneWorkload, int, float]:
+        """Double file_size until one trial lasts the target time; the sizing trials are recorded as warm-ups."""
+        p = self.plan.protocol
+        assert p.target_seconds is not None
+        idx, engine_total = 0, 0.0
+        for _ in range(12):
+            _, engine_s = self._trial(run_id, run, workload, points, idx, warmup=True)
+            idx += 1
+            engine_total += engine_s
+            if engine_s >= p.target_seconds:
+                break
+            workload = workload.model_copy(update={"file_size": f"{parse_size(workload.file_size) * 2 // 1024}k"})
+        return workload, idx, engine_total
+
+    def _trial(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str], idx: int,
+               warmup: bool) -> tuple[dict[str, float], float]:
+        p = self.plan.protocol
+        started_at: datetime = now()
+        t0 = time.monotonic()
+        if p.remount == "trial":
+            points = remount(self.cluster, self.ex, run.volume.name)
+        if p.drop_caches:
+            drop_caches(self.cluster, self.ex)
+        result: IozoneRun = run_iozone(self.cluster, self.ex, run.volume.name, workload, points,
+                                       timeout=p.trial_timeout)
+        record = TrialRecord(idx=idx, warmup=warmup, status="ok" if result.output else "failed",
+                             file_size=parse_size(workload.file_size), started_at=started_at,
+                             seconds=time.monotonic() - t0, engine_seconds=result.seconds, argv=result.argv,
+                             error=result.error, raw={"iozone": result.raw, "client_file": result.client_file})
+        values: dict[str, float] = {}
+        if result.output is not None:
+            for name, m in result.output.metrics.items():
+                record.measurements.append((name, m.children_kbps, result.output.unit, m.min_kbps, m.max_kbps))
+                values[name] = m.children_kbps
+        self.store.add_trial(run_id, record)
+        if result.output is None:
+            host = _host_named(result.raw + " " + (result.error or ""), self.cluster)
+            raise TrialFailed(f"trial {idx} ({'warm-up' if warmup else 'measured'}, file {gluster_size(record.file_size)})"
+                              f" failed: {result.error}", host, " ".join(result.argv))
+        return values, result.seconds
+
+
+def describe_failure(exc: GlmodelError) -> tuple[str | None, str | None]:
+    """(host, command) named by an error, where it names them."""
+    if isinstance(exc, CommandFailed):
+        return exc.host, exc.command
+    if isinstance(exc, (RemoteError, TrialFailed)):
+        return exc.host, getattr(exc, "command", None)
+    return None, None

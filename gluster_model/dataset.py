@@ -1,0 +1,89 @@
+"""The store's trials as one tidy table: a row per trial, features as typed columns, metrics in MB/s.
+
+This is the table `glmodel export` writes and the modelling layer reads. Campaign-level hardware features
+come from the measured baselines, never from labels: ``network_gbps`` (median client-server pair from the
+iperf3 matrix), ``disk_read_mbps``/``disk_write_mbps`` (median sequential fio figure over the bricks), and
+``base_filesystem`` (the filesystem under the bricks, from the host facts).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import TYPE_CHECKING, Any
+
+from .store.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+METRICS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
+NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
+           "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps")
+CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
+BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
+_UNIT_TO_MBPS = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20)}
+
+
+def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
+    """Per campaign: measured network and disk figures and the brick filesystem."""
+    by_campaign: dict[str, dict[str, list[float]]] = {}
+    for row in store.baseline_table():
+        d = by_campaign.setdefault(row["campaign"], {"net": [], "dr": [], "dw": []})
+        if row["kind"] == "network" and row["value"]:
+            d["net"].append(row["value"] / 1e9)
+        elif row["kind"] == "disk" and row["test"] == "seq_read":
+            d["dr"].append(row["value"] / 1e6)
+        elif row["kind"] == "disk" and row["test"] == "seq_write":
+            d["dw"].append(row["value"] / 1e6)
+    out: dict[str, dict[str, Any]] = {}
+    for c in store.campaigns():
+        d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": []})
+        fstypes = [b.get("fstype") for h in store.hosts(int(c["id"]))
+                   for b in (h["facts"].get("bricks") or {}).values()]
+        out[c["name"]] = {
+            "network_gbps": statistics.median(d["net"]) if d["net"] else None,
+            "disk_read_mbps": statistics.median(d["dr"]) if d["dr"] else None,
+            "disk_write_mbps": statistics.median(d["dw"]) if d["dw"] else None,
+            "base_filesystem": statistics.mode(fstypes) if fstypes else None,
+        }
+    return out
+
+
+def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: bool = False,
+                include_outliers: bool = False, include_failed: bool = False) -> pd.DataFrame:
+    """One row per trial of finished runs (all runs with ``include_failed``), metrics as MB/s columns."""
+    import pandas as pd
+
+    rows = store.trial_table(campaign)
+    hw = campaign_hardware(store)
+    trials: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        if not include_failed and (r["run_status"] != "done" or r["trial_status"] != "ok"):
+            continue
+        if r["warmup"] and not include_warmups:
+            continue
+        if r["outlier"] and not include_outliers:
+            continue
+        t = trials.get(r["trial_id"])
+        if t is None:
+            t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id")}
+            t.update(hw.get(r["campaign"], {}))
+            trials[r["trial_id"]] = t
+        if r["metric"] is not None:
+            t[r["metric"]] = r["value"] * _UNIT_TO_MBPS.get(r["unit"], float("nan"))
+    frame = pd.DataFrame(list(trials.values()))
+    if frame.empty:
+        return frame
+    for m in METRICS:
+        if m not in frame:
+            frame[m] = float("nan")
+    for col in CATEGORICAL:
+        if col in frame:
+            frame[col] = frame[col].astype("category")
+    for col in BOOLEAN:
+        if col in frame:
+            frame[col] = frame[col].astype("boolean")
+    for col in NUMERIC:
+        if col in frame:
+            frame[col] = pd.to_numeric(frame[col])
+    return frame.reset_index(drop=True)

@@ -1,0 +1,1 @@
+"""Experiment plans: factors and levels, designs, and their expansion into ordered runs."""

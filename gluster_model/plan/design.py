@@ -1,0 +1,145 @@
+"""Experimental designs over discrete factor levels: which points of the grid to run.
+
+- ``grid``: the full factorial.
+- ``fractional``: for two-level factors a regular 2^(k-p) fraction whose added factors are products of at least
+  two base factors (resolution III or better: main effects are not aliased with each other); for mixed levels
+  a D-optimal subset of the grid for the main-effects model (Fedorov exchange), which keeps every main effect
+  estimable with far fewer runs.
+- ``lhs`` / ``sobol``: space-filling designs in the unit cube (scipy.stats.qmc), seeded, mapped onto the
+  levels by equal-width bins, so with n >= the number of levels every level appears.
+
+References
+----------
+Box, Hunter & Hunter, *Statistics for Experimenters*, 2nd ed., ch. 6 (fractional factorials).
+Atkinson, Donev & Tobias, *Optimum Experimental Designs, with SAS*, ch. 12 (exchange algorithms).
+McKay, Beckman & Conover (1979), Technometrics 21(2) (Latin hypercube sampling).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from .factors import Level
+
+DesignType = Literal["grid", "fractional", "lhs", "sobol"]
+Levels = dict[str, list[Level]]
+
+
+def grid(levels: Levels) -> list[dict[str, Level]]:
+    names = list(levels)
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(levels[n] for n in names))]
+
+
+def grid_size(levels: Levels) -> int:
+    return math.prod(len(v) for v in levels.values())
+
+
+def main_effects_matrix(points: Sequence[dict[str, Level]], levels: Levels) -> np.ndarray:
+    """Intercept plus sum-to-zero (effect) coding of every varied factor: the main-effects model matrix."""
+    cols: list[np.ndarray] = [np.ones(len(points))]
+    for name, lv in levels.items():
+        if len(lv) < 2:
+            continue
+        index = np.array([lv.index(p[name]) for p in points])
+        for j in range(len(lv) - 1):
+            col = np.where(index == j, 1.0, 0.0) - np.where(index == len(lv) - 1, 1.0, 0.0)
+            cols.append(col)
+    return np.column_stack(cols)
+
+
+def n_main_effect_parameters(levels: Levels) -> int:
+    return 1 + sum(len(v) - 1 for v in levels.values() if len(v) > 1)
+
+
+def fractional(levels: Levels, n: int | None = None, seed: int = 0) -> list[dict[str, Level]]:
+    """A fraction of the grid in which every main effect stays estimable (see module doc)."""
+    varied = {k: v for k, v in levels.items() if len(v) > 1}
+    fixed = {k: v[0] for k, v in levels.items() if len(v) == 1}
+    if not varied:
+        return [dict(fixed)]
+    if n is None and all(len(v) == 2 for v in varied.values()) and len(varied) >= 3:
+        pts = _two_level_fraction(varied)
+    else:
+        pts = _d_optimal(varied, n, seed)
+    return [{**fixed, **p} for p in pts]
+
+
+def _two_level_fraction(levels: Levels) -> list[dict[str, Level]]:
+    names = list(levels)
+    k = len(names)
+    base = max(2, math.ceil(math.log2(k + 1)))  # 2^base runs hold k main effects plus the mean
+    base = min(base, k)
+    interactions = [c for r in range(2, base + 1) for c in itertools.combinations(range(base), r)]
+    # Prefer high-order generators: an added factor aliased with a 3-way interaction disturbs main effects less.
+    interactions.sort(key=lambda c: -len(c))
+    added = interactions[: k - base]
+    runs = []
+    for signs in itertools.product((-1, 1), repeat=base):
+        row = list(signs) + [math.prod(signs[i] for i in combo) for combo in added]
+        runs.append({names[j]: levels[names[j]][0 if row[j] < 0 else 1] for j in range(k)})
+    return runs
+
+
+def _d_optimal(levels: Levels, n: int | None, seed: int) -> list[dict[str, Level]]:
+    candidates = grid(levels)
+    p = n_main_effect_parameters(levels)
+    size = n if n is not None else min(len(candidates), p + max(2, p // 2))
+    if size < p:
+        raise ValueError(f"{size} runs cannot estimate {p} main-effect parameters; use n >= {p}")
+    if size >= len(candidates):
+        return candidates
+    x = main_effects_matrix(candidates, levels)
+    rng = np.random.default_rng(seed)
+    chosen = list(rng.choice(len(candidates), size=size, replace=False))
+
+    def logdet(idx: list[int]) -> float:
+        sign, val = np.linalg.slogdet(x[idx].T @ x[idx])
+        return float(val) if sign > 0 else -math.inf
+
+    best = logdet(chosen)
+    improved = True
+    while improved:  # Fedorov exchange: swap a chosen run for a candidate while det(X'X) grows
+        improved = False
+        for i in range(size):
+            for c in range(len(candidates)):
+                if c in chosen:
+                    continue
+                trial = chosen[:i] + [c] + chosen[i + 1:]
+                value = logdet(trial)
+                if value > best + 1e-9:
+                    chosen, best, improved = trial, value, True
+    if best == -math.inf:
+        raise ValueError("no subset of that size keeps every main effect estimable")
+    return [candidates[i] for i in sorted(chosen)]
+
+
+def space_filling(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed: int) -> list[dict[str, Level]]:
+    """n points of a seeded LHS or scrambled Sobol' sequence, each coordinate binned onto a factor's levels."""
+    from scipy.stats import qmc
+
+    names = list(levels)
+    d = len(names)
+    if d == 0:
+        return [{}]
+    sampler = qmc.LatinHypercube(d=d, seed=seed) if kind == "lhs" else qmc.Sobol(d=d, scramble=True, seed=seed)
+    u = sampler.random(n)
+    pts = []
+    for row in u:
+        pts.append({names[j]: levels[names[j]][min(int(row[j] * len(levels[names[j]])), len(levels[names[j]]) - 1)]
+                    for j in range(d)})
+    return pts
+
+
+def make_design(levels: Levels, kind: DesignType, n: int | None = None, seed: int = 0) -> list[dict[str, Level]]:
+    if kind == "grid":
+        return grid(levels)
+    if kind == "fractional":
+        return fractional(levels, n, seed)
+    if n is None:
+        raise ValueError(f"design {kind} needs n (the number of points)")
+    return space_filling(levels, kind, n, seed)

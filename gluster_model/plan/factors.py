@@ -1,0 +1,163 @@
+"""The factors a plan may vary, their families and types, and how one design point becomes concrete configs.
+
+A *point* is a mapping factor -> level. ``realize`` turns it into a VolumeConfig (volume factors plus the
+number of servers), an IozoneWorkload (workload factors plus the number of clients) and a canonical feature
+record; factors that do not apply to a point (``replica`` on a distribute volume) are dropped there, so two
+points that only differ in an inapplicable factor are the same run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..bench.iozone import IozoneWorkload
+from ..gluster.volume import Shard, VolumeConfig, parse_size
+
+Family = Literal["volume", "workload", "cluster"]
+Kind = Literal["int", "size", "bool", "choice"]
+
+
+@dataclass(frozen=True)
+class Factor:
+    name: str
+    family: Family
+    kind: Kind
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+
+_F = [
+    Factor("layout", "volume", "choice", ("distribute", "replicate", "disperse"), "volume type"),
+    Factor("replica", "volume", "int", help="copies (layout replicate)"),
+    Factor("disperse", "volume", "int", help="bricks per disperse set (layout disperse)"),
+    Factor("redundancy", "volume", "int", help="redundancy of a disperse set"),
+    Factor("shard", "volume", "bool", help="features.shard (Gluster's striping since 6)"),
+    Factor("shard_block_size", "volume", "size", help="features.shard-block-size (with shard on)"),
+    Factor("write_behind", "volume", "bool", help="performance.write-behind"),
+    Factor("read_ahead", "volume", "bool", help="performance.read-ahead"),
+    Factor("io_cache", "volume", "bool", help="performance.io-cache"),
+    Factor("quick_read", "volume", "bool", help="performance.quick-read"),
+    Factor("md_cache", "volume", "bool", help="performance.stat-prefetch"),
+    Factor("cache_size", "volume", "size", help="performance.cache-size"),
+    Factor("file_size", "workload", "size", help="iozone -s, per thread"),
+    Factor("record_size", "workload", "size", help="iozone -r (block size)"),
+    Factor("threads", "workload", "int", help="iozone -t, spread over the clients used"),
+    Factor("sync", "workload", "choice", ("none", "osync", "odirect"), "O_SYNC (-o) or O_DIRECT (-I)"),
+    Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
+    Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
+]
+FACTORS: dict[str, Factor] = {f.name: f for f in _F}
+TRANSLATOR_FACTORS = {"write_behind": "write-behind", "read_ahead": "read-ahead", "io_cache": "io-cache",
+                      "quick_read": "quick-read", "md_cache": "md-cache"}
+
+Level = int | str | bool
+
+
+def normalize_level(factor: Factor, value: Any) -> Level:
+    """Check and normalize one level; raise ValueError with what is allowed."""
+    if factor.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("on", "off", "true", "false", "yes", "no"):
+            return value.lower() in ("on", "true", "yes")
+        raise ValueError(f"{value!r} is not on/off")
+    if factor.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{value!r} is not a positive integer")
+        return value
+    if factor.kind == "size":
+        n = parse_size(value)
+        if n < 1024:
+            raise ValueError(f"{value!r} is smaller than 1KB")
+        return n
+    if str(value) not in factor.choices:
+        raise ValueError(f"{value!r} is not one of {', '.join(factor.choices)}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: a design point made concrete."""
+
+    features: dict[str, Level]        # canonical: only the factors that apply, plus defaults made explicit
+    volume: VolumeConfig
+    workload: IozoneWorkload
+    config_hash: str
+    volume_key: str
+
+    @property
+    def label(self) -> str:
+        return show_features(self.features)
+
+
+def show_features(features: dict[str, Level]) -> str:
+    """'layout=replicate, replica=3, shard=off, file_size=4MB, ...' for tables and logs."""
+    return ", ".join(f"{k}={_show(v)}" for k, v in features.items())
+
+
+def _show(v: Level) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, int) and v >= 1024 and v % 1024 == 0:
+        from ..gluster.volume import gluster_size
+
+        return gluster_size(v)
+    return str(v)
+
+
+def digest(obj: Any) -> str:
+    """sha256 of the canonical JSON of ``obj`` (sorted keys, no whitespace)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_options: dict[str, str]) -> RunSpec:
+    """Turn a design point into a run; raises ValueError for a combination Gluster cannot build."""
+    p = dict(point)
+    layout = str(p.get("layout", "distribute"))
+    feats: dict[str, Level] = {"layout": layout}
+    vol: dict[str, Any] = {"layout": layout}
+    if layout == "replicate":
+        feats["replica"] = vol["replica"] = int(p.get("replica", 3))
+    if layout == "disperse":
+        feats["disperse"] = vol["disperse"] = int(p.get("disperse", 3))
+        feats["redundancy"] = vol["redundancy"] = int(p.get("redundancy", 1))
+    shard = bool(p.get("shard", False))
+    feats["shard"] = shard
+    if shard:
+        size = int(p.get("shard_block_size", 64 << 20))
+        feats["shard_block_size"] = size
+        vol["shard"] = Shard(enabled=True, block_size=f"{size}")
+    translators = {}
+    for fname, tname in TRANSLATOR_FACTORS.items():
+        if fname in p:
+            feats[fname] = bool(p[fname])
+            translators[tname] = bool(p[fname])
+    vol["translators"] = translators
+    if "cache_size" in p:
+        feats["cache_size"] = int(p["cache_size"])
+        vol["cache_size"] = f"{int(p['cache_size'])}"
+    if "servers" in p:
+        feats["servers"] = vol["servers"] = int(p["servers"])
+    vol["options"] = volume_options
+    wl = dict(fixed_workload)
+    for name in ("file_size", "record_size"):
+        if name in p:
+            wl[name] = f"{int(p[name])}"
+    for name in ("threads", "sync"):
+        if name in p:
+            wl[name] = p[name]
+    if "clients" in p:
+        wl["clients"] = int(p["clients"])
+    workload = IozoneWorkload.model_validate(wl)
+    feats.update(file_size=parse_size(workload.file_size), record_size=parse_size(workload.record_size),
+                 threads=workload.threads, sync=workload.sync)
+    if workload.clients is not None:
+        feats["clients"] = workload.clients
+    volume_body = VolumeConfig.model_validate({**vol, "name": "probe"}).model_dump(exclude={"name"}, mode="json")
+    volume_key = digest(volume_body)
+    volume = VolumeConfig.model_validate({**vol, "name": f"gm{volume_key[:10]}"})
+    config = {"volume": volume_body, "workload": workload.model_dump(mode="json")}
+    return RunSpec(feats, volume, workload, digest(config), volume_key)

@@ -1,0 +1,171 @@
+"""The experiment plan file: factors and levels, a design, the trial protocol; expanded into ordered runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from ..bench.fio import DiskSpec
+from ..bench.iperf import IperfSpec
+from ..config import ClusterSpec, Frozen
+from ..errors import ConfigError
+from ..protocol import Protocol
+from ..yamlio import parse_yaml, read_text, validation_message
+from .design import DesignType, make_design
+from .factors import FACTORS, Level, RunSpec, normalize_level, realize
+
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class Design(Frozen):
+    type: DesignType = "grid"
+    n: int | None = Field(default=None, ge=1, le=100000, description="points (lhs, sobol; optional for fractional)")
+    seed: int = 0
+
+
+class FixedWorkload(Frozen):
+    """Workload settings every run shares (varied ones go under factors)."""
+
+    tests: list[Literal["write", "read", "random"]] = ["write", "read", "random"]
+    include_flush: bool = True
+    include_close: bool = True
+    retests: bool = False
+
+
+class Baselines(Frozen):
+    network: bool = True
+    disk: bool = True
+    iperf: IperfSpec = IperfSpec()
+    fio: DiskSpec = DiskSpec(size="64MB", runtime=5)
+
+
+class PlanFile(Frozen):
+    name: str = Field(pattern=_NAME)
+    description: str = ""
+    factors: dict[str, list[Any]]
+    design: Design = Design()
+    protocol: Protocol = Protocol()
+    workload: FixedWorkload = FixedWorkload()
+    volume_options: dict[str, str] = Field(default={}, description="other `gluster volume set` options for every volume")
+    baselines: Baselines = Baselines()
+
+    @field_validator("factors", mode="before")
+    @classmethod
+    def _factors(cls, v: Any) -> Any:
+        if not isinstance(v, dict) or not v:
+            raise ValueError("factors must map factor names to a level or a list of levels")
+        out: dict[str, list[Level]] = {}
+        for name, levels in v.items():
+            factor = FACTORS.get(str(name))
+            if factor is None:
+                raise ValueError(f"unknown factor '{name}'; known: {', '.join(FACTORS)}")
+            raw = levels if isinstance(levels, list) else [levels]
+            if not raw:
+                raise ValueError(f"factor '{name}' has no levels")
+            norm: list[Level] = []
+            for item in raw:
+                try:
+                    value = normalize_level(factor, item)
+                except ValueError as exc:
+                    raise ValueError(f"factor '{name}': {exc}") from None
+                if value in norm:
+                    raise ValueError(f"factor '{name}': level {item!r} given twice")
+                norm.append(value)
+            out[str(name)] = norm
+        return out
+
+    @field_validator("volume_options")
+    @classmethod
+    def _options(cls, v: dict[str, str]) -> dict[str, str]:
+        from ..gluster.volume import VolumeConfig
+
+        try:
+            VolumeConfig(options=v)  # same checks as a volume file
+        except ValidationError as exc:
+            raise ValueError(str(exc.errors()[0]["msg"]).removeprefix("Value error, ")) from None
+        return v
+
+    @model_validator(mode="after")
+    def _design(self) -> PlanFile:
+        if self.design.type in ("lhs", "sobol") and self.design.n is None:
+            raise ValueError(f"design {self.design.type} needs n (the number of points)")
+        return self
+
+
+def load_plan(path: str | Path) -> PlanFile:
+    p = Path(path)
+    data = parse_yaml(read_text(p), str(p))
+    if not isinstance(data, dict):
+        raise ConfigError(str(p), "", "expected a mapping with name, factors, design, protocol")
+    try:
+        return PlanFile.model_validate(data)
+    except ValidationError as exc:
+        raise validation_message(exc, str(p), PlanFile) from None
+
+
+@dataclass
+class Expanded:
+    """A plan made concrete for one cluster: runs in execution order, grouped by volume."""
+
+    runs: list[RunSpec]
+    skipped: list[tuple[dict[str, Level], str]] = field(default_factory=list)  # impossible points, why
+    duplicates: int = 0
+
+    @property
+    def volumes(self) -> list[str]:
+        return list(dict.fromkeys(r.volume_key for r in self.runs))
+
+
+def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expanded:
+    """Design points -> runs, impossible ones set aside with the reason, duplicates merged, volume-major order.
+
+    Runs that share a volume are adjacent, so each volume is created once and torn down after its last run.
+    """
+    from ..gluster.volume import plan_volume
+
+    points = make_design(plan.factors, plan.design.type, plan.design.n, plan.design.seed)
+    fixed = plan.workload.model_dump()
+    out = Expanded([])
+    seen: set[str] = set()
+    order: dict[str, int] = {}
+    for point in points:
+        try:
+            run = realize(point, fixed, plan.volume_options)
+            # Placement is checked against the cluster now, so nothing impossible reaches a server.
+            plan_volume(run.volume, cluster, None, source)
+            _check_cluster(run, cluster)
+        except (ValueError, ConfigError) as exc:
+            out.skipped.append((point, _reason(exc)))
+            continue
+        if run.config_hash in seen:
+            out.duplicates += 1
+            continue
+        seen.add(run.config_hash)
+        order.setdefault(run.volume_key, len(order))
+        out.runs.append(run)
+    out.runs.sort(key=lambda r: order[r.volume_key])  # stable: design order within a volume
+    if not out.runs:
+        why = out.skipped[0][1] if out.skipped else "the design has no points"
+        raise ConfigError(source, "factors", f"no point of the design can run on {cluster.name}: {why}")
+    return out
+
+
+def _check_cluster(run: RunSpec, cluster: ClusterSpec) -> None:
+    servers = run.features.get("servers")
+    if isinstance(servers, int) and servers > len(cluster.servers):
+        raise ValueError(f"servers={servers} but the cluster has {len(cluster.servers)}")
+    clients = run.workload.clients
+    if clients is not None and clients > len(cluster.clients):
+        raise ValueError(f"clients={clients} but the cluster has {len(cluster.clients)}")
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return str(first.get("msg", exc)).removeprefix("Value error, ")
+    if isinstance(exc, ConfigError):
+        return exc.problem
+    return str(exc)

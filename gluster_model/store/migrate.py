@@ -1,0 +1,47 @@
+"""Schema versions and the steps between them, applied in order in one transaction when a store opens.
+
+Each step takes a store from version N-1 to N. A step, once released, never changes: a new schema is a
+new step (ALTER TABLE, data moves) appended here, so a store written by any earlier glmodel keeps opening.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from sqlalchemy import Connection, inspect, select
+
+from ..errors import StoreError
+from .schema import SCHEMA_VERSION, metadata, schema_info
+
+Step = Callable[[Connection], None]
+
+
+def _v1(conn: Connection) -> None:
+    """Version 1: the first schema (every table of schema.py as first released)."""
+    metadata.create_all(conn)
+
+
+STEPS: dict[int, Step] = {1: _v1}
+
+
+def current_version(conn: Connection) -> int:
+    if not inspect(conn).has_table(schema_info.name):
+        return 0
+    version = conn.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).scalar()
+    return int(version or 0)
+
+
+def migrate(conn: Connection, steps: Mapping[int, Step] = STEPS, target: int = SCHEMA_VERSION,
+            where: str = "store") -> tuple[int, int]:
+    """Bring the store to ``target``; returns (version found, version now)."""
+    found = current_version(conn)
+    if found > target:
+        raise StoreError(f"{where} has schema version {found}, newer than this glmodel understands ({target});"
+                         " upgrade glmodel")
+    for version in range(found + 1, target + 1):
+        steps[version](conn)
+        if version == 1 and found == 0:
+            conn.execute(schema_info.insert().values(id=1, version=1))
+        else:
+            conn.execute(schema_info.update().where(schema_info.c.id == 1).values(version=version))
+    return found, target

@@ -1,0 +1,344 @@
+"""The results store: open (SQLite file or any SQLAlchemy URL), migrate, and the campaign's writes and reads.
+
+Every trial is written in one transaction together with its measurements and raw outputs, so a crash
+(kill -9 included) leaves either the whole trial or none of it. Restarting a run deletes the trials of its
+unfinished attempt in the same transaction that marks it running, so a resumed campaign never holds a
+duplicate trial.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+
+from ..errors import ConfigError, StoreError
+from . import schema as t
+from .migrate import migrate
+
+DEFAULT_STORE = "glmodel.db"
+_FEATURE_COLUMNS = ("layout", "replica", "disperse", "redundancy", "shard", "shard_block_size", "write_behind",
+                    "read_ahead", "io_cache", "quick_read", "md_cache", "cache_size", "file_size", "record_size",
+                    "threads", "sync", "servers", "clients")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def store_url(value: str | Path) -> str:
+    """A path becomes a SQLite URL; anything with '://' is taken as a SQLAlchemy URL."""
+    text = str(value)
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url.split("@")[-1]
+
+
+@dataclass
+class TrialRecord:
+    idx: int
+    warmup: bool
+    status: str
+    file_size: int
+    started_at: datetime
+    seconds: float
+    engine_seconds: float
+    argv: list[str]
+    error: str | None = None
+    outlier: bool = False
+    measurements: list[tuple[str, float, str, float | None, float | None]] = field(default_factory=list)
+    raw: dict[str, str] = field(default_factory=dict)
+
+
+class Store:
+    def __init__(self, engine: Engine, where: str) -> None:
+        self.engine = engine
+        self.where = where
+
+    # -- plumbing -------------------------------------------------------------------------------------------
+    @contextmanager
+    def tx(self) -> Iterator[Connection]:
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except OperationalError as exc:
+            raise StoreError(f"{self.where}: {str(exc.orig).splitlines()[0]}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- campaigns and hosts --------------------------------------------------------------------------------
+    def campaign(self, name: str) -> dict[str, Any] | None:
+        with self.tx() as c:
+            row = c.execute(select(t.campaigns).where(t.campaigns.c.name == name)).mappings().first()
+        return dict(row) if row else None
+
+    def campaigns(self) -> list[dict[str, Any]]:
+        with self.tx() as c:
+            return [dict(r) for r in c.execute(select(t.campaigns).order_by(t.campaigns.c.id)).mappings()]
+
+    def ensure_campaign(self, name: str, plan_name: str, plan_hash: str, plan: dict[str, Any], cluster_name: str,
+                        cluster: dict[str, Any], version: str) -> int:
+        """The campaign's id, created on first use; a changed plan is recorded (its new runs get added)."""
+        with self.tx() as c:
+            row = c.execute(select(t.campaigns.c.id, t.campaigns.c.plan_hash)
+                            .where(t.campaigns.c.name == name)).first()
+            if row is None:
+                return _insert(c, t.campaigns.insert().values(
+                    name=name, plan_name=plan_name, plan_hash=plan_hash, plan=plan, cluster_name=cluster_name,
+                    cluster=cluster, glmodel_version=version, created_at=now(), updated_at=now()))
+            if row.plan_hash != plan_hash:
+                c.execute(update(t.campaigns).where(t.campaigns.c.id == row.id)
+                          .values(plan_hash=plan_hash, plan=plan, updated_at=now()))
+            return int(row.id)
+
+    def set_hardware_key(self, campaign_id: int, key: str) -> None:
+        with self.tx() as c:
+            c.execute(update(t.campaigns).where(t.campaigns.c.id == campaign_id).values(hardware_key=key))
+
+    def has_hosts(self, campaign_id: int) -> bool:
+        with self.tx() as c:
+            return bool(c.execute(select(func.count()).select_from(t.hosts)
+                                  .where(t.hosts.c.campaign_id == campaign_id)).scalar())
+
+    def put_hosts(self, campaign_id: int, facts: dict[str, dict[str, Any]]) -> None:
+        with self.tx() as c:
+            c.execute(delete(t.hosts).where(t.hosts.c.campaign_id == campaign_id))
+            for address, f in facts.items():
+                c.execute(t.hosts.insert().values(
+                    campaign_id=campaign_id, address=address, name=str(f.get("name", address)),
+                    roles="+".join(f.get("roles", [])), cpu_model=f.get("cpu_model"), cpus=f.get("cpus"),
+                    ram_bytes=f.get("ram_bytes"), kernel=f.get("kernel"), os=f.get("os"),
+                    gluster_version=f.get("gluster_version"), nic_speed_mbps=f.get("nic_speed_mbps"),
+                    facts=_jsonable(f)))
+
+    def hosts(self, campaign_id: int) -> list[dict[str, Any]]:
+        with self.tx() as c:
+            return [dict(r) for r in c.execute(select(t.hosts).where(t.hosts.c.campaign_id == campaign_id)
+                                                .order_by(t.hosts.c.id)).mappings()]
+
+    # -- baselines ------------------------------------------------------------------------------------------
+    def baselines(self, hardware_key: str) -> list[dict[str, Any]]:
+        with self.tx() as c:
+            return [dict(r) for r in c.execute(select(t.baselines).where(t.baselines.c.hardware_key == hardware_key)
+                                                .order_by(t.baselines.c.id)).mappings()]
+
+    def add_baselines(self, rows: Sequence[dict[str, Any]]) -> None:
+        with self.tx() as c:
+            for r in rows:
+                raw = r.get("raw")
+                c.execute(t.baselines.insert().values(**{**r, "raw": compress(raw) if raw else None,
+                                                         "measured_at": now()}))
+
+    # -- runs -----------------------------------------------------------------------------------------------
+    def register_runs(self, campaign_id: int, runs: Sequence[Any]) -> dict[str, tuple[int, str]]:
+        """Insert the plan's runs not yet known (status pending); return config hash -> (run id, status)."""
+        with self.tx() as c:
+            existing = {r.config_hash: (int(r.id), str(r.status)) for r in c.execute(
+                select(t.runs.c.id, t.runs.c.config_hash, t.runs.c.status).where(t.runs.c.campaign_id == campaign_id))}
+            base = int(c.execute(select(func.coalesce(func.max(t.runs.c.seq), 0))
+                                 .where(t.runs.c.campaign_id == campaign_id)).scalar() or 0)
+            for i, run in enumerate(runs, 1):
+                if run.config_hash in existing:
+                    continue
+                feats = {k: run.features.get(k) for k in _FEATURE_COLUMNS}
+                rid = _insert(c, t.runs.insert().values(
+                    campaign_id=campaign_id, seq=base + i, config_hash=run.config_hash, volume_key=run.volume_key,
+                    status="pending", attempts=0, unstable=False, features=dict(run.features),
+                    config={"volume": run.volume.model_dump(mode="json"), "workload": run.workload.model_dump(mode="json")},
+                    **feats))
+                existing[run.config_hash] = (int(rid), "pending")
+            return existing
+
+    def start_run(self, run_id: int) -> int:
+        """Mark a run running (one more attempt) and drop what an unfinished earlier attempt left; returns attempt."""
+        with self.tx() as c:
+            c.execute(delete(t.trials).where(t.trials.c.run_id == run_id))
+            attempts = int(c.execute(select(t.runs.c.attempts).where(t.runs.c.id == run_id)).scalar() or 0) + 1
+            c.execute(update(t.runs).where(t.runs.c.id == run_id).values(
+                status="running", attempts=attempts, started_at=now(), finished_at=None, error=None,
+                error_host=None, error_command=None, unstable=False, regime=None))
+            return attempts
+
+    def add_trial(self, run_id: int, trial: TrialRecord) -> int:
+        """One trial with its measurements and raw outputs, in one transaction."""
+        with self.tx() as c:
+            tid = _insert(c, t.trials.insert().values(
+                run_id=run_id, idx=trial.idx, warmup=trial.warmup, outlier=trial.outlier, status=trial.status,
+                error=trial.error, file_size=trial.file_size, started_at=trial.started_at, seconds=trial.seconds,
+                engine_seconds=trial.engine_seconds, argv=trial.argv))
+            for metric, value, unit, lo, hi in trial.measurements:
+                c.execute(t.measurements.insert().values(trial_id=tid, metric=metric, value=value, unit=unit,
+                                                         min_value=lo, max_value=hi))
+            for kind, text in trial.raw.items():
+                data = compress(text)
+                c.execute(t.raw_outputs.insert().values(trial_id=tid, kind=kind, encoding="zlib",
+                                                        size=len(text.encode()), data=data))
+            return tid
+
+    def flag_outliers(self, run_id: int, idxs: Sequence[int]) -> None:
+        if not idxs:
+            return
+        with self.tx() as c:
+            c.execute(update(t.trials).where(t.trials.c.run_id == run_id, t.trials.c.idx.in_(list(idxs)))
+                      .values(outlier=True))
+
+    def finish_run(self, run_id: int, status: str, *, regime: str | None = None, unstable: bool = False,
+                   error: str | None = None, error_host: str | None = None, error_command: str | None = None) -> None:
+        with self.tx() as c:
+            c.execute(update(t.runs).where(t.runs.c.id == run_id).values(
+                status=status, regime=regime, unstable=unstable, error=error, error_host=error_host,
+                error_command=error_command, finished_at=now()))
+
+    # -- reads ----------------------------------------------------------------------------------------------
+    def runs(self, campaign_id: int | None = None) -> list[dict[str, Any]]:
+        q = select(t.runs, t.campaigns.c.name.label("campaign")).join(t.campaigns)
+        if campaign_id is not None:
+            q = q.where(t.runs.c.campaign_id == campaign_id)
+        with self.tx() as c:
+            return [dict(r) for r in c.execute(q.order_by(t.runs.c.campaign_id, t.runs.c.seq)).mappings()]
+
+    def run(self, run_id: int) -> dict[str, Any] | None:
+        with self.tx() as c:
+            row = c.execute(select(t.runs, t.campaigns.c.name.label("campaign")).join(t.campaigns)
+                            .where(t.runs.c.id == run_id)).mappings().first()
+        return dict(row) if row else None
+
+    def trials(self, run_id: int) -> list[dict[str, Any]]:
+        with self.tx() as c:
+            rows = [dict(r) for r in c.execute(select(t.trials).where(t.trials.c.run_id == run_id)
+                                               .order_by(t.trials.c.idx)).mappings()]
+            ms = c.execute(select(t.measurements).join(t.trials).where(t.trials.c.run_id == run_id)).mappings()
+            by_trial: dict[int, list[dict[str, Any]]] = {}
+            for m in ms:
+                by_trial.setdefault(int(m["trial_id"]), []).append(dict(m))
+        for r in rows:
+            r["measurements"] = by_trial.get(int(r["id"]), [])
+        return rows
+
+    def raw_output(self, trial_id: int, kind: str) -> str | None:
+        with self.tx() as c:
+            data = c.execute(select(t.raw_outputs.c.data).where(t.raw_outputs.c.trial_id == trial_id,
+                                                                t.raw_outputs.c.kind == kind)).scalar()
+        return decompress(data) if data is not None else None
+
+    def counts(self, campaign_id: int | None = None) -> dict[str, int]:
+        """Rows per table (for one campaign if given): runs by status, trials, measurements, raw outputs."""
+        with self.tx() as c:
+            rq = select(t.runs.c.status, func.count()).group_by(t.runs.c.status)
+            tq = select(func.count()).select_from(t.trials).join(t.runs)
+            mq = select(func.count()).select_from(t.measurements).join(t.trials).join(t.runs)
+            oq = select(func.count()).select_from(t.raw_outputs).join(t.trials).join(t.runs)
+            if campaign_id is not None:
+                rq = rq.where(t.runs.c.campaign_id == campaign_id)
+                tq, mq, oq = (q.where(t.runs.c.campaign_id == campaign_id) for q in (tq, mq, oq))
+            out = {f"runs_{s}": int(n) for s, n in c.execute(rq)}
+            out["trials"] = int(c.execute(tq).scalar() or 0)
+            out["measurements"] = int(c.execute(mq).scalar() or 0)
+            out["raw_outputs"] = int(c.execute(oq).scalar() or 0)
+        return out
+
+    def trial_table(self, campaign: str | None = None) -> list[dict[str, Any]]:
+        """One row per trial: campaign, run, features, trial flags, and every metric (long form)."""
+        q = (select(t.campaigns.c.name.label("campaign"), t.runs.c.id.label("run_id"), t.runs.c.config_hash,
+                    t.runs.c.status.label("run_status"), t.runs.c.regime, t.runs.c.unstable,
+                    *[t.runs.c[n] for n in _FEATURE_COLUMNS],
+                    t.trials.c.id.label("trial_id"), t.trials.c.idx.label("trial"), t.trials.c.warmup,
+                    t.trials.c.outlier, t.trials.c.status.label("trial_status"), t.trials.c.seconds,
+                    t.trials.c.engine_seconds, t.trials.c.file_size.label("trial_file_size"),
+                    t.measurements.c.metric, t.measurements.c.value, t.measurements.c.unit)
+             .select_from(t.trials.join(t.runs).join(t.campaigns)
+                          .outerjoin(t.measurements, t.measurements.c.trial_id == t.trials.c.id)))
+        if campaign is not None:
+            q = q.where(t.campaigns.c.name == campaign)
+        with self.tx() as c:
+            return [dict(r) for r in c.execute(q.order_by(t.runs.c.id, t.trials.c.idx)).mappings()]
+
+    def baseline_table(self) -> list[dict[str, Any]]:
+        """Baselines with the campaigns they belong to (through the hardware key)."""
+        q = (select(t.campaigns.c.name.label("campaign"), t.baselines.c.kind, t.baselines.c.host,
+                    t.baselines.c.target, t.baselines.c.test, t.baselines.c.value, t.baselines.c.unit)
+             .select_from(t.baselines.join(t.campaigns, t.campaigns.c.hardware_key == t.baselines.c.hardware_key))
+             .where(t.baselines.c.error.is_(None)))
+        with self.tx() as c:
+            return [dict(r) for r in c.execute(q).mappings()]
+
+
+def _insert(conn: Connection, stmt: Any) -> int:
+    key = conn.execute(stmt).inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
+def compress(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def decompress(data: bytes) -> str:
+    return zlib.decompress(data).decode("utf-8", errors="replace")
+
+
+def _jsonable(obj: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(obj, default=str))
+
+
+def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Store:
+    """Open (and migrate) a store; SQLite files are created on first use unless ``create`` is False."""
+    url = store_url(value)
+    where = redact(url)
+    if url.startswith("sqlite:///") and not create:
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.is_file():
+            raise StoreError(f"no store at {path} (collect writes one; pass --store)")
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        engine = create_engine(url, future=True, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise ConfigError("--store", where, f"not a usable database URL ({exc}); use a file path, "
+                          "sqlite:///path or postgresql+psycopg://user@host/db") from None
+    if engine.dialect.name == "sqlite":
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            # WAL: readers (glmodel runs list) never block the collector; a killed process loses nothing committed.
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+    try:
+        with engine.begin() as conn:
+            migrate(conn, where=where)
+    except OperationalError as exc:
+        engine.dispose()
+        raise StoreError(f"cannot open store {where}: {str(exc.orig).splitlines()[0]}") from None
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise StoreError(f"cannot open store {where}: {exc}") from None
+    return Store(engine, where)

@@ -1,0 +1,175 @@
+"""glmodel collect on the real lab: exact store contents, resume, kill -9, a dropped node, PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gluster_model.lab import LabState, node, start_sshd, stop_sshd
+from gluster_model.store import open_store
+
+from .conftest import glmodel
+from .postgres import postgres_server
+
+# 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~9 s of
+# iozone's own start-up and barriers on the lab, whatever the file size).
+PLAN = {
+    "name": "ci",
+    "factors": {"layout": ["distribute", "replicate"], "replica": 3, "record_size": ["16KB", "64KB"],
+                "file_size": "1MB", "threads": 3},
+    "workload": {"tests": ["write"]},
+    "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none"},
+    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "4MB", "runtime": 2}},
+}
+EXPECTED = {"runs_done": 4, "trials": 8, "measurements": 8, "raw_outputs": 16}
+
+
+@pytest.fixture(scope="module")
+def plan_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("plan") / "ci.yaml"
+    path.write_text(yaml.safe_dump(PLAN))
+    return path
+
+
+def _counts(store: str, campaign: str) -> dict[str, int]:
+    with open_store(store, create=False) as st:
+        c = st.campaign(campaign)
+        assert c is not None
+        return st.counts(int(c["id"]))
+
+
+def _no_volumes_left(lab: LabState) -> None:
+    out = subprocess.run(["gluster", "--mode=script", f"--glusterd-sock={lab.nodes[0].socket}", "volume", "list"],
+                         capture_output=True, text=True).stdout
+    assert "gm" not in out, out
+
+
+def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    dry = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--dry-run", check=True)
+    assert "2 volume(s), 4 run(s), 8 trial(s)" in dry.stdout and not Path(store).exists()
+    first = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
+                    timeout=900, check=True)
+    assert first.stdout.count("✓") == 4 and "4 run(s) done now, 0 before, 0 failed; 8 trial(s)" in first.stdout
+    assert _counts(store, "ci@lab") == EXPECTED
+    with open_store(store, create=False) as st:
+        c = st.campaign("ci@lab")
+        assert c is not None and "ssh" not in str(c["cluster"])  # no SSH settings in the store
+        runs = st.runs(int(c["id"]))
+        assert {(r["layout"], r["record_size"]) for r in runs} == {
+            (lay, rs) for lay in ("distribute", "replicate") for rs in (16 << 10, 64 << 10)}
+        assert all(r["attempts"] == 1 and r["regime"] == "cached" for r in runs)
+        for r in runs:
+            trials = st.trials(int(r["id"]))
+            assert [t["idx"] for t in trials] == [0, 1]
+            assert all(m["metric"] == "write" and m["value"] > 0 and m["unit"] == "kB/s"
+                       for t in trials for m in t["measurements"])
+        kinds = {b["kind"] for b in st.baseline_table()}
+        assert kinds == {"network", "disk"}
+    _no_volumes_left(lab)
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
+                    check=True)
+    assert "all 4 run(s) already done" in again.stdout and _counts(store, "ci@lab") == EXPECTED
+    listed = glmodel("runs", "list", "--store", store, "--json", check=True)
+    assert listed.stdout.count('"status": "done"') == 4
+    out = tmp_path / "t.parquet"
+    glmodel("export", "--store", store, "--format", "parquet", "--out", str(out), check=True)
+    import pandas as pd
+
+    frame = pd.read_parquet(out)
+    assert len(frame) == 8 and (frame["write"] > 0).all() and frame["network_gbps"].gt(0).all()
+
+
+def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
+                             "--plan", str(plan_file), "--store", store], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:  # kill once the first run is done and the second has a trial
+            if Path(store).exists():
+                c = _counts(store, "ci@lab") if _has_campaign(store) else {}
+                if c.get("runs_done", 0) >= 1 and c.get("trials", 0) >= 3:
+                    break
+            time.sleep(0.5)
+        else:
+            pytest.fail("collect made no progress")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = _counts(store, "ci@lab")
+    assert before["runs_done"] >= 1 and before.get("runs_running", 0) == 1  # the killed run never finished
+    with open_store(store) as st:
+        done_before = {r["config_hash"] for r in st.runs() if r["status"] == "done"}
+    glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store, timeout=900,
+            check=True)
+    assert _counts(store, "ci@lab") == EXPECTED  # nothing lost, nothing twice
+    with open_store(store) as st:
+        for r in st.runs():
+            # Runs finished before the kill were not run again; the interrupted one was, from trial 0.
+            assert r["attempts"] == (1 if r["config_hash"] in done_before else r["attempts"])
+            assert [t["idx"] for t in st.trials(int(r["id"]))] == [0, 1]
+    _no_volumes_left(lab)
+
+
+def _has_campaign(store: str) -> bool:
+    try:
+        with open_store(store, create=False) as st:
+            return st.campaign("ci@lab") is not None
+    except Exception:
+        return False
+
+
+def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    _, n2 = node(lab.path, "127.1.1.2")
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
+                             "--plan", str(plan_file), "--store", store], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            if _has_campaign(store) and _counts(store, "ci@lab").get("runs_done", 0) >= 1:
+                break
+            time.sleep(0.5)
+        stop_sshd(n2, lab.path, sessions=True)  # node 2 drops off the network mid-campaign
+        out, err = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        start_sshd(n2, lab)
+    assert proc.returncode == 1 and "run(s) failed" in err
+    with open_store(store) as st:
+        failed = [r for r in st.runs() if r["status"] == "failed"]
+    assert failed and all(r["error_host"] == "127.1.1.2" for r in failed), [(r["error_host"], r["error"]) for r in failed]
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
+                    timeout=900, check=True)
+    assert f"{len(failed)} run(s) done now" in again.stdout
+    assert _counts(store, "ci@lab") == EXPECTED
+    _no_volumes_left(lab)
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+def test_same_campaign_on_postgresql(lab: LabState, plan_file: Path, postgres_url: str) -> None:
+    glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", postgres_url,
+            timeout=900, check=True)
+    assert _counts(postgres_url, "ci@lab") == EXPECTED
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", postgres_url,
+                    check=True)
+    assert "all 4 run(s) already done" in again.stdout
+    shown = glmodel("runs", "show", "1", "--store", postgres_url, "--raw", "0", check=True)
+    assert "Children see throughput for" in shown.stdout

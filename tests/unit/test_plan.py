@@ -1,0 +1,112 @@
+"""Plans: designs over discrete levels, validation of plan files, expansion into ordered runs."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gluster_model.config import cluster_from_data
+from gluster_model.errors import ConfigError
+from gluster_model.plan.design import (
+    fractional,
+    grid,
+    grid_size,
+    main_effects_matrix,
+    n_main_effect_parameters,
+    space_filling,
+)
+from gluster_model.plan.file import PlanFile, expand, load_plan
+
+BAD = Path(__file__).parent.parent / "data" / "bad_plans"
+SMOKE = Path(__file__).parent.parent.parent / "experiments" / "plans" / "smoke.yaml"
+
+
+def _cluster(n: int = 3):  # type: ignore[no-untyped-def]
+    return cluster_from_data({"name": "c", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
+                                                       for i in range(1, n + 1)],
+                              "clients": [f"10.0.0.{i}" for i in range(1, n + 1)]}, "c.yaml", Path("."))
+
+
+def test_grid_is_the_full_factorial() -> None:
+    levels = {"a": [1, 2, 3], "b": ["x", "y"], "c": [True]}
+    pts = grid(levels)
+    assert len(pts) == grid_size(levels) == 6
+    assert {(p["a"], p["b"]) for p in pts} == set(itertools.product([1, 2, 3], ["x", "y"]))
+
+
+def test_two_level_fraction_keeps_main_effects_orthogonal() -> None:
+    levels = {f"f{i}": [0, 1] for i in range(7)}  # 2^7 = 128 -> 2^(7-4) = 8 runs, resolution III
+    pts = fractional(levels)
+    assert len(pts) == 8 and len({tuple(p.values()) for p in pts}) == 8
+    x = main_effects_matrix(pts, levels)
+    # Orthogonal +/-1 columns: X'X = n I, so no main effect is aliased with another (or with the mean).
+    assert np.allclose(x.T @ x, 8 * np.eye(8))
+    five = fractional({f"f{i}": [0, 1] for i in range(5)})
+    assert len(five) == 8 and np.linalg.matrix_rank(main_effects_matrix(five, {f"f{i}": [0, 1] for i in range(5)})) == 6
+
+
+def test_mixed_level_fraction_is_estimable_and_seeded() -> None:
+    levels = {"layout": ["distribute", "replicate", "disperse"], "rs": [4, 16, 64, 256], "threads": [1, 2, 4],
+              "shard": [False, True]}
+    pts = fractional(levels, seed=3)
+    p = n_main_effect_parameters(levels)
+    assert p == 1 + 2 + 3 + 2 + 1 and p <= len(pts) < grid_size(levels)
+    assert np.linalg.matrix_rank(main_effects_matrix(pts, levels)) == p
+    assert fractional(levels, seed=3) == pts  # the seed reproduces it
+    with pytest.raises(ValueError, match="cannot estimate 9 main-effect parameters"):
+        fractional(levels, n=5)
+
+
+@pytest.mark.parametrize("kind,n", [("lhs", 8), ("sobol", 16)])
+def test_space_filling_covers_every_level_and_reproduces(kind: str, n: int) -> None:
+    levels = {"rs": [4, 16, 64, 256], "threads": [1, 2, 4, 8], "layout": ["a", "b"], "cache": [1, 2, 3, 4, 5, 6, 7, 8]}
+    pts = space_filling(levels, kind, n, seed=11)  # type: ignore[arg-type]
+    assert len(pts) == n
+    for name, lv in levels.items():
+        assert {p[name] for p in pts} == set(lv), name
+    assert space_filling(levels, kind, n, seed=11) == pts  # type: ignore[arg-type]
+    assert space_filling(levels, kind, n, seed=12) != pts  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", sorted(BAD.glob("*.yaml")), ids=lambda p: p.stem)
+def test_bad_plans_refused_with_one_line(path: Path) -> None:
+    expected = path.read_text().splitlines()[0].removeprefix("# expect: ")
+    with pytest.raises(ConfigError) as info:
+        load_plan(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message
+    assert expected in message, message
+
+
+def test_expand_orders_by_volume_merges_and_skips() -> None:
+    plan = PlanFile.model_validate({
+        "name": "t",
+        "factors": {"layout": ["replicate", "distribute"], "replica": [2, 3], "record_size": ["4KB", "64KB"],
+                    "servers": [2, 3]},
+    })
+    ex = expand(plan, _cluster(3))
+    # distribute ignores replica: its 2 replica levels merge (2 servers x 2 rs = 4 duplicates merged).
+    assert ex.duplicates == 4
+    # replica 3 on 2 servers is impossible: set aside with the reason, before anything remote.
+    assert len(ex.skipped) == 2 and all("replica 3 needs at least 3 servers" in why for _, why in ex.skipped)
+    assert len(ex.runs) == 4 * 2 - 2 + 2 * 2
+    keys = [r.volume_key for r in ex.runs]
+    assert keys == sorted(keys, key=keys.index)  # each volume's runs are adjacent
+    assert len(ex.volumes) == 5 and len(set(r.config_hash for r in ex.runs)) == len(ex.runs)
+    rep = [r for r in ex.runs if r.features["layout"] == "replicate"][0]
+    assert rep.volume.name == f"gm{rep.volume_key[:10]}" and rep.volume.replica == rep.features["replica"]
+
+
+def test_expand_refuses_a_plan_with_no_possible_point() -> None:
+    plan = PlanFile.model_validate({"name": "t", "factors": {"layout": "replicate", "replica": 3, "servers": 2}})
+    with pytest.raises(ConfigError, match="no point of the design can run on c: replica 3 needs at least 3"):
+        expand(plan, _cluster(2))
+
+
+def test_smoke_plan_shape() -> None:
+    ex = expand(load_plan(SMOKE), _cluster(3))
+    assert len(ex.runs) == 4 and len(ex.volumes) == 2
+    assert {r.features["record_size"] for r in ex.runs} == {16 << 10, 128 << 10}

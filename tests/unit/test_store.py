@@ -1,0 +1,110 @@
+"""Results store on real SQLite files: writes, resume semantics, compression, migrations, the tidy table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, create_engine, inspect, text
+
+from gluster_model.config import cluster_from_data
+from gluster_model.dataset import trial_frame
+from gluster_model.errors import StoreError
+from gluster_model.plan.file import PlanFile, expand
+from gluster_model.store import TrialRecord, open_store
+from gluster_model.store.migrate import STEPS, current_version, migrate
+from gluster_model.store.store import now, redact, store_url
+
+
+def _runs():  # type: ignore[no-untyped-def]
+    cluster = cluster_from_data({"name": "c", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
+                                                          for i in (1, 2, 3)], "clients": ["10.0.0.1"]},
+                                "c.yaml", Path("."))
+    plan = PlanFile.model_validate({"name": "t", "factors": {"layout": ["distribute", "replicate"], "replica": 3,
+                                                             "record_size": ["4KB", "64KB"]}})
+    return expand(plan, cluster).runs
+
+
+def _trial(idx: int, write: float, warmup: bool = False) -> TrialRecord:
+    return TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=1 << 22, started_at=now(), seconds=2.0,
+                       engine_seconds=1.8, argv=["iozone", "-t", "3"],
+                       measurements=[("write", write, "kB/s", write / 3, write / 2), ("read", 2 * write, "kB/s", None, None)],
+                       raw={"iozone": "Children see throughput ... " * 200})
+
+
+def test_campaign_runs_trials_round_trip(tmp_path: Path) -> None:
+    runs = _runs()
+    with open_store(tmp_path / "s.db") as st:
+        cid = st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0")
+        assert st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0") == cid
+        status = st.register_runs(cid, runs)
+        assert len(status) == 4 and {s for _, s in status.values()} == {"pending"}
+        assert st.register_runs(cid, runs) == status  # idempotent: nothing new
+        rid = status[runs[0].config_hash][0]
+        st.start_run(rid)
+        st.add_trial(rid, _trial(0, 1000.0, warmup=True))
+        st.add_trial(rid, _trial(1, 2048.0))
+        st.add_trial(rid, _trial(2, 4096.0))
+        st.flag_outliers(rid, [2])
+        st.finish_run(rid, "done", regime="cached")
+        assert st.counts(cid) == {"runs_done": 1, "runs_pending": 3, "trials": 3, "measurements": 6,
+                                  "raw_outputs": 3}
+        trials = st.trials(rid)
+        assert [t["outlier"] for t in trials] == [False, False, True]
+        raw = st.raw_output(int(trials[1]["id"]), "iozone")
+        assert raw == "Children see throughput ... " * 200
+        frame = trial_frame(st)
+        # Only the measured, non-outlier trial of the finished run: 2048 kB/s = 2.0 MB/s.
+        assert len(frame) == 1 and frame.loc[0, "write"] == 2.0 and frame.loc[0, "read"] == 4.0
+        assert str(frame["layout"].dtype) == "category" and frame.loc[0, "record_size"] == runs[0].features["record_size"]
+        assert len(trial_frame(st, include_warmups=True, include_outliers=True)) == 3
+    # The raw text is stored compressed.
+    eng = create_engine(f"sqlite:///{tmp_path / 's.db'}")
+    with eng.connect() as c:
+        size, stored = c.execute(text("select size, length(data) from raw_outputs limit 1")).one()
+    assert stored < size / 10
+
+
+def test_restarting_a_run_drops_its_unfinished_trials(tmp_path: Path) -> None:
+    runs = _runs()
+    with open_store(tmp_path / "s.db") as st:
+        cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
+        rid = st.register_runs(cid, runs)[runs[1].config_hash][0]
+        assert st.start_run(rid) == 1
+        st.add_trial(rid, _trial(0, 10.0))
+        assert st.start_run(rid) == 2  # e.g. after a crash: attempt 2 starts from trial 0 again
+        assert st.trials(rid) == []
+        st.add_trial(rid, _trial(0, 11.0))
+        with pytest.raises(Exception):  # the same trial index twice is impossible
+            st.add_trial(rid, _trial(0, 12.0))
+        assert len(st.trials(rid)) == 1
+
+
+def test_store_urls_and_missing_store(tmp_path: Path) -> None:
+    assert store_url(tmp_path / "x.db") == f"sqlite:///{tmp_path / 'x.db'}"
+    assert store_url("postgresql+psycopg://u:pw@h/db") == "postgresql+psycopg://u:pw@h/db"
+    assert "pw" not in redact("postgresql+psycopg://u:pw@h/db")
+    with pytest.raises(StoreError, match="no store at"):
+        open_store(tmp_path / "absent.db", create=False)
+
+
+def test_newer_schema_refused_and_old_schema_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with open_store(path) as st:
+        cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
+        st.register_runs(cid, _runs())
+    eng = create_engine(f"sqlite:///{path}")
+
+    def v2(conn: Connection) -> None:  # a future step: a new column with a default
+        conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(50) DEFAULT 'none'"))
+
+    with eng.begin() as conn:
+        assert current_version(conn) == 1
+        assert migrate(conn, {**STEPS, 2: v2}, target=2) == (1, 2)
+    with eng.begin() as conn:
+        assert current_version(conn) == 2
+        assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
+        assert conn.execute(text("select count(*), min(note) from runs")).one() == (4, "none")  # data kept
+    eng.dispose()
+    with pytest.raises(StoreError, match="schema version 2, newer than this glmodel understands"):
+        open_store(path)
