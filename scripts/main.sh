@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Set up from nothing (as root) and run glmodel's main job end to end on the local lab:
-# bring up a 3-node GlusterFS lab and check that every host is ready.
+# bring up a 3-node GlusterFS lab, check every host, run a short real campaign into ./glmodel.db
+# (resumable: running this again skips what is done), list its runs and export the trial table.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh"
 cd "$here"
 lab_dir=${GLMODEL_LAB_DIR:-$here/glmodel-lab}
+store=${GLMODEL_STORE:-$here/glmodel.db}
 glmodel=$here/.venv/bin/glmodel
 
 "$glmodel" lab up --nodes 3 --dir "$lab_dir"
 "$glmodel" check --cluster "$lab_dir/lab.yaml"
+"$glmodel" collect --cluster "$lab_dir/lab.yaml" --plan experiments/plans/smoke.yaml --store "$store"
+"$glmodel" runs list --store "$store" --campaign smoke@lab
+"$glmodel" export --store "$store" --campaign smoke@lab --format csv --out "$here/results/smoke.csv"
 echo
-echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml"
+echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml; results: $store, results/smoke.csv"
 echo "Tear it down with: $glmodel lab down --dir $lab_dir"

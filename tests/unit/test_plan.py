@@ -110,3 +110,12 @@ def test_smoke_plan_shape() -> None:
     ex = expand(load_plan(SMOKE), _cluster(3))
     assert len(ex.runs) == 4 and len(ex.volumes) == 2
     assert {r.features["record_size"] for r in ex.runs} == {16 << 10, 128 << 10}
+
+
+def test_readme_plan_example_is_valid() -> None:
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    start = readme.index("```yaml", readme.index("## Plan file")) + len("```yaml")
+    import yaml
+
+    plan = PlanFile.model_validate(yaml.safe_load(readme[start: readme.index("```", start)]))
+    assert plan.protocol.remount == "run" and len(plan.factors) == 14
