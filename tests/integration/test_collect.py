@@ -173,3 +173,29 @@ def test_same_campaign_on_postgresql(lab: LabState, plan_file: Path, postgres_ur
     assert "all 4 run(s) already done" in again.stdout
     shown = glmodel("runs", "show", "1", "--store", postgres_url, "--raw", "0", check=True)
     assert "Children see throughput for" in shown.stdout
+
+
+def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
+                             "--plan", str(plan_file), "--store", store], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:  # interrupt during the first run's second trial
+            if _has_campaign(store) and _counts(store, "ci@lab").get("trials", 0) >= 1:
+                break
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err
+    with open_store(store) as st:
+        runs = st.runs()
+        interrupted = [r for r in runs if r["error"] == "interrupted"]
+        assert len(interrupted) == 1 and interrupted[0]["status"] == "failed"
+        assert len(st.trials(int(interrupted[0]["id"]))) >= 1  # the committed trial is kept
+        assert all(r["status"] in ("pending", "done") for r in runs if r is not interrupted[0])
+    _no_volumes_left(lab)
