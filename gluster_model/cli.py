@@ -496,8 +496,8 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
         existing = st.campaign(name)
         done = 0
         if existing is not None:
-            done = sum(1 for r in st.runs(int(existing["id"])) if r["status"] == "done"
-                       and r["config_hash"] in {x.config_hash for x in expanded.runs})
+            planned = {x.config_hash for x in expanded.runs}
+            done = sum(1 for r in st.runs(int(existing["id"])) if r["status"] == "done" and r["config_hash"] in planned)
         console.print(f"campaign {name}: {len(expanded.runs)} run(s), {done} already done; store {st.where}",
                       highlight=False)
         with _ProgressReporter(console, len(expanded.runs), done) as rep:
@@ -543,7 +543,8 @@ def runs_list(store: str, campaign: str | None, status: str | None, as_json: boo
                 raise Failure(f"no campaign {campaign!r} in {st.where} (campaigns: {names})", 2)
             cid = int(c["id"])
         rows = [r for r in st.runs(cid) if status is None or r["status"] == status]
-        counts = {r["id"]: len(st.trials(int(r["id"]))) for r in rows}
+        per_run = st.trial_counts(cid)
+        counts = {r["id"]: per_run.get(int(r["id"]), 0) for r in rows}
     if as_json:
         click.echo(json.dumps([{k: r[k] for k in ("id", "campaign", "status", "attempts", "regime", "unstable",
                                                    "features", "error", "error_host", "error_command")}

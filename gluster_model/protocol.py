@@ -79,7 +79,7 @@ def rsd(values: list[float]) -> float:
 
 def half_width_fraction(values: list[float], confidence: float = 0.95) -> float:
     """95% CI half-width over the mean (t distribution); inf below two values."""
-    from statistics import NormalDist
+    from scipy.stats import t
 
     n = len(values)
     if n < 2:
@@ -87,14 +87,8 @@ def half_width_fraction(values: list[float], confidence: float = 0.95) -> float:
     mean = statistics.fmean(values)
     if not mean:
         return math.inf
-    t = _t_quantile(1 - (1 - confidence) / 2, n - 1) if n < 200 else NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-    return t * statistics.stdev(values) / math.sqrt(n) / abs(mean)
-
-
-def _t_quantile(p: float, df: int) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(p, df))
+    quantile = float(t.ppf(1 - (1 - confidence) / 2, n - 1))
+    return quantile * statistics.stdev(values) / math.sqrt(n) / abs(mean)
 
 
 def three_sigma_outliers(values: Values) -> list[int]:

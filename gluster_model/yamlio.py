@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -128,3 +131,23 @@ def _unwrap_model(tp: Any, want_container: bool) -> Any:
         models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
         tp = models[0] if models else args[-1] if typing.get_origin(tp) is dict else args[0]
     return tp
+
+
+M = TypeVar("M", bound="BaseModel")
+
+
+def load_model(path: str | Path, model: type[M], expected: str) -> M:
+    """Read a YAML file holding one mapping and validate it as ``model``; every failure is one ConfigError line.
+
+    ``expected`` says what the mapping should hold, for a file that is not a mapping at all.
+    """
+    from pydantic import ValidationError
+
+    p = Path(path)
+    data = parse_yaml(read_text(p), str(p))
+    if not isinstance(data, dict):
+        raise ConfigError(str(p), "", f"expected a mapping {expected}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_message(exc, str(p), model) from None

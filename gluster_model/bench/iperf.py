@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import statistics
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..config import ClusterSpec, Frozen, Host
-from ..errors import GlmodelError, MultiHostError, ParseError
+from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
 
@@ -75,11 +76,8 @@ class IperfMatrix:
 
     def median_pair_bps(self) -> float | None:
         """The typical point-to-point bandwidth: the study's 'network bandwidth' feature."""
-        values = sorted(p.received_bps for p in self.ok() if p.received_bps)
-        if not values:
-            return None
-        mid = len(values) // 2
-        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+        values = [p.received_bps for p in self.ok() if p.received_bps]
+        return statistics.median(values) if values else None
 
 
 def plan_pairs(cluster: ClusterSpec, port: int) -> list[Pair]:
@@ -233,9 +231,3 @@ def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,
                                                    retr, text, err))
     return matrix
 
-
-def require_all(matrix: IperfMatrix) -> None:
-    """Raise one error naming every failed pair (for callers that need the full matrix)."""
-    failed = [p for p in matrix.pairs if p.error]
-    if failed:
-        raise MultiHostError([GlmodelError(f"{p.client}->{p.server} ({p.direction}): {p.error}") for p in failed])

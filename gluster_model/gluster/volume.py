@@ -15,11 +15,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..config import ClusterSpec, Frozen, Host
 from ..errors import ConfigError, ParseError
-from ..yamlio import parse_yaml, read_text, validation_message
+from ..yamlio import load_model
 from .cli import GlusterVersion, gluster_argv, parse_cli_xml
 
 # The study's translators and the option that switches each one.
@@ -166,14 +166,7 @@ class VolumeConfig(Frozen):
 
 
 def load_volume(path: str | Path) -> VolumeConfig:
-    p = Path(path)
-    data = parse_yaml(read_text(p), str(p))
-    if not isinstance(data, dict):
-        raise ConfigError(str(p), "", "expected a mapping describing one volume (name, layout, ...)")
-    try:
-        return VolumeConfig.model_validate(data)
-    except ValidationError as exc:
-        raise validation_message(exc, str(p), VolumeConfig) from None
+    return load_model(path, VolumeConfig, "describing one volume (name, layout, ...)")
 
 
 @dataclass(frozen=True)

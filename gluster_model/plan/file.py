@@ -13,7 +13,7 @@ from ..bench.iperf import IperfSpec
 from ..config import ClusterSpec, Frozen
 from ..errors import ConfigError
 from ..protocol import Protocol
-from ..yamlio import parse_yaml, read_text, validation_message
+from ..yamlio import load_model
 from .design import DesignType, make_design
 from .factors import FACTORS, Level, RunSpec, normalize_level, realize
 
@@ -96,14 +96,7 @@ class PlanFile(Frozen):
 
 
 def load_plan(path: str | Path) -> PlanFile:
-    p = Path(path)
-    data = parse_yaml(read_text(p), str(p))
-    if not isinstance(data, dict):
-        raise ConfigError(str(p), "", "expected a mapping with name, factors, design, protocol")
-    try:
-        return PlanFile.model_validate(data)
-    except ValidationError as exc:
-        raise validation_message(exc, str(p), PlanFile) from None
+    return load_model(path, PlanFile, "with name, factors, design, protocol")
 
 
 @dataclass

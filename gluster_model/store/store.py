@@ -239,6 +239,14 @@ class Store:
             r["measurements"] = by_trial.get(int(r["id"]), [])
         return rows
 
+    def trial_counts(self, campaign_id: int | None = None) -> dict[int, int]:
+        """Trials stored per run id (one query, for listings)."""
+        q = select(t.trials.c.run_id, func.count()).join(t.runs).group_by(t.trials.c.run_id)
+        if campaign_id is not None:
+            q = q.where(t.runs.c.campaign_id == campaign_id)
+        with self.tx() as c:
+            return {int(rid): int(n) for rid, n in c.execute(q)}
+
     def raw_output(self, trial_id: int, kind: str) -> str | None:
         with self.tx() as c:
             data = c.execute(select(t.raw_outputs.c.data).where(t.raw_outputs.c.trial_id == trial_id,
