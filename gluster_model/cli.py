@@ -466,7 +466,7 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
     """
     import signal
 
-    from .collect import Collector, campaign_name, estimate_seconds, trial_count
+    from .collect import Collector, TrialCost, campaign_name, estimate_seconds, stored_trial_cost, trial_count
     from .plan.file import expand, load_plan
     from .remote.executor import SSHExecutor
     from .store import open_store
@@ -478,10 +478,14 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
     low, high = trial_count(expanded, plan.protocol)
     console = _console()
     if dry_run:
-        est = estimate_seconds(expanded, plan.protocol)
+        cost = TrialCost()
+        if Path(store).exists() or "://" in store:
+            with open_store(store, create=False) as st:
+                cost = stored_trial_cost(st, spec.name) or cost
+        est = estimate_seconds(expanded, plan.protocol, cost=cost)
         console.print(f"campaign {name}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
                       f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
-                      f"estimated {est / 60:.0f} min", highlight=False)
+                      f"estimated {est / 60:.0f} min ({cost.source})", highlight=False)
         if expanded.duplicates:
             console.print(f"  {expanded.duplicates} design point(s) merged: they differ only in factors that do not "
                           "apply to them", highlight=False)
@@ -569,6 +573,7 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     """Example: glmodel runs show 3 --raw 1"""
     import json
 
+    from .gluster.volume import gluster_size
     from .store import open_store
 
     with open_store(store, create=False) as st:
@@ -593,7 +598,8 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     for t in trials:
         flags = ",".join(f for f, on in (("warm-up", t["warmup"]), ("outlier", t["outlier"])) if on)
         figs = "  ".join(f"{m['metric']} {m['value'] / 1024:,.1f}" for m in t["measurements"])
-        click.echo(f"  trial {t['idx']:3d} {t['status']:6s} {t['seconds']:6.1f}s {flags:16s} {figs}"
+        size = gluster_size(t["file_size"]) if t["file_size"] else "?"
+        click.echo(f"  trial {t['idx']:3d} {t['status']:6s} {t['seconds']:6.1f}s {size:>7s} {flags:16s} {figs} MB/s"
                    + (f"  error: {t['error']}" if t["error"] else ""))
     if raw is not None:
         click.echo(raw)

@@ -20,7 +20,8 @@ from . import __version__
 from .bench.iozone import IozoneRun, IozoneWorkload, run_iozone
 from .config import ClusterSpec
 from .errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
-from .gluster.apply import apply_volume, drop_caches, remount, teardown_volume
+from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
+from .gluster.cli import GlusterVersion
 from .gluster.volume import gluster_size, parse_size
 from .plan.factors import RunSpec, digest
 from .plan.file import Expanded, PlanFile
@@ -93,18 +94,58 @@ def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]]) -> str:
     return digest({"cluster": cluster.name, "hosts": hosts})
 
 
-def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True) -> float:
-    """Rough campaign duration, from what a lab trial costs: ~8 s of iozone start-up and teardown plus the
-    data at an assumed 100 MB/s per test pass; ~15 s per volume to create, mount and tear down."""
+@dataclass(frozen=True)
+class TrialCost:
+    """What a trial costs: fixed start-up seconds plus bytes moved (per test pass) at a rate."""
+
+    startup_s: float = 9.0
+    bytes_per_s: float = 100 * 2**20
+    volume_s: float = 9.0
+    source: str = "lab defaults"
+
+
+def fit_trial_cost(samples: list[tuple[float, float]], volume_s: float = 9.0) -> TrialCost | None:
+    """Least-squares fit of seconds = startup + bytes / rate over stored trials, as (bytes moved, seconds).
+
+    Needs at least three trials and two distinct sizes; a fit that makes no physical sense (negative start-up
+    or rate) falls back to the median start-up with the rate left at its default.
+    """
+    if len(samples) < 3 or len({b for b, _ in samples}) < 2:
+        return None
+    import numpy as np
+
+    x = np.array([b for b, _ in samples], dtype=float)
+    y = np.array([sec for _, sec in samples], dtype=float)
+    slope, intercept = np.polyfit(x, y, 1)
+    source = f"fitted on {len(samples)} stored trial(s)"
+    if slope <= 0 or intercept < 0:
+        return TrialCost(startup_s=float(np.median(y)), volume_s=volume_s, source=source + " (start-up only)")
+    return TrialCost(startup_s=float(intercept), bytes_per_s=float(1 / slope), volume_s=volume_s, source=source)
+
+
+def stored_trial_cost(store: Store, cluster_name: str) -> TrialCost | None:
+    """Calibrate the estimate on earlier measured trials of the same cluster, if the store has enough."""
+    names = {c["name"] for c in store.campaigns() if c["cluster_name"] == cluster_name}
+    per_trial: dict[int, list[Any]] = {}
+    for r in store.trial_table():
+        if r["campaign"] in names and r["trial_status"] == "ok" and r["seconds"] and r["metric"]:
+            e = per_trial.setdefault(r["trial_id"], [r["trial_file_size"] * r["threads"], r["seconds"], 0])
+            e[2] += 1
+    return fit_trial_cost([(size * passes, sec) for size, sec, passes in per_trial.values()])
+
+
+def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, cost: TrialCost = TrialCost()) -> float:
+    """Campaign duration: per trial, the start-up plus the data of every test pass at the cost's rate (or the
+    auto-sizing target); per volume, creating, mounting and removing it; a minute for the baselines."""
     per_trial = 0.0
     for run in expanded.runs:
         data = parse_size(run.workload.file_size) * run.workload.threads
         passes = 1 + len([t for t in run.workload.tests if t != "write"])
-        trial = 8 + passes * data / (100 << 20)
+        io = passes * data / cost.bytes_per_s
         if p.target_seconds:
-            trial = max(trial, p.target_seconds * passes)
-        per_trial += trial * (p.warmups + p.repetitions)
-    total = per_trial + 15 * len(expanded.volumes)
+            io = max(io, p.target_seconds)
+        per_trial += (cost.startup_s + io) * (p.warmups + p.repetitions)
+    total = per_trial + cost.volume_s * len(expanded.volumes)
     return total + (60 if baselines else 0)
 
 
@@ -124,6 +165,30 @@ def regime(workload: IozoneWorkload, client_ram: int | None, clients_used: int) 
         return "unknown"
     per_client = parse_size(workload.file_size) * math.ceil(workload.threads / max(clients_used, 1))
     return "uncached" if per_client > client_ram else "cached"
+
+
+def size_past_ram(workload: IozoneWorkload, client_ram: int, clients_used: int, margin: float = 1.25) -> IozoneWorkload:
+    """The workload with files grown so each client handles ``margin`` × its RAM (uncached regime).
+
+    A client's threads share its page cache, so the per-file size is the client's share divided by its threads.
+    Files already large enough, and O_DIRECT runs (which bypass the cache), are left as they are.
+    """
+    if workload.sync == "odirect":
+        return workload
+    threads_per_client = math.ceil(workload.threads / max(clients_used, 1))
+    need = math.ceil(client_ram * margin / threads_per_client / 1024) * 1024
+    if parse_size(workload.file_size) >= need:
+        return workload
+    return workload.model_copy(update={"file_size": f"{need // 1024}k"})
+
+
+def io_seconds(kbps: dict[str, float], file_size: int, threads: int) -> float:
+    """Time a trial spent moving data: per test (metric -> aggregate kB/s), all threads' bytes over the throughput.
+
+    This leaves out iozone's start-up and barriers (about 9 s on the lab), which do not grow with the file.
+    """
+    total = file_size * threads / 1024  # kB
+    return sum(total / v for v in kbps.values() if v > 0)
 
 
 def _host_named(text: str, cluster: ClusterSpec) -> str | None:
@@ -148,6 +213,7 @@ class Collector:
         self.report: Reporter = reporter or SilentReporter()
         self.facts_fn = facts_fn
         self.client_ram: int | None = None
+        self.version: GlusterVersion | None = None
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
@@ -175,7 +241,8 @@ class Collector:
             volume = runs[0].volume
             try:
                 self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
-                apply_volume(self.cluster, self.ex, volume, source=self.name)
+                self.version = self.version or server_version(self.cluster, self.ex)
+                apply_volume(self.cluster, self.ex, volume, source=self.name, version=self.version)
                 points = remount(self.cluster, self.ex, volume.name)
             except GlmodelError as exc:
                 for r in runs:
@@ -283,10 +350,8 @@ class Collector:
         self.store.start_run(run_id)
         workload = run.workload
         clients_used = len(points) if workload.clients is None else min(workload.clients, len(points))
-        if p.larger_than_ram and self.client_ram and workload.sync != "odirect":
-            per_thread_clients = math.ceil(workload.threads / clients_used)
-            need = int(self.client_ram * 1.25 / per_thread_clients) + 1
-            workload = workload.model_copy(update={"file_size": f"{max(parse_size(workload.file_size), need) // 1024}k"})
+        if p.larger_than_ram and self.client_ram:
+            workload = size_past_ram(workload, self.client_ram, clients_used)
         idx = 0
         engine_total = 0.0
         if p.target_seconds:
@@ -322,18 +387,22 @@ class Collector:
 
     def _auto_size(self, run_id: int, run: RunSpec, workload: IozoneWorkload,
                    points: dict[str, str]) -> tuple[IozoneWorkload, int, float]:
-        """Double file_size until one trial lasts the target time; the sizing trials are recorded as warm-ups."""
+        """Double file_size until one trial's data phase (``io_seconds``) lasts the target time.
+
+        The sizing trials are recorded as warm-ups. Doubling stops at ``max_file_size`` too.
+        """
         p = self.plan.protocol
         assert p.target_seconds is not None
         idx, engine_total = 0, 0.0
-        for _ in range(12):
-            _, engine_s = self._trial(run_id, run, workload, points, idx, warmup=True)
+        limit = p.max_file_size
+        while True:
+            values, engine_s = self._trial(run_id, run, workload, points, idx, warmup=True)
             idx += 1
             engine_total += engine_s
-            if engine_s >= p.target_seconds:
-                break
-            workload = workload.model_copy(update={"file_size": f"{parse_size(workload.file_size) * 2 // 1024}k"})
-        return workload, idx, engine_total
+            size = parse_size(workload.file_size)
+            if io_seconds(values, size, workload.threads) >= p.target_seconds or size * 2 > limit:
+                return workload, idx, engine_total
+            workload = workload.model_copy(update={"file_size": f"{size * 2 // 1024}k"})
 
     def _trial(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str], idx: int,
                warmup: bool) -> tuple[dict[str, float], float]:

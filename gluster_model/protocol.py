@@ -25,9 +25,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from .config import Frozen
+from .gluster.volume import parse_size
 
 
 class Protocol(Frozen):
@@ -42,9 +43,15 @@ class Protocol(Frozen):
     drop_caches: bool = True
     remount: Literal["never", "run", "trial"] = "run"
     target_seconds: float | None = Field(default=None, gt=0, le=3600,
-                                         description="auto-size file_size so a trial lasts about this long")
+                                         description="auto-size file_size so a trial's data phase lasts about this long")
+    max_file_size: int = Field(default=64 << 30, gt=0, description="auto-sizing never grows a file past this")
     larger_than_ram: bool = Field(default=False, description="size files past the clients' RAM (uncached regime)")
     trial_timeout: float = Field(default=3600, gt=0)
+
+    @field_validator("max_file_size", mode="before")
+    @classmethod
+    def _size(cls, v: object) -> object:
+        return parse_size(v) if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _caps(self) -> Protocol:

@@ -88,13 +88,17 @@ def _remove_bricks(executor: Executor, bricks: tuple[str, ...]) -> None:
     executor.run_many(by_host, lambda a: ["rm", "-rf", "--", *by_host[a]])
 
 
+def _set_options(cluster: ClusterSpec, executor: Executor, name: str, options: dict[str, str]) -> None:
+    """All options in one `volume set` (the CLI takes several key/value pairs): one glusterd transaction."""
+    if options:
+        _gluster(executor, _admin(cluster), "volume", "set", name,
+                 *(part for kv in options.items() for part in kv))
+
+
 def _set_and_verify(cluster: ClusterSpec, executor: Executor, name: str, wanted: dict[str, str],
                     current: dict[str, str]) -> dict[str, str]:
-    admin = _admin(cluster)
-    for key, value in wanted.items():
-        if key in current and values_match(value, current[key]):
-            continue
-        _gluster(executor, admin, "volume", "set", name, key, value)
+    _set_options(cluster, executor, name, {k: v for k, v in wanted.items()
+                                           if k not in current or not values_match(v, current[k])})
     after = read_options(cluster, executor, name)
     wrong = [f"{k}={after.get(k, '<missing>')} (wanted {v})" for k, v in wanted.items()
              if k not in after or not values_match(v, after[k])]
@@ -103,9 +107,13 @@ def _set_and_verify(cluster: ClusterSpec, executor: Executor, name: str, wanted:
     return {k: after[k] for k in wanted}
 
 
-def apply_volume(cluster: ClusterSpec, executor: Executor, config: VolumeConfig, source: str = "volume") -> ApplyResult:
-    """Make the volume exist as configured: create it, change only options, or do nothing if it already is."""
-    version = server_version(cluster, executor)
+def apply_volume(cluster: ClusterSpec, executor: Executor, config: VolumeConfig, source: str = "volume",
+                 version: GlusterVersion | None = None) -> ApplyResult:
+    """Make the volume exist as configured: create it, change only options, or do nothing if it already is.
+
+    ``version`` saves a round trip when the caller already knows the servers' Gluster version.
+    """
+    version = version or server_version(cluster, executor)
     plan = plan_volume(config, cluster, version, source)
     wanted = config.volume_options()
     existing = volume_info(cluster, executor, config.name)
@@ -120,6 +128,8 @@ def apply_volume(cluster: ClusterSpec, executor: Executor, config: VolumeConfig,
     admin = _admin(cluster)
     _prepare_bricks(executor, plan)
     _gluster(executor, admin, *plan.create_args())
+    # Options go in before start, so the bricks start once with their final graph.
+    _set_options(cluster, executor, config.name, wanted)
     _gluster(executor, admin, "volume", "start", config.name)
     read_back = _set_and_verify(cluster, executor, config.name, wanted, read_options(cluster, executor, config.name))
     info = volume_info(cluster, executor, config.name)

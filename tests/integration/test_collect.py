@@ -199,3 +199,37 @@ def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_fi
         assert len(st.trials(int(interrupted[0]["id"]))) >= 1  # the committed trial is kept
         assert all(r["status"] in ("pending", "done") for r in runs if r is not interrupted[0])
     _no_volumes_left(lab)
+
+
+def test_auto_sizing_doubles_until_the_data_phase_lasts_the_target(lab: LabState, tmp_path: Path) -> None:
+    target = 0.25
+    plan = {"name": "auto",
+            "factors": {"layout": "distribute", "file_size": "4MB", "record_size": "64KB", "threads": 3},
+            "workload": {"tests": ["write"]},
+            "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none", "target_seconds": target,
+                         "max_file_size": "256MB"},
+            "baselines": {"network": False, "disk": False}}
+    plan_path = tmp_path / "auto.yaml"
+    plan_path.write_text(yaml.safe_dump(plan))
+    store = str(tmp_path / "auto.db")
+    glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_path), "--store", store,
+            timeout=900, check=True)
+    with open_store(store, create=False) as st:
+        (run,) = st.runs()
+        trials = st.trials(int(run["id"]))
+    sizing = [t for t in trials if t["warmup"]]
+    measured = [t for t in trials if not t["warmup"]]
+    assert len(sizing) >= 2 and len(measured) == 1  # 3 x 4 MiB cannot take 0.25 s at lab speeds
+
+    def data_phase(t: dict) -> float:  # seconds the write moved data: 3 threads' bytes over the aggregate rate
+        (m,) = t["measurements"]
+        return 3 * t["file_size"] / 1024 / m["value"]
+
+    assert [t["file_size"] for t in sizing] == [(4 << 20) * 2**i for i in range(len(sizing))]
+    assert all(data_phase(t) < target for t in sizing[:-1])
+    assert data_phase(sizing[-1]) >= target or sizing[-1]["file_size"] * 2 > 256 << 20
+    assert measured[0]["file_size"] == sizing[-1]["file_size"]
+    # The dry-run estimate now learns from these trials (two or more sizes).
+    dry = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_path), "--store", store,
+                  "--dry-run", check=True)
+    assert f"fitted on {len(trials)} stored trial(s)" in dry.stdout
