@@ -632,6 +632,68 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
     click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
 
 
+@cli.command(short_help="Fit the study's MLR and its challengers per metric; validate, rank predictors, save.")
+@store_option
+@click.option("--campaign", "campaigns", multiple=True, help="Only these campaigns (repeatable; default: all).")
+@click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="unified", show_default=True,
+              help="Feature family: the study's hardware or Gluster model, or everything.")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) to fit (default: every one with data).")
+@click.option("--model", "models", multiple=True, help="Challenger(s): loglinear, physical, gbm (default: all; "
+              "the MLR is always fitted).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the splits, samples and bootstrap.")
+@click.option("--level", type=click.FloatRange(0.5, 0.99), default=0.9, show_default=True,
+              help="Prediction-interval level checked on held-out data.")
+@click.option("--samples", type=click.IntRange(64, 1 << 20), default=1024, show_default=True,
+              help="Base samples for the Sobol' indices.")
+@click.option("--bootstrap", type=click.IntRange(0, 1000), default=30, show_default=True,
+              help="Refits for the bootstrap intervals of importance (0: none).")
+@click.option("--with-outliers", is_flag=True, help="Keep trials flagged as outliers (warm-ups never count).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("model.json"), show_default=True,
+              help="Model file to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
+def fit(store: str, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...], models: tuple[str, ...],
+        seed: int, level: float, samples: int, bootstrap: int, with_outliers: bool, out: Path,
+        as_json: bool) -> None:
+    """Per metric: the study's MLR (coefficients, adjusted R², 75/25 validation), grouped cross-validation,
+    diagnostics, challengers side by side, importance (Sobol'), and a model file for `glmodel predict`.
+
+    Example: glmodel fit --store glmodel.db --family hardware --out model.json
+    """
+    import json
+
+    from .dataset import trial_frame
+    from .model import artifact
+    from .model.fit import MODELS, fit_frame, provenance
+    from .store import open_store
+
+    with open_store(store, create=False) as st:
+        known = {c["name"] for c in st.campaigns()}
+        missing = [c for c in campaigns if c not in known]
+        if missing:
+            raise Failure(f"--campaign: no campaign {', '.join(missing)} in {st.where} "
+                          f"(it has {', '.join(sorted(known)) or 'none'})")
+        frame = trial_frame(st, include_outliers=with_outliers)
+        where = st.where
+    if campaigns and not frame.empty:
+        frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
+    if frame.empty:
+        raise Failure(f"no finished trials to fit in {where}")
+    fits, skipped = fit_frame(frame, family, list(metrics) or None, models=list(models) or list(MODELS),
+                              seed=seed, level=level, importance_n=samples, bootstrap=bootstrap)
+    doc = artifact.build(fits, provenance(where, frame, family, seed))
+    artifact.save(doc, out)
+    if as_json:
+        click.echo(json.dumps({"model_file": str(out), "provenance": doc["provenance"],
+                               "metrics": {m: v["report"] for m, v in doc["metrics"].items()},
+                               "not_fitted": skipped}, indent=1))
+        return
+    from .model.show import print_fits
+
+    console = _console()
+    print_fits(console, fits, skipped)
+    console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in fits)})", highlight=False)
+
+
 # -- lab -----------------------------------------------------------------------------------------------------
 
 @cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")

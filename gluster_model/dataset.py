@@ -18,9 +18,25 @@ if TYPE_CHECKING:
 
 METRICS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps")
+           "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb")
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
 BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
+# The study's feature families. "hardware": what is bought and how the cluster is laid out; "gluster": the
+# volume's tuning once the hardware is fixed; "unified": everything, the study's future work.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "hardware": ("network_gbps", "disk_read_mbps", "disk_write_mbps", "base_filesystem", "servers", "clients",
+                 "shard", "replica", "file_size"),
+    "gluster": ("record_size", "cache_size", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"),
+}
+FAMILIES["unified"] = (*FAMILIES["hardware"], *FAMILIES["gluster"], "layout", "disperse", "redundancy",
+                       "shard_block_size", "threads", "sync")
+
+# What a volume has when a plan leaves a knob alone (GlusterFS 10, `gluster volume get VOL all` on a new volume;
+# an integration test checks these against the lab's servers). Filling them lets campaigns that varied
+# different knobs be pooled.
+GLUSTER_DEFAULTS: dict[str, Any] = {"write_behind": True, "read_ahead": False, "io_cache": False,
+                                    "quick_read": True, "md_cache": True, "cache_size": 32 << 20, "shard": False,
+                                    "shard_block_size": 64 << 20}
 _UNIT_TO_MBPS = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20)}
 
 
@@ -38,15 +54,39 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for c in store.campaigns():
         d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": []})
-        fstypes = [b.get("fstype") for h in store.hosts(int(c["id"]))
-                   for b in (h["facts"].get("bricks") or {}).values()]
+        hosts = store.hosts(int(c["id"]))
+        fstypes = [b.get("fstype") for h in hosts for b in (h["facts"].get("bricks") or {}).values()]
+        roles = [set(str(h["roles"]).split("+")) for h in hosts]
+        rams = [h["ram_bytes"] for h, r in zip(hosts, roles) if "client" in r and h["ram_bytes"]]
         out[c["name"]] = {
+            "servers_total": sum(1 for r in roles if "server" in r) or None,
+            "clients_total": sum(1 for r in roles if "client" in r) or None,
+            "client_ram_gb": min(rams) / 2**30 if rams else None,
             "network_gbps": statistics.median(d["net"]) if d["net"] else None,
             "disk_read_mbps": statistics.median(d["dr"]) if d["dr"] else None,
             "disk_write_mbps": statistics.median(d["dw"]) if d["dw"] else None,
             "base_filesystem": statistics.mode(fstypes) if fstypes else None,
         }
     return out
+
+
+def _fill_effective(frame: pd.DataFrame) -> pd.DataFrame:
+    """Replace "not set by the plan" with what the run really had: all servers/clients of the cluster, one copy
+    outside replicate volumes, no dispersal outside disperse volumes, Gluster's defaults for untouched knobs."""
+    for col, total in (("servers", "servers_total"), ("clients", "clients_total")):
+        if total in frame:
+            frame[col] = frame[col].astype("Float64").fillna(frame[total].astype("Float64"))
+    frame = frame.drop(columns=[c for c in ("servers_total", "clients_total") if c in frame])
+    if "layout" in frame:
+        frame.loc[frame["layout"] != "replicate", "replica"] = 1
+        for col in ("disperse", "redundancy"):
+            frame.loc[frame["layout"] != "disperse", col] = 0
+    for col, value in GLUSTER_DEFAULTS.items():
+        if col in frame:
+            frame[col] = frame[col].astype(object).where(frame[col].notna(), value)
+    if "shard_block_size" in frame and "shard" in frame:
+        frame.loc[~frame["shard"].astype(bool), "shard_block_size"] = 0
+    return frame
 
 
 def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: bool = False,
@@ -74,6 +114,7 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
     frame = pd.DataFrame(list(trials.values()))
     if frame.empty:
         return frame
+    frame = _fill_effective(frame)
     for m in METRICS:
         if m not in frame:
             frame[m] = float("nan")

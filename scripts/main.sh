@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up from nothing (as root) and run glmodel's main job end to end on the local lab:
 # bring up a 3-node GlusterFS lab, check every host, run a short real campaign into ./glmodel.db
-# (resumable: running this again skips what is done), list its runs and export the trial table.
+# (resumable: running this again skips what is done), list its runs, export the trial table and fit it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh"
@@ -15,6 +15,7 @@ glmodel=$here/.venv/bin/glmodel
 "$glmodel" collect --cluster "$lab_dir/lab.yaml" --plan experiments/plans/smoke.yaml --store "$store"
 "$glmodel" runs list --store "$store" --campaign smoke@lab
 "$glmodel" export --store "$store" --campaign smoke@lab --format csv --out "$here/results/smoke.csv"
+"$glmodel" fit --store "$store" --campaign smoke@lab --out "$here/results/smoke-model.json"
 echo
-echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml; results: $store, results/smoke.csv"
+echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml; results: $store, results/smoke.csv, results/smoke-model.json"
 echo "Tear it down with: $glmodel lab down --dir $lab_dir"

@@ -86,6 +86,41 @@ def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: 
 
     frame = pd.read_parquet(out)
     assert len(frame) == 8 and (frame["write"] > 0).all() and frame["network_gbps"].gt(0).all()
+    _fit_end_to_end(store, tmp_path)
+
+
+def _fit_end_to_end(store: str, tmp_path: Path) -> None:
+    """glmodel fit on the lab campaign: every table, and a model file that reloads to identical predictions."""
+    import json
+
+    import numpy as np
+
+    from gluster_model.dataset import trial_frame
+    from gluster_model.model import artifact
+    from gluster_model.model.fit import fit_frame
+
+    model_path = tmp_path / "model.json"
+    shown = glmodel("fit", "--store", store, "--out", str(model_path), "--bootstrap", "3", "--samples", "128",
+                    timeout=300, check=True)
+    for heading in ("write: models on the same data (8 trials, 4 configurations)", "write: the study's MLR (OLS)",
+                    "write: predictor importance, mlr model", "model file:"):
+        assert heading in shown.stdout, shown.stdout
+    assert "layout left out: identical to replica in these data" in shown.stdout
+    report = json.loads(glmodel("fit", "--store", store, "--out", str(model_path), "--json", "--bootstrap", "0",
+                                "--samples", "128", check=True).stdout)["metrics"]["write"]
+    assert [c["model"] for c in report["comparison"]] == ["mlr", "loglinear", "physical", "gbm"]
+    assert {r["term"] for r in report["coefficients"]} == {"const", "replica", "record_size"}
+    assert report["comparison"][0]["cv"]["folds"] == 4 and report["n_rows"] == 8
+    vi = {i["feature"]: i["vi"] for i in report["importance"]["mlr"]}
+    assert set(vi) == {"replica", "record_size"} and sum(vi.values()) == pytest.approx(1.0)
+    # Library round trip on the same data: save, load, identical predictions for every model.
+    with open_store(store, create=False) as st:
+        frame = trial_frame(st)
+    fits, _ = fit_frame(frame, "unified", ["write"], bootstrap=0, importance_n=128, cv_repeats=1)
+    artifact.save(artifact.build(fits, {"store": store}), tmp_path / "again.json")
+    loaded = artifact.load(tmp_path / "again.json")
+    for name, model in fits[0].models.items():
+        np.testing.assert_array_equal(loaded.model("write", name).predict(frame), model.predict(frame))
 
 
 def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_path: Path) -> None:

@@ -116,3 +116,27 @@ def test_cli_volume_and_bench(lab: LabState) -> None:
         down = glmodel("volume", "teardown", "--cluster", cf, "--volume", vol)
     assert "volume dist3: removed" in down.stdout
     assert "did not exist" in glmodel("volume", "teardown", "--cluster", cf, "--volume", vol).stdout
+
+
+def test_model_defaults_match_a_new_volume(env: tuple[ClusterSpec, SSHExecutor]) -> None:
+    """dataset.GLUSTER_DEFAULTS fills knobs a plan left alone; they must be what a fresh volume really has."""
+    from gluster_model.dataset import GLUSTER_DEFAULTS
+    from gluster_model.gluster.volume import parse_size, volume_argv
+
+    spec, ex = env
+    try:
+        apply_volume(spec, ex, VolumeConfig(name="dflt"))
+        server = read_options(spec, ex, "dflt")
+        option = {"write_behind": "performance.write-behind", "read_ahead": "performance.read-ahead",
+                  "io_cache": "performance.io-cache", "quick_read": "performance.quick-read",
+                  "md_cache": "performance.stat-prefetch", "shard": "features.shard"}
+        for key, name in option.items():
+            assert (server[name] == "on") is GLUSTER_DEFAULTS[key], name
+        assert parse_size(server["features.shard-block-size"].split()[0]) == GLUSTER_DEFAULTS["shard_block_size"]
+        # `volume get all` lists performance.cache-size twice (quick-read's 128MB last); the io-cache size the
+        # study varied is the one `volume get VOL performance.cache-size` answers with.
+        admin = spec.servers[0]
+        out = ex.run(admin.address, volume_argv(admin, "volume", "get", "dflt", "performance.cache-size")).stdout
+        assert parse_size(out.split()[-2] if "(DEFAULT)" in out else out.split()[-1]) == GLUSTER_DEFAULTS["cache_size"]
+    finally:
+        teardown_volume(spec, ex, "dflt")

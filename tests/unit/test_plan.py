@@ -108,8 +108,8 @@ def test_expand_refuses_a_plan_with_no_possible_point() -> None:
 
 def test_smoke_plan_shape() -> None:
     ex = expand(load_plan(SMOKE), _cluster(3))
-    assert len(ex.runs) == 4 and len(ex.volumes) == 2
-    assert {r.features["record_size"] for r in ex.runs} == {16 << 10, 128 << 10}
+    assert len(ex.runs) == 6 and len(ex.volumes) == 2
+    assert {r.features["record_size"] for r in ex.runs} == {16 << 10, 128 << 10, 1 << 20}
 
 
 def test_readme_plan_example_is_valid() -> None:

@@ -1,0 +1,131 @@
+"""The model file: plain JSON holding, per metric, the feature schema with its measured ranges, every fitted
+model's parameters, the validation figures, importance and provenance.
+
+Linear models are numbers in the JSON. A gradient-boosting model is embedded in skops format and loaded with
+only the scikit-learn types it is made of trusted; nothing is ever unpickled. Loading a linear model needs
+numpy alone, so `glmodel predict` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import GlmodelError
+from .features import Schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .fit import MetricFit
+    from .learners import Fitted
+
+FORMAT = "glmodel-model"
+VERSION = 1
+
+
+class ModelFileError(GlmodelError):
+    """A model file that is missing, not JSON, or not one glmodel wrote."""
+
+
+def data_hash(frame: pd.DataFrame) -> str:
+    """SHA-256 of the training rows (sorted columns and rows), so a model names exactly the data it saw."""
+    import hashlib
+
+    cols = sorted(frame.columns)
+    text = frame[cols].sort_values(cols).to_csv(index=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _clean(obj: Any) -> Any:
+    """JSON without NaN/inf (strict parsers reject them): those become null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item"):  # numpy scalars
+        return _clean(obj.item())
+    return obj
+
+
+def metric_report(f: MetricFit) -> dict[str, Any]:
+    """Everything `glmodel fit` shows for one metric, as JSON-able data."""
+    return {"family": f.family, "n_rows": f.n_rows, "n_configs": f.n_configs, "selected": f.selected,
+            "comparison": [s.to_json() for s in f.scores], "coefficients": f.coefficients,
+            "diagnostics": f.diagnostics.to_json(),
+            "importance": {m: [i.to_json() for i in imps] for m, imps in f.importance.items()},
+            "notes": f.notes}
+
+
+def build(fits: Sequence[MetricFit], provenance: Mapping[str, Any]) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for f in fits:
+        metrics[f.metric] = {"schema": f.schema.to_json(), "report": metric_report(f),
+                             "models": {name: m.to_json() for name, m in f.models.items()}}
+    doc: dict[str, Any] = _clean({"format": FORMAT, "version": VERSION, "glmodel_version": __version__,
+                   "created": datetime.now(UTC).isoformat(timespec="seconds"), "provenance": dict(provenance),
+                   "metrics": metrics})
+    return doc
+
+
+def save(doc: Mapping[str, Any], path: str | Path) -> None:
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    tmp.replace(path)  # a half-written model file never replaces a good one
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    path: str
+    doc: dict[str, Any]
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.doc["metrics"])
+
+    def schema(self, metric: str) -> Schema:
+        return Schema.from_json(self._metric(metric)["schema"])
+
+    def selected(self, metric: str) -> str:
+        return str(self._metric(metric)["report"]["selected"])
+
+    def model(self, metric: str, name: str | None = None) -> Fitted:
+        from .learners import load_fitted
+
+        entry = self._metric(metric)
+        name = name or entry["report"]["selected"]
+        if name not in entry["models"]:
+            raise ModelFileError(f"{self.path}: metric {metric} has no model {name!r} "
+                                 f"(it has {', '.join(entry['models'])})")
+        return load_fitted(entry["models"][name])
+
+    def _metric(self, metric: str) -> dict[str, Any]:
+        if metric not in self.doc["metrics"]:
+            raise ModelFileError(f"{self.path}: no model for metric {metric!r} (it has {', '.join(self.metrics)})")
+        return self.doc["metrics"][metric]  # type: ignore[no-any-return]
+
+
+def load(path: str | Path) -> ModelFile:
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ModelFileError(f"{p}: no such model file (write one with `glmodel fit --out {p}`)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{p}: not a readable JSON model file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ModelFileError(f"{p}: not a glmodel model file (no \"format\": \"{FORMAT}\")")
+    if doc.get("version") != VERSION:
+        raise ModelFileError(f"{p}: model file version {doc.get('version')!r}; this glmodel reads version {VERSION}")
+    if not isinstance(doc.get("metrics"), dict) or not doc["metrics"]:
+        raise ModelFileError(f"{p}: the model file holds no metric")
+    return ModelFile(str(p), doc)

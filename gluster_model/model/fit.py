@@ -1,0 +1,220 @@
+"""One metric, every model: fit, validate side by side, select, explain. The library behind `glmodel fit`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..dataset import FAMILIES
+from ..errors import GlmodelError
+from .diagnostics import Diagnostics, diagnose
+from .features import DERIVED, Schema, design_matrix, schema_from_frame, with_derived
+from .importance import Importance, analytic_additive, bootstrap_vi, sobol_indices, with_intervals
+from .learners import GROUP, Fitted, Learner, gbm, loglinear, mlr, physical
+from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
+from .validate import CrossValidation, Holdout, grouped_cv, holdout, r2
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+MODELS = ("mlr", "loglinear", "physical", "gbm")
+SIMPLICITY = {name: i for i, name in enumerate(("mlr", "physical", "loglinear", "gbm"))}
+
+
+class FitError(GlmodelError):
+    """The data cannot support the model asked for."""
+
+
+@dataclass
+class Score:
+    model: str
+    description: str
+    n_params: int | None
+    r2: float  # in sample, on the MB/s scale
+    adj_r2: float | None
+    holdout: Holdout
+    cv: CrossValidation | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "description": self.description, "n_params": self.n_params, "r2": self.r2,
+                "adj_r2": self.adj_r2, "holdout": self.holdout.to_json(),
+                "cv": self.cv.to_json() if self.cv else None}
+
+
+@dataclass
+class MetricFit:
+    metric: str
+    family: str
+    schema: Schema
+    n_rows: int
+    n_configs: int
+    coefficients: list[dict[str, Any]]
+    diagnostics: Diagnostics
+    scores: list[Score]
+    selected: str
+    importance: dict[str, list[Importance]]
+    models: dict[str, Fitted] = field(repr=False, default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def score(self, model: str) -> Score:
+        return next(s for s in self.scores if s.model == model)
+
+
+def learners_for(schema: Schema, phys_schema: Schema, models: Sequence[str], seed: int) -> list[Learner]:
+    make = {"mlr": lambda: mlr(schema), "loglinear": lambda: loglinear(schema),
+            "physical": lambda: physical(phys_schema), "gbm": lambda: gbm(schema, seed)}
+    unknown = [m for m in models if m not in make]
+    if unknown:
+        raise FitError(f"--model: unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+    return [make[m]() for m in dict.fromkeys(["mlr", *models])]  # the study's MLR is always reported
+
+
+def rows_for(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    if metric not in frame:
+        raise FitError(f"metric {metric}: not in the data")
+    rows = frame[frame[metric].notna() & (frame[metric] > 0)].reset_index(drop=True)
+    if GROUP not in rows:
+        rows[GROUP] = range(len(rows))
+    return rows
+
+
+def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, models: Sequence[str] = MODELS,
+               seed: int = 0, level: float = 0.9, importance_n: int = 1024, bootstrap: int = 30,
+               cv_repeats: int = 3) -> MetricFit:
+    """Fit every model for one metric, validate each on the same splits, select by grouped-CV R²."""
+    if family not in FAMILIES:
+        raise FitError(f"--family: unknown family {family!r}; choose from {', '.join(FAMILIES)}")
+    rows = with_derived(rows_for(frame, metric), metric)
+    y = rows[metric].to_numpy(dtype=float)
+    schema = schema_from_frame(rows, FAMILIES[family], metric)
+    if not schema.features:
+        why = "; ".join(f"{n}: {w}" for n, w in schema.dropped)
+        raise FitError(f"metric {metric}, family {family}: no feature varies in the data ({why})")
+    phys_schema = schema_from_frame(rows, (*FAMILIES[family], *DERIVED), metric)
+    n_configs = int(rows[GROUP].nunique())
+    if len(rows) < len(schema.features) + 3:
+        raise FitError(f"metric {metric}: {len(rows)} trial(s) for {len(schema.features)} feature(s); need at "
+                       f"least {len(schema.features) + 3}")
+    notes = _dropped_notes(schema)
+    scores: list[Score] = []
+    fitted: dict[str, Fitted] = {}
+    learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed)}
+    for learner in learners.values():
+        model = learner.fit(rows, y, True)
+        fitted[learner.name] = model
+        yhat = model.predict(rows)
+        in_r2 = r2(y, yhat)
+        k = model.n_params - 1 if isinstance(model, LinearModel) else None
+        scores.append(Score(learner.name, learner.description, model.n_params if k is not None else None, in_r2,
+                            adjusted_r2(in_r2, len(y), k) if k is not None else None,
+                            holdout(learner, rows, y, seed, level), grouped_cv(learner, rows, y, seed,
+                                                                                 repeats=cv_repeats)))
+    selected = select(scores)
+    ols = fit_linear(rows, y, _mlr_terms(fitted), "mlr")
+    coefficients = coefficient_table(ols)
+    diagnostics = diagnose(ols)
+    importance = {"mlr": _importance(learners["mlr"], fitted["mlr"], rows, y, schema, metric, seed, importance_n,
+                                     bootstrap, additive=True)}
+    if selected != "mlr":
+        importance[selected] = _importance(learners[selected], fitted[selected], rows, y, schema, metric, seed, importance_n,
+                                           bootstrap if selected != "gbm" else min(bootstrap, 10), additive=False)
+    if n_configs < 3:
+        notes.append(f"only {n_configs} configuration(s): grouped cross-validation needs 3 or more")
+    return MetricFit(metric, family, schema, len(rows), n_configs, coefficients, diagnostics, scores, selected,
+                     importance, fitted, notes)
+
+
+def _dropped_notes(schema: Schema) -> list[str]:
+    """One line for the features constant in the data, one for those absent, one each for the rest."""
+    groups: dict[str, list[str]] = {"constant": [], "not in the data": []}
+    notes: list[str] = []
+    for name, why in schema.dropped:
+        if why.startswith("constant ("):
+            groups["constant"].append(f"{name}={why[10:-1]}")
+        elif why == "not in the data":
+            groups["not in the data"].append(name)
+        else:
+            notes.append(f"{name} left out: {why}")
+    if groups["constant"]:
+        notes.insert(0, "constant in these data, so left out: " + ", ".join(groups["constant"]))
+    if groups["not in the data"]:
+        notes.append("not in the data: " + ", ".join(groups["not in the data"]))
+    return notes
+
+
+def _mlr_terms(fitted: dict[str, Fitted]) -> list[Any]:
+    model = fitted["mlr"]
+    assert isinstance(model, LinearModel)
+    return model.terms
+
+
+def select(scores: Sequence[Score], tolerance: float = 0.01) -> str:
+    """Best grouped-CV R² (the 75/25 R² when CV is not possible); within ``tolerance``, the simpler model."""
+    def figure(s: Score) -> float:
+        value = s.cv.r2_mean if s.cv is not None else s.holdout.r2
+        return value if value == value else -float("inf")  # NaN ranks last
+    best = max(figure(s) for s in scores)
+    near = [s for s in scores if figure(s) >= best - tolerance]
+    return min(near, key=lambda s: SIMPLICITY.get(s.model, 99)).model
+
+
+def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarray, schema: Schema, metric: str,
+                seed: int, n: int, rounds: int, additive: bool) -> list[Importance]:
+    """Sobol' indices over the family's raw features; derived features are recomputed from each sample."""
+    import numpy as np
+
+    def predictor(m: Fitted) -> Any:
+        return lambda raw: m.predict(with_derived(raw, metric))
+
+    imps = sobol_indices(predictor(model), rows, schema, n=n, seed=seed)
+    groups = rows[GROUP].to_numpy()
+    ci = bootstrap_vi(lambda idx: predictor(learner.fit(rows.iloc[idx].reset_index(drop=True), y[idx], False)),
+                      rows, schema, groups, rounds=rounds, n=max(64, n // 4), seed=seed) if rounds else {}
+    analytic = None
+    if additive and isinstance(model, LinearModel):
+        coef = dict(zip([model.terms[j] for j in model.kept], model.params[1:]))
+
+        def contribution(frame: pd.DataFrame, feature: str) -> np.ndarray:
+            terms = [t for t in coef if t.feature == feature]
+            if not terms:
+                return np.zeros(len(frame))
+            out: np.ndarray = design_matrix(frame, terms) @ np.array([coef[t] for t in terms])
+            return out
+        analytic = analytic_additive(rows, schema, contribution)
+    return with_intervals(imps, ci, analytic)
+
+
+def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[str] | None = None,
+              **kw: Any) -> tuple[list[MetricFit], list[str]]:
+    """Fit every metric that has data (or those asked for); returns the fits and one line per metric left out.
+
+    Raises FitError when no metric could be fitted.
+    """
+    from ..dataset import METRICS
+
+    asked = list(metrics) if metrics else [m for m in METRICS if m in frame and frame[m].notna().any()]
+    unknown = [m for m in asked if m not in METRICS]
+    if unknown:
+        raise FitError(f"--metric: unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
+    fits, skipped = [], []
+    for metric in asked:
+        try:
+            fits.append(fit_metric(frame, metric, family, **kw))
+        except FitError as exc:
+            if metrics:  # asked for by name: the user wants to know it failed
+                raise
+            skipped.append(str(exc))
+    if not fits:
+        raise FitError("no metric could be fitted: " + ("; ".join(skipped) or "the data have no metric"))
+    return fits, skipped
+
+
+def provenance(store_where: str, frame: pd.DataFrame, family: str, seed: int) -> dict[str, Any]:
+    from .artifact import data_hash
+
+    return {"store": store_where, "campaigns": sorted(frame["campaign"].astype(str).unique().tolist())
+            if "campaign" in frame else [], "rows": len(frame),
+            "configs": int(frame[GROUP].nunique()) if GROUP in frame else len(frame),
+            "data_sha256": data_hash(frame), "family": family, "seed": seed}

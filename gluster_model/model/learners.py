@@ -1,0 +1,238 @@
+"""The models judged side by side for each metric, behind one interface: ``fit(frame, y) -> Fitted``.
+
+- ``mlr``: the reference study's multiple linear regression, main effects on the raw features.
+- ``loglinear``: log response, log2 of the positive numeric features (block, file and cache size, speeds,
+  counts), and pairwise interactions while the data can carry them
+  (block size and cache size act multiplicatively, which is where the study found linearity to fail).
+- ``physical``: log response on the log2 bottleneck throughput (the slowest of client links, server links and
+  server disks, with replication's write amplification) and the cache ratio (data per client / its RAM), plus
+  the main effects.
+- ``gbm``: gradient-boosted trees (scikit-learn's histogram GBM), no assumption of form; intervals by split
+  conformal prediction on grouped out-of-fold log residuals.
+
+References
+----------
+Friedman, J. H. (2001), "Greedy function approximation: a gradient boosting machine", *Ann. Statist.* 29(5).
+Lei, J., G'Sell, M., Rinaldo, A., Tibshirani, R. J., Wasserman, L. (2018), "Distribution-free predictive inference
+for regression", *JASA* 113(523), 1094–1111.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .features import Schema, Term, main_effect_terms
+from .linear import LinearModel, fit_linear
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+GROUP = "config_hash"  # trials of one configuration form a group in every split
+
+
+class Fitted(Protocol):
+    name: str
+
+    @property
+    def n_params(self) -> int: ...
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray: ...
+
+    def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Learner:
+    name: str
+    description: str
+    fit: Callable[[pd.DataFrame, np.ndarray, bool], Fitted]  # (frame, y, with_intervals)
+
+
+def n_groups(frame: pd.DataFrame) -> int:
+    return int(frame[GROUP].nunique()) if GROUP in frame else len(frame)
+
+
+# -- linear learners ------------------------------------------------------------------------------------------
+
+def mlr(schema: Schema) -> Learner:
+    terms = main_effect_terms(schema)
+    return Learner("mlr", "the study's MLR: main effects, raw features",
+                   lambda frame, y, _iv: fit_linear(frame, y, terms, "mlr").model)
+
+
+def with_interactions(terms: list[Term], budget: int) -> list[Term]:
+    """Add pairwise products, those with a size (log2) term first, while the term count stays within budget."""
+    base = list(terms)
+    pairs = [(i, j) for i in range(len(base)) for j in range(i + 1, len(base))
+             if not (base[i].kind == base[j].kind == "dummy" and base[i].feature == base[j].feature)]
+    pairs.sort(key=lambda ij: -(base[ij[0]].kind == "log2") - (base[ij[1]].kind == "log2"))
+    out = list(base)
+    for i, j in pairs:
+        if len(out) >= budget:
+            break
+        out.append(Term("product", of=(i, j)))
+    return out
+
+
+def loglinear(schema: Schema) -> Learner:
+    def fit(frame: pd.DataFrame, y: np.ndarray, _iv: bool) -> Fitted:
+        # Keep at least ~3 configurations per parameter, so interactions are estimated, not interpolated.
+        budget = max(len(main_effect_terms(schema)), n_groups(frame) // 3)
+        terms = with_interactions(main_effect_terms(schema, log_sizes=True), budget)
+        return fit_linear(frame, y, terms, "loglinear", response="log").model
+    return Learner("loglinear", "log response, log2 numeric features, pairwise interactions", fit)
+
+
+def physical(schema: Schema) -> Learner:
+    terms = main_effect_terms(schema, log_sizes=True)
+    return Learner("physical", "log response on log2 bottleneck MB/s and cache ratio, plus main effects",
+                   lambda frame, y, _iv: fit_linear(frame, y, terms, "physical", response="log").model)
+
+
+# -- gradient boosting ----------------------------------------------------------------------------------------
+
+_TRUSTED = ["sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGradientBoostingRegressor",
+            "sklearn.ensemble._hist_gradient_boosting.binning._BinMapper",
+            "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+            "sklearn._loss.loss.HalfSquaredError", "sklearn._loss.link.IdentityLink",
+            "sklearn._loss.link.Interval", "sklearn._loss.loss.AbsoluteError", "numpy.dtype",
+            "sklearn.ensemble._hist_gradient_boosting.common.PREDICTOR_RECORD_DTYPE", "builtins.slice",
+            # skops refuses a partial unless the function it wraps is trusted too: only check_array is.
+            "functools.partial", "sklearn.utils.validation.check_array"]
+_LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99]
+
+
+def _gbm_matrix(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+    """Numeric and bool columns as they are; a categorical as its level's index (unknown level -> NaN)."""
+    import numpy as np
+
+    cols = []
+    for f in schema.features:
+        if f.kind == "categorical":
+            index = {lv: i for i, lv in enumerate(f.levels)}
+            cols.append(frame[f.name].astype(str).map(lambda v: index.get(v, np.nan)).to_numpy(dtype=float))
+        else:
+            cols.append(frame[f.name].astype(float).to_numpy())
+    return np.column_stack(cols)
+
+
+def _new_gbm(schema: Schema, n: int, seed: int) -> Any:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    cats = [f.kind == "categorical" for f in schema.features]
+    # Small data: shallow trees with many samples per leaf, or the trees memorise repeated trials.
+    return HistGradientBoostingRegressor(
+        max_iter=100, learning_rate=0.15, max_leaf_nodes=15, min_samples_leaf=max(3, min(20, n // 20)),
+        l2_regularization=1.0, categorical_features=cats if any(cats) else None, random_state=seed,
+        early_stopping=n > 2000)
+
+
+@dataclass
+class GbmModel:
+    name: str
+    schema: Schema
+    estimator: Any
+    log_residual_quantiles: dict[str, float]  # level -> q: interval = ŷ·exp(±q)
+    n_params: int = 0
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        import numpy as np
+
+        out: np.ndarray = np.exp(self.estimator.predict(_gbm_matrix(frame, self.schema)))
+        return out
+
+    def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        q = self.quantile(level)
+        yhat = self.predict(frame)
+        return yhat * np.exp(-q), yhat * np.exp(q)
+
+    def quantile(self, level: float) -> float:
+        key = f"{level:g}"
+        if key in self.log_residual_quantiles:
+            return self.log_residual_quantiles[key]
+        known = sorted((float(k), v) for k, v in self.log_residual_quantiles.items())
+        above = [v for lv, v in known if lv >= level]
+        return above[0] if above else known[-1][1]
+
+    def to_json(self) -> dict[str, Any]:
+        import skops.io as sio
+
+        return {"type": "gbm", "name": self.name, "schema": self.schema.to_json(),
+                "log_residual_quantiles": self.log_residual_quantiles,
+                "skops": base64.b64encode(sio.dumps(self.estimator)).decode("ascii")}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> GbmModel:
+        """Load with skops, trusting only the types a histogram GBM is made of (never a pickle)."""
+        import skops.io as sio
+
+        from ..errors import GlmodelError
+
+        data = base64.b64decode(d["skops"])
+        untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in _TRUSTED]
+        if untrusted:
+            raise GlmodelError(f"model file holds types glmodel does not load: {', '.join(untrusted)}")
+        est = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        if type(est) is not HistGradientBoostingRegressor:
+            raise GlmodelError(f"model file holds a {type(est).__name__}, not the gradient-boosting model it claims")
+        return cls(d["name"], Schema.from_json(d["schema"]), est, dict(d["log_residual_quantiles"]))
+
+
+def gbm(schema: Schema, seed: int = 0) -> Learner:
+    def fit(frame: pd.DataFrame, y: np.ndarray, intervals: bool) -> Fitted:
+        import numpy as np
+
+        x = _gbm_matrix(frame, schema)
+        target = np.log(np.asarray(y, dtype=float))
+        quantiles: dict[str, float] = {}
+        if intervals:
+            oof = out_of_fold(lambda xi, ti: _new_gbm(schema, len(ti), seed).fit(xi, ti), x, target,
+                              frame[GROUP].to_numpy() if GROUP in frame else np.arange(len(frame)), seed)
+            resid = np.abs(target - oof)
+            resid = resid[np.isfinite(resid)]
+            n = len(resid)
+            for lv in _LEVELS:  # split-conformal rank ceil((n+1)·level)
+                rank = min(n, math.ceil((n + 1) * lv)) if n else 0
+                quantiles[f"{lv:g}"] = float(np.sort(resid)[rank - 1]) if n else math.inf
+        est = _new_gbm(schema, len(target), seed).fit(x, target)
+        return GbmModel("gbm", schema, est, quantiles)
+    return Learner("gbm", "gradient-boosted trees (log response), conformal intervals", fit)
+
+
+def out_of_fold(fit: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray, groups: np.ndarray,
+                seed: int, k: int = 5) -> np.ndarray:
+    """Predictions for every row from a model that never saw its group (grouped K-fold)."""
+    import numpy as np
+
+    from .validate import group_folds
+
+    out = np.full(len(y), np.nan)
+    k = min(k, len(np.unique(groups)))
+    if k < 2:
+        return out
+    folds = group_folds(groups, k, seed)
+    for i in range(k):
+        test = folds == i
+        out[test] = fit(x[~test], y[~test]).predict(x[test])
+    return out
+
+
+def load_fitted(d: Mapping[str, Any]) -> Fitted:
+    if d["type"] == "linear":
+        return LinearModel.from_json(d)
+    if d["type"] == "gbm":
+        return GbmModel.from_json(d)
+    from ..errors import GlmodelError
+
+    raise GlmodelError(f"model type {d['type']!r} is not one glmodel writes (linear, gbm)")

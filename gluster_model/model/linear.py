@@ -1,0 +1,167 @@
+"""Linear models on a design matrix: the study's multiple linear regression and its log-response variant.
+
+Fitting uses statsmodels OLS (coefficient table, diagnostics); a fitted model keeps only numpy arrays
+(parameters, their covariance, residual variance), so predictions and intervals need neither statsmodels nor a
+pickle to load.
+
+References
+----------
+Montgomery, D. C., Peck, E. A., Vining, G. G. (2012), *Introduction to Linear Regression Analysis*, 5th ed.,
+Wiley: §3.3.5 (adjusted R²), §3.5 (prediction interval on a new observation), §3.9 (standardized coefficients).
+Duan, N. (1983), "Smearing estimate: a nonparametric retransformation method", *JASA* 78(383), 605–610.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .features import Term, design_matrix
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+
+def adjusted_r2(r2: float, n: int, k: int) -> float:
+    """1 − (n−1)/(n−k−1)·(1−R²), k regressors besides the intercept; NaN when n−k−1 ≤ 0."""
+    return 1 - (n - 1) / (n - k - 1) * (1 - r2) if n - k - 1 > 0 else float("nan")
+
+
+def independent_columns(x: np.ndarray, tol: float = 1e-9) -> list[int]:
+    """Columns of ``x`` that add rank beyond an intercept and the columns kept before them (aliased ones go).
+
+    Columns are scaled first so the tolerance does not depend on units (bytes vs Gbit/s).
+    """
+    import numpy as np
+
+    n = x.shape[0]
+    kept: list[int] = []
+    basis = np.ones((n, 1)) / np.sqrt(max(n, 1))
+    for j in range(x.shape[1]):
+        col = x[:, j] - x[:, j].mean()
+        norm = np.linalg.norm(col)
+        if norm == 0 or not np.isfinite(norm):
+            continue
+        col = col / norm
+        resid = col - basis @ (basis.T @ col)
+        r = np.linalg.norm(resid)
+        if r > 1e-6 and r > tol:
+            kept.append(j)
+            basis = np.column_stack([basis, resid / r])
+    return kept
+
+
+@dataclass
+class LinearModel:
+    """A fitted linear model: ŷ = b0 + Σ b_j x_j on the kept terms (log response: exp(ŷ) × smearing)."""
+
+    name: str
+    terms: list[Term]
+    kept: list[int]
+    params: np.ndarray  # intercept first, then one per kept term
+    cov: np.ndarray  # covariance of params
+    sigma2: float
+    df_resid: int
+    response: Literal["identity", "log"] = "identity"
+    smearing: float = 1.0
+    aliased: list[str] = field(default_factory=list)
+
+    @property
+    def n_params(self) -> int:
+        return len(self.params)
+
+    def labels(self) -> list[str]:
+        return ["const", *[self.terms[j].label(self.terms) for j in self.kept]]
+
+    def _x(self, frame: pd.DataFrame) -> np.ndarray:
+        import numpy as np
+
+        x = design_matrix(frame, self.terms)[:, self.kept]
+        return np.column_stack([np.ones(len(frame)), x])
+
+    def linear_predictor(self, frame: pd.DataFrame) -> np.ndarray:
+        out: np.ndarray = self._x(frame) @ self.params
+        return out
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        import numpy as np
+
+        eta = self.linear_predictor(frame)
+        return np.exp(eta) * self.smearing if self.response == "log" else eta
+
+    def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction interval for a new observation: ŷ ± t·sqrt(σ² + x'Cx) (on the log scale, then exp)."""
+        import numpy as np
+        from scipy.special import stdtrit
+
+        x = self._x(frame)
+        eta = x @ self.params
+        se = np.sqrt(self.sigma2 + np.einsum("ij,jk,ik->i", x, self.cov, x))
+        t = float(stdtrit(max(self.df_resid, 1), 0.5 + level / 2))
+        lo, hi = eta - t * se, eta + t * se
+        return (np.exp(lo), np.exp(hi)) if self.response == "log" else (lo, hi)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "linear", "name": self.name, "terms": [t.to_json() for t in self.terms],
+                "kept": self.kept, "params": self.params.tolist(), "cov": self.cov.tolist(),
+                "sigma2": self.sigma2, "df_resid": self.df_resid, "response": self.response,
+                "smearing": self.smearing, "aliased": self.aliased}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> LinearModel:
+        import numpy as np
+
+        return cls(d["name"], [Term.from_json(t) for t in d["terms"]], list(d["kept"]),
+                   np.asarray(d["params"], dtype=float), np.asarray(d["cov"], dtype=float), float(d["sigma2"]),
+                   int(d["df_resid"]), d["response"], float(d["smearing"]), list(d.get("aliased", [])))
+
+
+@dataclass
+class OlsFit:
+    """A linear model together with its statsmodels result (for tables and diagnostics; not saved)."""
+
+    model: LinearModel
+    result: Any  # statsmodels RegressionResults
+    x: np.ndarray  # design matrix with intercept, as fitted
+    y: np.ndarray  # response as fitted (log scale for a log model)
+
+
+def fit_linear(frame: pd.DataFrame, y: np.ndarray, terms: Sequence[Term], name: str,
+               response: Literal["identity", "log"] = "identity") -> OlsFit:
+    """OLS on the terms, after dropping terms aliased with the intercept or with earlier terms."""
+    import numpy as np
+    import statsmodels.api as sm
+
+    full = design_matrix(frame, terms)
+    kept = independent_columns(full)
+    terms = list(terms)
+    aliased = [terms[j].label(terms) for j in range(len(terms)) if j not in kept]
+    target = np.log(y) if response == "log" else np.asarray(y, dtype=float)
+    x = np.column_stack([np.ones(len(frame)), full[:, kept]])
+    res = sm.OLS(target, x).fit()
+    df_resid = int(round(res.df_resid))
+    sigma2 = float(res.scale) if df_resid > 0 else 0.0
+    cov = np.asarray(res.cov_params()) if df_resid > 0 else np.zeros((x.shape[1], x.shape[1]))
+    smearing = float(np.mean(np.exp(res.resid))) if response == "log" else 1.0
+    model = LinearModel(name, terms, kept, np.asarray(res.params, dtype=float), cov, sigma2, df_resid, response,
+                        smearing, aliased)
+    return OlsFit(model, res, x, target)
+
+
+def coefficient_table(fit: OlsFit, level: float = 0.95) -> list[dict[str, Any]]:
+    """Per term: estimate, standard error, t, p, confidence interval and standardized coefficient b·s_x/s_y."""
+    import numpy as np
+
+    res = fit.result
+    ci = np.asarray(res.conf_int(alpha=1 - level))
+    sy = float(np.std(fit.y, ddof=1))
+    rows = []
+    for j, label in enumerate(fit.model.labels()):
+        sx = float(np.std(fit.x[:, j], ddof=1)) if j else 0.0
+        rows.append({"term": label, "estimate": float(res.params[j]), "std_error": float(res.bse[j]),
+                     "t": float(res.tvalues[j]), "p": float(res.pvalues[j]), "ci_low": float(ci[j, 0]),
+                     "ci_high": float(ci[j, 1]),
+                     "standardized": float(res.params[j]) * sx / sy if j and sy > 0 else None})
+    return rows

@@ -1,0 +1,77 @@
+"""Rich tables for `glmodel fit`: model comparison, the MLR's coefficients, diagnostics, importance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .fit import MetricFit
+
+
+def _f(value: float | None, fmt: str = ".3f") -> str:
+    return "–" if value is None or value != value else format(value, fmt)
+
+
+def comparison_table(f: MetricFit) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"{f.metric}: models on the same data ({f.n_rows} trials, {f.n_configs} configurations)",
+              title_justify="left")
+    for col in ("model", "k", "adj R²", "75/25 R²", "CV R²", "± sd", "MAPE %", f"PI {f.scores[0].holdout.level:.0%}",
+                "chosen"):
+        t.add_column(col, justify="left" if col in ("model", "chosen") else "right")
+    for s in f.scores:
+        t.add_row(s.model, str(s.n_params - 1) if s.n_params else "–", _f(s.adj_r2), _f(s.holdout.r2),
+                  _f(s.cv.r2_mean) if s.cv else "–", _f(s.cv.r2_sd) if s.cv else "–",
+                  _f(s.cv.mape_mean, ".1f") if s.cv else _f(s.holdout.mape, ".1f") + "*",
+                  _f(s.holdout.coverage, ".0%"), "✓" if s.model == f.selected else "")
+    t.caption = ("CV: repeated grouped K-fold (a configuration never on both sides); MAPE on CV (* on 75/25); "
+                 "PI: share of 75/25 held-out trials inside the prediction interval")
+    return t
+
+
+def coefficient_table(f: MetricFit) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"{f.metric}: the study's MLR (OLS)", title_justify="left")
+    for col in ("term", "estimate", "std err", "t", "p", "95% CI", "std β"):
+        t.add_column(col, justify="left" if col == "term" else "right")
+    for r in f.coefficients:
+        t.add_row(r["term"], f"{r['estimate']:.4g}", f"{r['std_error']:.3g}", _f(r["t"], ".2f"), _f(r["p"], ".3g"),
+                  f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}]", _f(r["standardized"]))
+    return t
+
+
+def importance_table(f: MetricFit, model: str) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"{f.metric}: predictor importance, {model} model (Sobol', over the measured values)",
+              title_justify="left")
+    imps = sorted(f.importance[model], key=lambda i: -i.vi)
+    analytic = any(i.analytic_vi is not None for i in imps)
+    for col in ("feature", "VI", "boot 95%", "S1", "S_T", *(["analytic"] if analytic else [])):
+        t.add_column(col, justify="left" if col == "feature" else "right")
+    for i in imps:
+        ci = f"[{i.vi_low:.3f}, {i.vi_high:.3f}]" if i.vi_low is not None and i.vi_high is not None else "–"
+        t.add_row(i.feature, f"{i.vi:.3f}", ci, f"{i.s1:.3f}±{i.s1_conf:.2f}", f"{i.st:.3f}±{i.st_conf:.2f}",
+                  *([_f(i.analytic_vi)] if analytic else []))
+    t.caption = f"Σ S1 = {sum(i.s1 for i in imps):.3f} (1 for an additive model; less means interactions)"
+    return t
+
+
+def print_fits(console: Any, fits: Sequence[MetricFit], skipped: Sequence[str]) -> None:
+    for f in fits:
+        console.print(comparison_table(f))
+        console.print(coefficient_table(f))
+        for finding in f.diagnostics.findings:
+            console.print(f"  [bold]{f.metric}[/]: {finding}")
+        if not f.diagnostics.findings and f.diagnostics.reset_p is not None:
+            console.print(f"  {f.metric}: RESET p = {f.diagnostics.reset_p:.2g}, Breusch–Pagan p = "
+                          f"{_f(f.diagnostics.breusch_pagan_p, '.2g')}: no evidence against the linear model")
+        for model in f.importance:
+            console.print(importance_table(f, model))
+        for note in f.notes:
+            console.print(f"  note: {note}", highlight=False)
+        console.print()
+    for line in skipped:
+        console.print(f"not fitted: {line}", highlight=False)

@@ -1,0 +1,123 @@
+"""How well a learner predicts data it did not see.
+
+- ``holdout``: the reference study's check — fit on a seeded random 75 % of the rows, R² on the other 25 %.
+  Rows are trials, so repeated trials of one configuration can sit on both sides; it flatters the model.
+- ``grouped_cv``: repeated grouped K-fold, a group being one configuration, so a configuration is either
+  trained on or predicted, never both: the figure that says how the model does on a configuration not measured.
+- ``mape``: mean absolute percentage error, in %.
+
+References
+----------
+Hastie, T., Tibshirani, R., Friedman, J. (2009), *The Elements of Statistical Learning*, 2nd ed., §7.10
+(cross-validation; the "wrong way" when rows are not independent).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .learners import GROUP, Learner
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+
+def r2(y: np.ndarray, yhat: np.ndarray) -> float:
+    """1 − SSE/SST around the mean of ``y`` (can be negative for a model worse than the mean)."""
+    import numpy as np
+
+    sst = float(np.sum((y - np.mean(y)) ** 2))
+    return 1 - float(np.sum((y - yhat) ** 2)) / sst if sst > 0 else float("nan")
+
+
+def mape(y: np.ndarray, yhat: np.ndarray) -> float:
+    import numpy as np
+
+    return float(np.mean(np.abs((y - yhat) / y)) * 100)
+
+
+@dataclass(frozen=True)
+class Holdout:
+    r2: float
+    mape: float
+    coverage: float  # share of held-out rows inside the prediction interval
+    level: float
+    n_train: int
+    n_test: int
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    r2_mean: float
+    r2_sd: float
+    mape_mean: float
+    mape_sd: float
+    folds: int
+    repeats: int
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def split_rows(n: int, seed: int, test_size: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded random split of row indices (train, test)."""
+    from sklearn.model_selection import train_test_split
+
+    import numpy as np
+
+    train, test = train_test_split(np.arange(n), test_size=test_size, random_state=seed)
+    return np.sort(train), np.sort(test)
+
+
+def holdout(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0, level: float = 0.9,
+            test_size: float = 0.25) -> Holdout:
+    import numpy as np
+
+    train, test = split_rows(len(frame), seed, test_size)
+    fitted = learner.fit(frame.iloc[train], y[train], True)
+    yhat = fitted.predict(frame.iloc[test])
+    lo, hi = fitted.interval(frame.iloc[test], level)
+    inside = float(np.mean((y[test] >= lo) & (y[test] <= hi)))
+    return Holdout(r2(y[test], yhat), mape(y[test], yhat), inside, level, len(train), len(test))
+
+
+def group_folds(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Fold number per row: whole groups (configurations) dealt to k folds in a seeded random order."""
+    import numpy as np
+    import pandas as pd
+
+    codes, uniq = pd.factorize(groups)
+    fold_of_group = np.empty(len(uniq), dtype=int)
+    fold_of_group[np.random.default_rng(seed).permutation(len(uniq))] = np.arange(len(uniq)) % k
+    return fold_of_group[codes]  # type: ignore[no-any-return]
+
+
+def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0, k: int = 5,
+               repeats: int = 5) -> CrossValidation | None:
+    """Pooled out-of-fold R² and MAPE per repeat, mean ± sd over repeats; None with fewer than 3 groups."""
+    import numpy as np
+
+    groups = frame[GROUP].to_numpy() if GROUP in frame else np.arange(len(frame))
+    k = min(k, len(np.unique(groups)))
+    if k < 3:
+        return None
+    r2s, mapes = [], []
+    for rep in range(repeats):
+        oof = np.full(len(y), np.nan)
+        folds = group_folds(groups, k, seed + rep)
+        for i in range(k):
+            test = folds == i
+            oof[test] = learner.fit(frame[~test], y[~test], False).predict(frame[test])
+        r2s.append(r2(y, oof))
+        mapes.append(mape(y, oof))
+    return CrossValidation(statistics.fmean(r2s), _sd(r2s), statistics.fmean(mapes), _sd(mapes), k, repeats)
+
+
+def _sd(values: list[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else 0.0
