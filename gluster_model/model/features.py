@@ -130,14 +130,13 @@ def _one_to_one(a: pd.Series, b: pd.Series) -> bool:
 def write_amplification(frame: pd.DataFrame) -> pd.Series:
     """Bytes sent to servers per byte written: replica copies, or disperse/(disperse-redundancy)."""
     import numpy as np
+    import pandas as pd
 
     amp = frame["replica"].astype(float) if "replica" in frame else 1.0
     if "disperse" in frame and "redundancy" in frame:
         d = frame["disperse"].astype(float)
         r = frame["redundancy"].astype(float)
         amp = np.where(d > 0, d / (d - r).where(d - r > 0, 1), amp)
-    import pandas as pd
-
     return pd.Series(amp, index=frame.index, dtype=float)
 
 

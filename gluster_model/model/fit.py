@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..dataset import FAMILIES
 from ..errors import GlmodelError
 from .diagnostics import Diagnostics, diagnose
-from .features import DERIVED, Schema, design_matrix, schema_from_frame, with_derived
+from .features import DERIVED, Schema, design_matrix, main_effect_terms, schema_from_frame, with_derived
 from .importance import Importance, analytic_additive, bootstrap_vi, sobol_indices, with_intervals
 from .learners import GROUP, Fitted, Learner, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
@@ -101,8 +101,10 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     scores: list[Score] = []
     fitted: dict[str, Fitted] = {}
     learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed)}
+    # The MLR is fitted once, through statsmodels, for its coefficient table and diagnostics as well.
+    ols = fit_linear(rows, y, main_effect_terms(schema), "mlr")
     for learner in learners.values():
-        model = learner.fit(rows, y, True)
+        model = ols.model if learner.name == "mlr" else learner.fit(rows, y, True)
         fitted[learner.name] = model
         yhat = model.predict(rows)
         in_r2 = r2(y, yhat)
@@ -112,7 +114,6 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
                             holdout(learner, rows, y, seed, level), grouped_cv(learner, rows, y, seed,
                                                                                  repeats=cv_repeats)))
     selected = select(scores)
-    ols = fit_linear(rows, y, _mlr_terms(fitted), "mlr")
     coefficients = coefficient_table(ols)
     diagnostics = diagnose(ols)
     importance = {"mlr": _importance(learners["mlr"], fitted["mlr"], rows, y, schema, metric, seed, importance_n,
@@ -142,12 +143,6 @@ def _dropped_notes(schema: Schema) -> list[str]:
     if groups["not in the data"]:
         notes.append("not in the data: " + ", ".join(groups["not in the data"]))
     return notes
-
-
-def _mlr_terms(fitted: dict[str, Fitted]) -> list[Any]:
-    model = fitted["mlr"]
-    assert isinstance(model, LinearModel)
-    return model.terms
 
 
 def select(scores: Sequence[Score], tolerance: float = 0.01) -> str:

@@ -178,10 +178,11 @@ class GbmModel:
         from ..errors import GlmodelError
 
         data = base64.b64decode(d["skops"])
-        untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in _TRUSTED]
+        listed = sio.get_untrusted_types(data=data)
+        untrusted = [t for t in listed if t not in _TRUSTED]
         if untrusted:
             raise GlmodelError(f"model file holds types glmodel does not load: {', '.join(untrusted)}")
-        est = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+        est = sio.loads(data, trusted=listed)
         from sklearn.ensemble import HistGradientBoostingRegressor
 
         if type(est) is not HistGradientBoostingRegressor:

@@ -67,9 +67,8 @@ class CrossValidation:
 
 def split_rows(n: int, seed: int, test_size: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
     """A seeded random split of row indices (train, test)."""
-    from sklearn.model_selection import train_test_split
-
     import numpy as np
+    from sklearn.model_selection import train_test_split
 
     train, test = train_test_split(np.arange(n), test_size=test_size, random_state=seed)
     return np.sort(train), np.sort(test)
