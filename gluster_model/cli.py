@@ -573,7 +573,7 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     """Example: glmodel runs show 3 --raw 1"""
     import json
 
-    from .gluster.volume import gluster_size
+    from .units import gluster_size
     from .store import open_store
 
     with open_store(store, create=False) as st:
@@ -692,6 +692,58 @@ def fit(store: str, campaigns: tuple[str, ...], family: str, metrics: tuple[str,
     console = _console()
     print_fits(console, fits, skipped)
     console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in fits)})", highlight=False)
+
+
+@cli.command(short_help="What-if: predicted MB/s with intervals for candidate hardware/configurations.")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,
+              help="Model file written by `glmodel fit`.")
+@click.option("--scenarios", type=click.Path(path_type=Path), help="YAML file: a baseline and named candidates.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="A candidate on top of the baseline (repeatable), e.g. --set network_gbps=10 --set replica=2.")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) to predict (default: every one in the model).")
+@click.option("--level", type=click.FloatRange(0.5, 0.99), default=None,
+              help="Prediction-interval level (default: the file's, else 0.9).")
+@click.option("--use", help="Predict with this model of the file (mlr, loglinear, physical, gbm) instead of each "
+              "metric's selected one.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON instead of tables.")
+@click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Also write one row per scenario and metric "
+              "to this CSV file ('-': standard output, instead of tables).")
+@click.option("--figure", type=click.Path(path_type=Path), help="Also draw a bar chart with intervals (PNG/SVG/PDF).")
+def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], metrics: tuple[str, ...],
+            level: float | None, use: str | None, as_json: bool, csv_out: Path | None, figure: Path | None) -> None:
+    """Predict each metric for a baseline and candidates: MB/s with a prediction interval, the change against the
+    baseline, whether the answer rests on measurements or is an extrapolation, the bottleneck at the baseline,
+    price per MB/s with a ranking, the best upgrade per unit price, and usable capacity.
+
+    \b
+    Example: glmodel predict --model model.json --set servers=4 --set replica=2
+             glmodel predict --model model.json --scenarios experiments/whatif/study_decision.yaml
+    """
+    import json
+
+    from .model import artifact
+    from .predict import show
+    from .predict.scenarios import question
+    from .predict.whatif import model_inputs, what_if
+
+    mf = artifact.load(model_file)
+    q = question(model_inputs(mf, list(metrics) or mf.metrics), scenarios, sets)
+    answer = what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
+    if figure is not None:
+        show.figure(answer, figure)
+    if csv_out is not None:
+        text = show.to_csv(answer)
+        if str(csv_out) == "-":
+            click.echo(text, nl=False)
+            return
+        csv_out.write_text(text)
+    if as_json:
+        click.echo(json.dumps(answer.to_json(), indent=1))
+        return
+    show.print_answer(_console(), answer)
+    written = [str(p) for p in (csv_out, figure) if p is not None]
+    if written:
+        click.echo(f"wrote {', '.join(written)}")
 
 
 # -- lab -----------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from .config import ClusterSpec
 from .errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
 from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
 from .gluster.cli import GlusterVersion
-from .gluster.volume import gluster_size, parse_size
+from .units import gluster_size, parse_size
 from .plan.factors import RunSpec, digest
 from .plan.file import Expanded, PlanFile
 from .protocol import Protocol, next_step

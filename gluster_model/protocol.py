@@ -28,7 +28,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .config import Frozen
-from .gluster.volume import parse_size
+from .units import parse_size
 
 
 class Protocol(Frozen):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up from nothing (as root) and run glmodel's main job end to end on the local lab:
 # bring up a 3-node GlusterFS lab, check every host, run a short real campaign into ./glmodel.db
-# (resumable: running this again skips what is done), list its runs, export the trial table and fit it.
+# (resumable: running this again skips what is done), list its runs, export the trial table, fit it, and ask the
+# fitted model a what-if question (experiments/whatif/lab.yaml).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh"
@@ -16,6 +17,8 @@ glmodel=$here/.venv/bin/glmodel
 "$glmodel" runs list --store "$store" --campaign smoke@lab
 "$glmodel" export --store "$store" --campaign smoke@lab --format csv --out "$here/results/smoke.csv"
 "$glmodel" fit --store "$store" --campaign smoke@lab --out "$here/results/smoke-model.json"
+"$glmodel" predict --model "$here/results/smoke-model.json" --scenarios experiments/whatif/lab.yaml \
+    --csv "$here/results/smoke-whatif.csv" --figure "$here/results/smoke-whatif.png"
 echo
-echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml; results: $store, results/smoke.csv, results/smoke-model.json"
+echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml; results: $store, results/smoke.csv, results/smoke-model.json, results/smoke-whatif.{csv,png}"
 echo "Tear it down with: $glmodel lab down --dir $lab_dir"

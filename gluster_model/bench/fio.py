@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from ..config import ClusterSpec, Frozen
 from ..errors import GlmodelError, ParseError
-from ..gluster.volume import parse_size
+from ..units import parse_size
 from ..remote.executor import Executor, shell
 
 DiskTest = Literal["seq_write", "seq_read", "rand_read", "rand_write"]

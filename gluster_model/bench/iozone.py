@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from ..config import ClusterSpec, Frozen, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
-from ..gluster.volume import parse_size
+from ..units import parse_size
 from ..remote.executor import Executor
 from .iozone_parse import IozoneOutput, parse_throughput
 

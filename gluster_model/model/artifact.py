@@ -23,11 +23,12 @@ from .features import Schema
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .domain import Domain
     from .fit import MetricFit
     from .learners import Fitted
 
 FORMAT = "glmodel-model"
-VERSION = 1
+VERSION = 2  # 2: adds each metric's measured domain (inputs, configurations) for `glmodel predict`
 
 
 class ModelFileError(GlmodelError):
@@ -68,7 +69,7 @@ def metric_report(f: MetricFit) -> dict[str, Any]:
 def build(fits: Sequence[MetricFit], provenance: Mapping[str, Any]) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for f in fits:
-        metrics[f.metric] = {"schema": f.schema.to_json(), "report": metric_report(f),
+        metrics[f.metric] = {"schema": f.schema.to_json(), "domain": f.domain.to_json(), "report": metric_report(f),
                              "models": {name: m.to_json() for name, m in f.models.items()}}
     doc: dict[str, Any] = _clean({"format": FORMAT, "version": VERSION, "glmodel_version": __version__,
                    "created": datetime.now(UTC).isoformat(timespec="seconds"), "provenance": dict(provenance),
@@ -94,6 +95,11 @@ class ModelFile:
 
     def schema(self, metric: str) -> Schema:
         return Schema.from_json(self._metric(metric)["schema"])
+
+    def domain(self, metric: str) -> Domain:
+        from .domain import Domain
+
+        return Domain.from_json(self._metric(metric)["domain"])
 
     def selected(self, metric: str) -> str:
         return str(self._metric(metric)["report"]["selected"])
@@ -125,7 +131,8 @@ def load(path: str | Path) -> ModelFile:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelFileError(f"{p}: not a glmodel model file (no \"format\": \"{FORMAT}\")")
     if doc.get("version") != VERSION:
-        raise ModelFileError(f"{p}: model file version {doc.get('version')!r}; this glmodel reads version {VERSION}")
+        raise ModelFileError(f"{p}: model file version {doc.get('version')!r}; this glmodel reads version {VERSION} "
+                             f"(fit it again with this glmodel)")
     if not isinstance(doc.get("metrics"), dict) or not doc["metrics"]:
         raise ModelFileError(f"{p}: the model file holds no metric")
     return ModelFile(str(p), doc)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+
+Columns = Any  # a DataFrame, or a mapping of column name -> equal-length sequence
+C = TypeVar("C")
 
 Kind = Literal["numeric", "bool", "categorical"]
 SIZE_FEATURES = frozenset({"file_size", "record_size", "cache_size", "shard_block_size"})
@@ -81,6 +84,8 @@ def kind_of(name: str) -> Kind:
 
 def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: str) -> Schema:
     """Keep the candidates that vary in the rows with this metric; say why the others are out."""
+    import numpy as np
+
     rows = frame[frame[metric].notna()] if metric in frame else frame.iloc[0:0]
     kept: list[Feature] = []
     dropped: list[tuple[str, str]] = []
@@ -102,7 +107,7 @@ def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: st
             levels = tuple(sorted(counts.index, key=lambda lv: (-counts[lv], lv)))
             kept.append(Feature(name, kind, levels=levels))
         else:
-            values = sorted({float(v) for v in col.astype(float)})
+            values = sorted(set(np.unique(col.to_numpy(dtype=float)).tolist()))
             if len(values) < 2:
                 dropped.append((name, f"constant ({values[0]:g})"))
                 continue
@@ -125,22 +130,55 @@ def _one_to_one(a: pd.Series, b: pd.Series) -> bool:
     return len(pairs) == len(ua) == len(ub)
 
 
+# -- column access for frames and plain mappings ----------------------------------------------------------------
+# Fitting passes DataFrames; `glmodel predict` passes a dict of equal-length lists so it never imports pandas.
+
+def n_rows(frame: Columns) -> int:
+    shape = getattr(frame, "shape", None)
+    if shape is not None:
+        return int(shape[0])
+    return len(next(iter(frame.values()))) if len(frame) else 0
+
+
+def numbers(frame: Columns, name: str) -> np.ndarray:
+    """A column as float (NaN for missing)."""
+    import numpy as np
+
+    col = frame[name]
+    if hasattr(col, "to_numpy"):
+        out: np.ndarray = col.to_numpy(dtype=float, na_value=np.nan)
+        return out
+    return np.asarray(col, dtype=float)
+
+
+def strings(frame: Columns, name: str) -> np.ndarray:
+    """A column as str objects; pandas columns go through factorize, which is fast for categorical/arrow data."""
+    import numpy as np
+
+    col = frame[name]
+    if hasattr(col, "factorize"):
+        codes, uniques = col.factorize()
+        names = np.array([str(u) for u in uniques] + [""], dtype=object)
+        out: np.ndarray = names[codes]  # code -1 (missing) picks the trailing ""
+        return out
+    return np.asarray([str(v) for v in col], dtype=object)
+
+
 # -- derived, physically motivated features -------------------------------------------------------------------
 
-def write_amplification(frame: pd.DataFrame) -> pd.Series:
+def write_amplification(frame: Columns) -> np.ndarray:
     """Bytes sent to servers per byte written: replica copies, or disperse/(disperse-redundancy)."""
     import numpy as np
-    import pandas as pd
 
-    amp = frame["replica"].astype(float) if "replica" in frame else 1.0
+    amp = numbers(frame, "replica") if "replica" in frame else np.ones(n_rows(frame))
     if "disperse" in frame and "redundancy" in frame:
-        d = frame["disperse"].astype(float)
-        r = frame["redundancy"].astype(float)
-        amp = np.where(d > 0, d / (d - r).where(d - r > 0, 1), amp)
-    return pd.Series(amp, index=frame.index, dtype=float)
+        d = numbers(frame, "disperse")
+        r = numbers(frame, "redundancy")
+        amp = np.where(d > 0, d / np.where(d - r > 0, d - r, 1), amp)
+    return amp
 
 
-def bottleneck_mbps(frame: pd.DataFrame, metric: str) -> pd.Series:
+def bottleneck_mbps(frame: Columns, metric: str) -> np.ndarray:
     """The slowest stage a byte crosses, in MB/s: client links, server links, or server disks.
 
     Writes: client links carry every copy (÷ amplification), disks store every copy; reads come from one copy.
@@ -148,43 +186,50 @@ def bottleneck_mbps(frame: pd.DataFrame, metric: str) -> pd.Series:
     """
     import numpy as np
 
+    n = n_rows(frame)
     write = metric in WRITE_METRICS
-    net = frame["network_gbps"].astype(float) * 1000 / 8 if "network_gbps" in frame else np.nan
+    net = numbers(frame, "network_gbps") * 1000 / 8 if "network_gbps" in frame else np.full(n, np.nan)
     disk_col = "disk_write_mbps" if write else "disk_read_mbps"
-    disk = frame[disk_col].astype(float) if disk_col in frame else np.nan
-    servers = frame["servers"].astype(float)
-    clients = frame["clients"].astype(float)
+    disk = numbers(frame, disk_col) if disk_col in frame else np.full(n, np.nan)
+    servers = numbers(frame, "servers")
+    clients = numbers(frame, "clients")
     amp = write_amplification(frame) if write else 1.0
-    stages = np.vstack([np.broadcast_to(x, len(frame)).astype(float) for x in
-                        (net * clients / amp, net * servers, disk * servers / amp)])
-    import pandas as pd
-
-    return pd.Series(np.min(stages, axis=0), index=frame.index)
+    out: np.ndarray = np.min(np.vstack([net * clients / amp, net * servers, disk * servers / amp]), axis=0)
+    return out
 
 
-def cache_ratio(frame: pd.DataFrame) -> pd.Series:
+def cache_ratio(frame: Columns) -> np.ndarray:
     """Data each client touches over its RAM: below 1 the page cache can hold it (cached regime)."""
-    per_client = frame["file_size"].astype(float) * frame["threads"].astype(float) / frame["clients"].astype(float)
-    return per_client / (frame["client_ram_gb"].astype(float) * 2**30)
+    per_client = numbers(frame, "file_size") * numbers(frame, "threads") / numbers(frame, "clients")
+    out: np.ndarray = per_client / (numbers(frame, "client_ram_gb") * 2**30)
+    return out
 
 
-def _cache_ratio(frame: pd.DataFrame, metric: str) -> pd.Series:
+def _cache_ratio(frame: Columns, metric: str) -> np.ndarray:
     return cache_ratio(frame)
 
 
-DERIVED: dict[str, Callable[[pd.DataFrame, str], pd.Series]] = {"bottleneck_mbps": bottleneck_mbps,
-                                                                  "cache_ratio": _cache_ratio}
+DERIVED: dict[str, Callable[[Columns, str], np.ndarray]] = {"bottleneck_mbps": bottleneck_mbps,
+                                                            "cache_ratio": _cache_ratio}
+# The raw columns the derived features read (so a model file keeps their measured values for `predict`).
+DERIVED_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "servers", "clients", "replica",
+                  "disperse", "redundancy", "file_size", "threads", "client_ram_gb")
 
 
-def with_derived(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The frame plus every derived feature its columns allow (a missing input leaves the feature out)."""
-    out = frame.copy()
+def with_derived(frame: C, metric: str) -> C:
+    """The frame plus every derived feature its columns allow (a missing input leaves the feature out).
+
+    A DataFrame comes back as a new DataFrame, a mapping as a new dict.
+    """
+    extra: dict[str, np.ndarray] = {}
     for name, fn in DERIVED.items():
         try:
-            out[name] = fn(frame, metric)
+            extra[name] = fn(frame, metric)
         except KeyError:
             continue
-    return out
+    if hasattr(frame, "assign"):
+        return frame.assign(**extra)  # type: ignore[no-any-return]
+    return {**frame, **extra}  # type: ignore[return-value,dict-item]
 
 
 # -- encoding -------------------------------------------------------------------------------------------------
@@ -229,18 +274,21 @@ def main_effect_terms(schema: Schema, log_sizes: bool = False) -> list[Term]:
     return terms
 
 
-def design_matrix(frame: pd.DataFrame, terms: Sequence[Term]) -> np.ndarray:
+def design_matrix(frame: Columns, terms: Sequence[Term]) -> np.ndarray:
     """Rows × terms, float; no intercept column (learners add it)."""
     import numpy as np
 
-    cols: list[np.ndarray] = []
-    for t in terms:
+    out = np.empty((n_rows(frame), len(terms)))
+    text: dict[str, np.ndarray] = {}  # each categorical converted once, whatever its number of dummies
+    for j, t in enumerate(terms):
         if t.kind == "num":
-            cols.append(frame[t.feature].astype(float).to_numpy())
+            out[:, j] = numbers(frame, t.feature)
         elif t.kind == "log2":
-            cols.append(np.log2(frame[t.feature].astype(float).to_numpy()))
+            out[:, j] = np.log2(numbers(frame, t.feature))
         elif t.kind == "dummy":
-            cols.append((np.asarray(frame[t.feature], dtype=object).astype(str) == t.level).astype(float))
+            if t.feature not in text:
+                text[t.feature] = strings(frame, t.feature)
+            out[:, j] = text[t.feature] == t.level
         else:
-            cols.append(cols[t.of[0]] * cols[t.of[1]])
-    return np.column_stack(cols) if cols else np.empty((len(frame), 0))
+            out[:, j] = out[:, t.of[0]] * out[:, t.of[1]]
+    return out

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from ..dataset import FAMILIES
 from ..errors import GlmodelError
 from .diagnostics import Diagnostics, diagnose
-from .features import DERIVED, Schema, design_matrix, main_effect_terms, schema_from_frame, with_derived
+from .domain import Domain, build_domain
+from .features import DERIVED, DERIVED_INPUTS, Schema, design_matrix, main_effect_terms, schema_from_frame, with_derived
 from .importance import Importance, analytic_additive, bootstrap_vi, sobol_indices, with_intervals
 from .learners import GROUP, Fitted, Learner, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
@@ -55,6 +56,7 @@ class MetricFit:
     scores: list[Score]
     selected: str
     importance: dict[str, list[Importance]]
+    domain: Domain
     models: dict[str, Fitted] = field(repr=False, default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -123,8 +125,9 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
                                            bootstrap if selected != "gbm" else min(bootstrap, 10), additive=False)
     if n_configs < 3:
         notes.append(f"only {n_configs} configuration(s): grouped cross-validation needs 3 or more")
+    domain = build_domain(rows, (*FAMILIES[family], *DERIVED_INPUTS), metric, seed=seed)
     return MetricFit(metric, family, schema, len(rows), n_configs, coefficients, diagnostics, scores, selected,
-                     importance, fitted, notes)
+                     importance, domain, fitted, notes)
 
 
 def _dropped_notes(schema: Schema) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .features import Schema
+from .features import Schema, numbers, strings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,26 +64,45 @@ def base_row(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([row])
 
 
-def from_unit(u: np.ndarray, frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
-    """Map points of [0,1)^d onto the features' measured marginals (inverse empirical CDF); other columns
-    take their typical value."""
-    import numpy as np
-    import pandas as pd
+@dataclass(frozen=True)
+class Marginals:
+    """The measured distribution of each feature (sorted values), and a typical row for the other columns."""
 
-    out = base_row(frame).loc[[0] * len(u)].reset_index(drop=True)
-    for j, f in enumerate(schema.features):
+    base: pd.DataFrame
+    sorted: dict[str, np.ndarray]
+
+
+def marginals(frame: pd.DataFrame, schema: Schema) -> Marginals:
+    import numpy as np
+
+    out: dict[str, np.ndarray] = {}
+    for f in schema.features:
         if f.kind == "categorical":
-            codes = pd.Categorical(np.asarray(frame[f.name], dtype=object).astype(str), categories=f.levels).codes
-            picked = np.quantile(codes, u[:, j], method="inverted_cdf").astype(int)
+            index = {lv: i for i, lv in enumerate(f.levels)}
+            out[f.name] = np.sort(np.array([index[v] for v in strings(frame, f.name)], dtype=int))
+        else:
+            out[f.name] = np.sort(numbers(frame, f.name))
+    return Marginals(base_row(frame), out)
+
+
+def from_unit(u: np.ndarray, frame: pd.DataFrame | Marginals, schema: Schema) -> pd.DataFrame:
+    """Map points of [0,1)^d onto the features' measured marginals (inverse empirical CDF, numpy's
+    "inverted_cdf": the smallest value whose CDF reaches u); other columns take their typical value."""
+    import numpy as np
+
+    m = frame if isinstance(frame, Marginals) else marginals(frame, schema)
+    out = m.base.loc[[0] * len(u)].reset_index(drop=True)
+    for j, f in enumerate(schema.features):
+        values = m.sorted[f.name]
+        picked = values[np.clip(np.ceil(u[:, j] * len(values)).astype(int) - 1, 0, len(values) - 1)]
+        if f.kind == "categorical":
             out[f.name] = np.asarray(f.levels, dtype=object)[picked]
         else:
-            out[f.name] = np.quantile(frame[f.name].astype(float).to_numpy(), u[:, j], method="inverted_cdf")
-            if f.kind == "bool":
-                out[f.name] = out[f.name].astype(bool)
+            out[f.name] = picked.astype(bool) if f.kind == "bool" else picked
     return out
 
 
-def sobol_indices(predict: Predict, frame: pd.DataFrame, schema: Schema, n: int = 1024,
+def sobol_indices(predict: Predict, frame: pd.DataFrame | Marginals, schema: Schema, n: int = 1024,
                   seed: int = 0) -> list[Importance]:
     """First- and total-order Sobol' indices of ``predict`` over the schema's features (n: base samples,
     rounded up to a power of two; n·(d+2) model evaluations)."""
@@ -139,13 +158,14 @@ def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataF
     order = np.argsort(codes, kind="stable")
     members = np.split(order, np.cumsum(np.bincount(codes, minlength=len(uniq)))[:-1])
     draws: dict[str, list[float]] = {f: [] for f in schema.names}
+    dist = marginals(frame, schema)  # the same measured marginals for every refit
     for b in range(rounds):
         rows = np.concatenate([members[g] for g in rng.integers(0, len(uniq), size=len(uniq))])
         try:
             predict = refit_predict(rows)
         except (ValueError, np.linalg.LinAlgError):
             continue
-        for imp in sobol_indices(predict, frame, schema, n=n, seed=seed + b + 1):
+        for imp in sobol_indices(predict, dist, schema, n=n, seed=seed + b + 1):
             draws[imp.feature].append(imp.vi)
     alpha = (1 - level) / 2
     return {f: (float(np.quantile(v, alpha)), float(np.quantile(v, 1 - alpha))) for f, v in draws.items() if v}

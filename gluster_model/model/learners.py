@@ -23,10 +23,10 @@ import base64
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .features import Schema, Term, main_effect_terms
-from .linear import LinearModel, fit_linear
+from .features import Columns, Schema, Term, main_effect_terms, n_rows, numbers, strings
+from .linear import LinearModel, fit_linear, fit_point
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,8 +63,16 @@ def n_groups(frame: pd.DataFrame) -> int:
 
 def mlr(schema: Schema) -> Learner:
     terms = main_effect_terms(schema)
-    return Learner("mlr", "the study's MLR: main effects, raw features",
-                   lambda frame, y, _iv: fit_linear(frame, y, terms, "mlr").model)
+    return Learner("mlr", "the study's MLR: main effects, raw features", _linear(terms, "mlr", "identity"))
+
+
+def _linear(terms: list[Term], name: str, response: Literal["identity", "log"]) -> Callable[..., Fitted]:
+    """Fit through statsmodels when intervals are wanted, else the light least-squares path."""
+    def fit(frame: pd.DataFrame, y: np.ndarray, intervals: bool) -> Fitted:
+        if intervals:
+            return fit_linear(frame, y, terms, name, response).model
+        return fit_point(frame, y, terms, name, response)
+    return fit
 
 
 def with_interactions(terms: list[Term], budget: int) -> list[Term]:
@@ -82,18 +90,18 @@ def with_interactions(terms: list[Term], budget: int) -> list[Term]:
 
 
 def loglinear(schema: Schema) -> Learner:
-    def fit(frame: pd.DataFrame, y: np.ndarray, _iv: bool) -> Fitted:
+    def fit(frame: pd.DataFrame, y: np.ndarray, iv: bool) -> Fitted:
         # Keep at least ~3 configurations per parameter, so interactions are estimated, not interpolated.
         budget = max(len(main_effect_terms(schema)), n_groups(frame) // 3)
         terms = with_interactions(main_effect_terms(schema, log_sizes=True), budget)
-        return fit_linear(frame, y, terms, "loglinear", response="log").model
+        return _linear(terms, "loglinear", "log")(frame, y, iv)
     return Learner("loglinear", "log response, log2 numeric features, pairwise interactions", fit)
 
 
 def physical(schema: Schema) -> Learner:
     terms = main_effect_terms(schema, log_sizes=True)
     return Learner("physical", "log response on log2 bottleneck MB/s and cache ratio, plus main effects",
-                   lambda frame, y, _iv: fit_linear(frame, y, terms, "physical", response="log").model)
+                   _linear(terms, "physical", "log"))
 
 
 # -- gradient boosting ----------------------------------------------------------------------------------------
@@ -109,18 +117,18 @@ _TRUSTED = ["sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGrad
 _LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99]
 
 
-def _gbm_matrix(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+def _gbm_matrix(frame: Columns, schema: Schema) -> np.ndarray:
     """Numeric and bool columns as they are; a categorical as its level's index (unknown level -> NaN)."""
     import numpy as np
 
-    cols = []
-    for f in schema.features:
+    out = np.empty((n_rows(frame), len(schema.features)))
+    for j, f in enumerate(schema.features):
         if f.kind == "categorical":
-            index = {lv: i for i, lv in enumerate(f.levels)}
-            cols.append(frame[f.name].astype(str).map(lambda v: index.get(v, np.nan)).to_numpy(dtype=float))
+            index = {lv: float(i) for i, lv in enumerate(f.levels)}
+            out[:, j] = [index.get(v, np.nan) for v in strings(frame, f.name)]
         else:
-            cols.append(frame[f.name].astype(float).to_numpy())
-    return np.column_stack(cols)
+            out[:, j] = numbers(frame, f.name)
+    return out
 
 
 def _new_gbm(schema: Schema, n: int, seed: int) -> Any:
@@ -142,13 +150,13 @@ class GbmModel:
     log_residual_quantiles: dict[str, float]  # level -> q: interval = ŷ·exp(±q)
     n_params: int = 0
 
-    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+    def predict(self, frame: Columns) -> np.ndarray:
         import numpy as np
 
         out: np.ndarray = np.exp(self.estimator.predict(_gbm_matrix(frame, self.schema)))
         return out
 
-    def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
 
         q = self.quantile(level)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .features import Term, design_matrix
+from .features import Columns, Term, design_matrix, n_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,28 +29,34 @@ def adjusted_r2(r2: float, n: int, k: int) -> float:
     return 1 - (n - 1) / (n - k - 1) * (1 - r2) if n - k - 1 > 0 else float("nan")
 
 
-def independent_columns(x: np.ndarray, tol: float = 1e-9) -> list[int]:
+def independent_columns(x: np.ndarray, tol: float = 1e-10) -> list[int]:
     """Columns of ``x`` that add rank beyond an intercept and the columns kept before them (aliased ones go).
 
-    Columns are scaled first so the tolerance does not depend on units (bytes vs Gbit/s).
+    Works on the correlation-scale Gram matrix (p × p), so the cost is one pass over the rows whatever the
+    number of columns; the units of a column (bytes vs Gbit/s) do not matter. A column is aliased when less than
+    ``tol`` of its (unit) variance is left after projecting it on the kept ones.
     """
     import numpy as np
 
-    n = x.shape[0]
-    kept: list[int] = []
-    basis = np.ones((n, 1)) / np.sqrt(max(n, 1))
-    for j in range(x.shape[1]):
-        col = x[:, j] - x[:, j].mean()
-        norm = np.linalg.norm(col)
-        if norm == 0 or not np.isfinite(norm):
-            continue
-        col = col / norm
-        resid = col - basis @ (basis.T @ col)
-        r = np.linalg.norm(resid)
-        if r > 1e-6 and r > tol:
-            kept.append(j)
-            basis = np.column_stack([basis, resid / r])
-    return kept
+    if x.shape[1] == 0 or x.shape[0] == 0:
+        return []
+    centred = x - x.mean(axis=0)
+    norms = np.sqrt(np.einsum("ij,ij->j", centred, centred))
+    ok = np.isfinite(norms) & (norms > 0)
+    scaled = centred[:, ok] / norms[ok]
+    gram = scaled.T @ scaled
+    index = np.flatnonzero(ok)
+    kept_local: list[int] = []
+    for j in range(len(index)):
+        if kept_local:
+            g = gram[np.ix_(kept_local, kept_local)]
+            b = gram[kept_local, j]
+            left = gram[j, j] - b @ np.linalg.solve(g, b)
+        else:
+            left = gram[j, j]
+        if left > tol:
+            kept_local.append(j)
+    return [int(index[j]) for j in kept_local]
 
 
 @dataclass
@@ -75,23 +81,23 @@ class LinearModel:
     def labels(self) -> list[str]:
         return ["const", *[self.terms[j].label(self.terms) for j in self.kept]]
 
-    def _x(self, frame: pd.DataFrame) -> np.ndarray:
+    def _x(self, frame: Columns) -> np.ndarray:
         import numpy as np
 
         x = design_matrix(frame, self.terms)[:, self.kept]
-        return np.column_stack([np.ones(len(frame)), x])
+        return np.column_stack([np.ones(n_rows(frame)), x])
 
-    def linear_predictor(self, frame: pd.DataFrame) -> np.ndarray:
+    def linear_predictor(self, frame: Columns) -> np.ndarray:
         out: np.ndarray = self._x(frame) @ self.params
         return out
 
-    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+    def predict(self, frame: Columns) -> np.ndarray:
         import numpy as np
 
         eta = self.linear_predictor(frame)
         return np.exp(eta) * self.smearing if self.response == "log" else eta
 
-    def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """Prediction interval for a new observation: ŷ ± t·sqrt(σ² + x'Cx) (on the log scale, then exp)."""
         import numpy as np
         from scipy.special import stdtrit
@@ -134,20 +140,43 @@ def fit_linear(frame: pd.DataFrame, y: np.ndarray, terms: Sequence[Term], name: 
     import numpy as np
     import statsmodels.api as sm
 
-    full = design_matrix(frame, terms)
-    kept = independent_columns(full)
-    terms = list(terms)
-    aliased = [terms[j].label(terms) for j in range(len(terms)) if j not in kept]
-    target = np.log(y) if response == "log" else np.asarray(y, dtype=float)
-    x = np.column_stack([np.ones(len(frame)), full[:, kept]])
+    x, target, kept, aliased = _prepare(frame, y, terms, response)
     res = sm.OLS(target, x).fit()
     df_resid = int(round(res.df_resid))
     sigma2 = float(res.scale) if df_resid > 0 else 0.0
     cov = np.asarray(res.cov_params()) if df_resid > 0 else np.zeros((x.shape[1], x.shape[1]))
     smearing = float(np.mean(np.exp(res.resid))) if response == "log" else 1.0
-    model = LinearModel(name, terms, kept, np.asarray(res.params, dtype=float), cov, sigma2, df_resid, response,
-                        smearing, aliased)
+    model = LinearModel(name, list(terms), kept, np.asarray(res.params, dtype=float), cov, sigma2, df_resid,
+                        response, smearing, aliased)
     return OlsFit(model, res, x, target)
+
+
+def fit_point(frame: pd.DataFrame, y: np.ndarray, terms: Sequence[Term], name: str,
+              response: Literal["identity", "log"] = "identity") -> LinearModel:
+    """The same least-squares fit for point predictions only (cross-validation folds, bootstrap refits):
+    numpy's lstsq without statsmodels' result object, and no covariance, so intervals from it are degenerate."""
+    import numpy as np
+
+    x, target, kept, aliased = _prepare(frame, y, terms, response)
+    params, *_ = np.linalg.lstsq(x, target, rcond=None)
+    resid = target - x @ params
+    df_resid = max(len(target) - x.shape[1], 0)
+    sigma2 = float(resid @ resid / df_resid) if df_resid else 0.0
+    smearing = float(np.mean(np.exp(resid))) if response == "log" else 1.0
+    return LinearModel(name, list(terms), kept, params, np.zeros((x.shape[1], x.shape[1])), sigma2, df_resid,
+                       response, smearing, aliased)
+
+
+def _prepare(frame: pd.DataFrame, y: np.ndarray, terms: Sequence[Term],
+             response: str) -> tuple[np.ndarray, np.ndarray, list[int], list[str]]:
+    """Design matrix with intercept on the independent terms, the response on its scale, kept and aliased."""
+    import numpy as np
+
+    full = design_matrix(frame, terms)
+    kept = independent_columns(full)
+    aliased = [terms[j].label(terms) for j in range(len(terms)) if j not in kept]
+    target = np.log(y) if response == "log" else np.asarray(y, dtype=float)
+    return np.column_stack([np.ones(len(full)), full[:, kept]]), target, kept, aliased
 
 
 def coefficient_table(fit: OlsFit, level: float = 0.95) -> list[dict[str, Any]]:

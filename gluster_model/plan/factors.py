@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..bench.iozone import IozoneWorkload
-from ..gluster.volume import Shard, VolumeConfig, parse_size
+from ..gluster.volume import Shard, VolumeConfig
+from ..units import parse_size
 
 Family = Literal["volume", "workload", "cluster"]
 Kind = Literal["int", "size", "bool", "choice"]
@@ -102,7 +103,7 @@ def _show(v: Level) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
     if isinstance(v, int) and v >= 1024 and v % 1024 == 0:
-        from ..gluster.volume import gluster_size
+        from ..units import gluster_size
 
         return gluster_size(v)
     return str(v)

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -121,6 +122,38 @@ def _fit_end_to_end(store: str, tmp_path: Path) -> None:
     loaded = artifact.load(tmp_path / "again.json")
     for name, model in fits[0].models.items():
         np.testing.assert_array_equal(loaded.model("write", name).predict(frame), model.predict(frame))
+    _predict_end_to_end(frame, model_path, tmp_path)
+
+
+def _predict_end_to_end(frame: Any, model_path: Path, tmp_path: Path) -> None:
+    """glmodel predict on the lab-fitted model: a measured configuration shows the store's own mean and the
+    model's own prediction; a change the lab never measured (the network) is marked as a guess."""
+    import json
+
+    from gluster_model.model import artifact
+    from gluster_model.model.features import with_derived
+
+    scen = tmp_path / "lab.yaml"
+    scen.write_text("baseline: {name: dist 16KB, set: {layout: distribute, replica: 1, record_size: 16KB}, "
+                    "server_tb: 1}\ncandidates:\n  - {name: rep3 64KB, set: {layout: replicate, replica: 3, "
+                    "record_size: 64KB}}\n  - {name: 10x network, set: {network_gbps: 1000}, price: 10}\n")
+    answer = json.loads(glmodel("predict", "--model", str(model_path), "--scenarios", str(scen), "--json",
+                                check=True).stdout)
+    (m,) = answer["metrics"]
+    base, rep3, net = m["predictions"]
+    rows = frame[(frame["layout"] == "distribute") & (frame["record_size"] == 16 << 10)]
+    assert base["basis"] == "measured" and base["measured_mean"] == pytest.approx(rows["write"].mean())
+    assert base["measured_trials"] == len(rows) == 2
+    model = artifact.load(model_path).model("write")
+    row = with_derived(rows.iloc[[0]].reset_index(drop=True), "write")
+    assert base["value"] == pytest.approx(float(model.predict(row)[0]), rel=1e-12)
+    assert rep3["basis"] == "measured" and rep3["delta"] == pytest.approx(rep3["value"] - base["value"])
+    assert net["basis"] == "extrapolated" and "its effect was never measured" in " ".join(net["flags"])
+    assert net["rank"] == 1 and net["cost_per_mbps"] == pytest.approx(10 / net["value"])
+    assert {c["scenario"]: c["usable_tb"] for c in answer["capacity"]} == {
+        "dist 16KB": pytest.approx(3.0), "rep3 64KB": pytest.approx(1.0), "10x network": pytest.approx(3.0)}
+    shown = glmodel("predict", "--model", str(model_path), "--scenarios", str(scen), check=True).stdout
+    assert "extrapolated (guesses, not measurements): 10x network" in shown
 
 
 def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_path: Path) -> None:

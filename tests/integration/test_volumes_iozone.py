@@ -121,7 +121,8 @@ def test_cli_volume_and_bench(lab: LabState) -> None:
 def test_model_defaults_match_a_new_volume(env: tuple[ClusterSpec, SSHExecutor]) -> None:
     """dataset.GLUSTER_DEFAULTS fills knobs a plan left alone; they must be what a fresh volume really has."""
     from gluster_model.dataset import GLUSTER_DEFAULTS
-    from gluster_model.gluster.volume import parse_size, volume_argv
+    from gluster_model.gluster.volume import volume_argv
+    from gluster_model.units import parse_size
 
     spec, ex = env
     try:

@@ -13,7 +13,7 @@ from gluster_model.collect import (
     regime,
     size_past_ram,
 )
-from gluster_model.gluster.volume import parse_size
+from gluster_model.units import parse_size
 from gluster_model.plan.file import Expanded
 from gluster_model.protocol import Protocol
 

@@ -1,0 +1,187 @@
+"""What-if questions: a baseline (the cluster today) and named candidates, from a YAML file or ``--set``.
+
+A candidate lists only what it changes; everything else is the baseline's, and whatever the baseline leaves unset
+is the model's reference configuration (a measured one). Values are checked against the model's inputs: an
+unknown feature, a value of the wrong type, or a level never measured is one error line naming it.
+
+Scenario file::
+
+    level: 0.9                 # prediction-interval level (optional; --level wins)
+    currency: EUR              # label for prices (optional)
+    baseline:
+      name: today
+      set: {network_gbps: 1, servers: 4, replica: 2}
+      server_tb: 8             # raw capacity per server (or raw_tb for the whole cluster)
+    candidates:
+      - name: infiniband
+        set: {network_gbps: 40}
+        price: 14000           # what the candidate costs (optional)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..errors import ConfigError
+from ..model.features import SIZE_FEATURES, Feature
+from ..units import parse_size
+from ..yamlio import load_model
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScenarioSpec(_Strict):
+    name: str | None = Field(default=None, min_length=1, max_length=64)
+    set: dict[str, Any] = Field(default_factory=dict)
+    price: float | None = Field(default=None, ge=0)
+    raw_tb: float | None = Field(default=None, gt=0)
+    server_tb: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_capacity(self) -> ScenarioSpec:
+        if self.raw_tb is not None and self.server_tb is not None:
+            raise ValueError("give raw_tb (whole cluster) or server_tb (per server), not both")
+        return self
+
+
+class ScenarioFile(_Strict):
+    level: float | None = Field(default=None, gt=0, lt=1)
+    currency: str = Field(default="", max_length=8)
+    baseline: ScenarioSpec = Field(default_factory=ScenarioSpec)
+    candidates: list[ScenarioSpec] = Field(min_length=1)
+
+    @field_validator("candidates")
+    @classmethod
+    def _named(cls, v: list[ScenarioSpec]) -> list[ScenarioSpec]:
+        names = [c.name for c in v]
+        if any(n is None for n in names):
+            raise ValueError("every candidate needs a name")
+        dup = sorted({n for n in names if names.count(n) > 1 and n is not None})
+        if dup:
+            raise ValueError(f"candidate name(s) used twice: {', '.join(dup)}")
+        return v
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One configuration to predict: the values it sets (checked), and optionally its price and capacity."""
+
+    name: str
+    values: dict[str, Any]
+    price: float | None = None
+    raw_tb: float | None = None
+    server_tb: float | None = None
+    baseline: bool = False
+
+
+@dataclass(frozen=True)
+class Question:
+    """A baseline and candidates; ``level`` and ``currency`` when the file gave them."""
+
+    baseline: Scenario
+    candidates: list[Scenario]
+    level: float | None = None
+    currency: str = ""
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def scenarios(self) -> list[Scenario]:
+        return [self.baseline, *self.candidates]
+
+
+def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
+    """A user's value as the feature's kind: float (sizes may be '64MB'), bool, or a measured level."""
+    if feature.kind == "categorical":
+        text = str(value).strip()
+        if text not in feature.levels:
+            raise ConfigError(source, key, f"{text!r} was never measured for {feature.name} "
+                              f"(measured: {', '.join(feature.levels)})")
+        return text
+    if feature.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "on", "yes", "1"):
+            return True
+        if text in ("false", "off", "no", "0"):
+            return False
+        raise ConfigError(source, key, f"{value!r} is not a switch (use true/false or on/off)")
+    if isinstance(value, bool):
+        raise ConfigError(source, key, f"{value!r} is not a number")
+    if isinstance(value, str) and feature.name in SIZE_FEATURES:
+        try:
+            return float(parse_size(value))
+        except ValueError as exc:
+            raise ConfigError(source, key, str(exc)) from None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        unit = " or a size such as 64MB" if feature.name in SIZE_FEATURES else ""
+        raise ConfigError(source, key, f"{value!r} is not a number{unit}") from None
+    if not math.isfinite(number) or number < 0:
+        raise ConfigError(source, key, f"{value!r}: must be a finite number ≥ 0")
+    return number
+
+
+def check_values(raw: Mapping[str, Any], inputs: Mapping[str, Feature], source: str, prefix: str) -> dict[str, Any]:
+    """Every key must be a model input; every value of its kind. Errors name ``prefix.key``."""
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        key = f"{prefix}.{name}" if prefix else str(name)
+        feature = inputs.get(str(name))
+        if feature is None:
+            raise ConfigError(source, key, f"unknown feature; this model's inputs are {', '.join(sorted(inputs))}")
+        out[str(name)] = coerce(value, feature, source, key)
+    return out
+
+
+def from_file(path: str | Path, inputs: Mapping[str, Feature]) -> Question:
+    """Read and check a scenario file against the model's inputs."""
+    spec = load_model(path, ScenarioFile, "with baseline and candidates")
+    src = str(path)
+
+    def scenario(s: ScenarioSpec, where: str, default: str, base: bool) -> Scenario:
+        return Scenario(s.name or default, check_values(s.set, inputs, src, f"{where}.set"), s.price, s.raw_tb,
+                        s.server_tb, base)
+
+    baseline = scenario(spec.baseline, "baseline", "baseline", True)
+    cands = [scenario(c, f"candidates[{i}]", "", False) for i, c in enumerate(spec.candidates)]
+    if any(c.name == baseline.name for c in cands):
+        raise ConfigError(src, "candidates", f"a candidate is named like the baseline ({baseline.name!r})")
+    return Question(baseline, cands, spec.level, spec.currency, src)
+
+
+def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> dict[str, Any]:
+    """``--set name=value`` options (YAML scalars: 10, 64MB, true, xfs) checked against the model's inputs."""
+    from ..yamlio import parse_yaml
+
+    raw: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError("--set", item, "expected name=value, e.g. --set network_gbps=10")
+        if name.strip() in raw:
+            raise ConfigError("--set", name.strip(), "given twice")
+        raw[name.strip()] = parse_yaml(text, "--set") if text.strip() else ""
+    return check_values(raw, inputs, "--set", "")
+
+
+def question(inputs: Mapping[str, Feature], path: str | Path | None, sets: Sequence[str]) -> Question:
+    """The file's question, plus a candidate "--set" built on its baseline; ``--set`` alone compares against
+    the model's reference configuration."""
+    q = from_file(path, inputs) if path else Question(Scenario("reference", {}, baseline=True), [])
+    values = parse_sets(sets, inputs)
+    if values:
+        q = replace(q, candidates=[*q.candidates, Scenario("--set", values)])
+    if not q.candidates:
+        raise ConfigError("glmodel predict", "", "nothing to predict: give --scenarios FILE or --set name=value")
+    return q

@@ -1,0 +1,314 @@
+"""Answer a what-if question from a model file: per metric and scenario, the prediction with its interval, the
+change against the baseline, whether it rests on measurements, the bottleneck at the baseline, costs and the best
+upgrade per unit cost; per scenario, usable capacity.
+
+Basis of a prediction:
+
+- ``measured``: the scenario is a measured configuration (the measured mean is shown beside the prediction);
+- ``interpolated``: every input inside its measured range and the scenario no further from a measured
+  configuration than the measured configurations are from each other;
+- ``extrapolated``: anything else — an input outside its range, an input the data never varied, or a
+  combination far from every measurement. Such a number is a guess, and is marked as one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import GlmodelError
+from ..model.domain import EXACT, Domain
+from ..model.features import SIZE_FEATURES, Feature, with_derived
+from .capacity import layout_of, usable_fraction
+from .scenarios import Question, Scenario
+
+if TYPE_CHECKING:
+    from ..model.artifact import ModelFile
+    from ..model.learners import Fitted
+
+Basis = Literal["measured", "interpolated", "extrapolated"]
+
+
+@dataclass
+class Prediction:
+    scenario: str
+    value: float  # MB/s
+    low: float
+    high: float
+    basis: Basis
+    distance: float  # to the nearest measured configuration (unit-free, see model/domain.py)
+    flags: list[str] = field(default_factory=list)
+    measured_mean: float | None = None  # the metric measured at this very configuration
+    measured_trials: int = 0
+    delta: float | None = None  # against the baseline, MB/s
+    delta_pct: float | None = None
+    cost_per_mbps: float | None = None  # price / predicted MB/s
+    gain_per_cost: float | None = None  # (predicted − baseline) / price
+    rank: int | None = None  # by cost per MB/s among priced scenarios, 1 = cheapest
+
+
+@dataclass
+class Lever:
+    """How the prediction at the baseline moves with one input (between its neighbouring measured values)."""
+
+    feature: str
+    kind: Literal["elasticity", "switch"]
+    effect_pct: float  # +10% of a numeric input, or the switch to ``to``
+    elasticity: float | None = None  # d ln ŷ / d ln x
+    to: str = ""
+    off_data: bool = False  # the step leaves the measured region (e.g. one of two inputs always varied together)
+
+
+@dataclass
+class MetricAnswer:
+    metric: str
+    model: str
+    radius: float
+    predictions: list[Prediction]
+    levers: list[Lever]
+    bottleneck: Lever | None
+    best_upgrade: str | None
+
+
+@dataclass
+class Capacity:
+    scenario: str
+    layout: str
+    raw_tb: float | None
+    usable_tb: float | None
+
+
+@dataclass
+class Answer:
+    model_file: str
+    level: float
+    currency: str
+    baseline: str
+    scenarios: dict[str, dict[str, Any]]  # the full configuration each scenario was predicted at
+    filled: list[str]  # inputs no scenario set: the model's reference configuration supplied them
+    varied: list[str]  # inputs the data varied (for any metric asked)
+    capacity: list[Capacity]
+    prices: dict[str, float | None]
+    metrics: list[MetricAnswer]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = _finite(asdict(self))
+        return out
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def model_inputs(mf: ModelFile, metrics: Sequence[str]) -> dict[str, Feature]:
+    """Every input of the metrics' models, the union of their measured values (for checking a question)."""
+    out: dict[str, Feature] = {}
+    for m in metrics:
+        for f in mf.domain(m).inputs:
+            seen = out.get(f.name)
+            out[f.name] = f if seen is None else Feature(
+                f.name, f.kind, tuple(dict.fromkeys((*seen.levels, *f.levels))),
+                min(x for x in (seen.low, f.low) if x is not None) if f.kind != "categorical" else None,
+                max(x for x in (seen.high, f.high) if x is not None) if f.kind != "categorical" else None,
+                tuple(sorted({*seen.values, *f.values})))
+    return out
+
+
+def resolve(domain: Domain, base: Scenario, s: Scenario) -> dict[str, Any]:
+    """The full configuration of a scenario: reference ← baseline ← candidate (inputs of this domain only)."""
+    names = {f.name for f in domain.inputs}
+    values = dict(domain.reference)
+    values.update({k: v for k, v in base.values.items() if k in names})
+    values.update({k: v for k, v in s.values.items() if k in names})
+    return values
+
+
+def columns(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    return {k: [c[k] for c in configs] for k in configs[0]}
+
+
+def show_value(name: str, v: Any) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, (int, float)) and name in SIZE_FEATURES and v >= 1024:
+        for unit, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+            if v >= mult:
+                return f"{v / mult:g}{unit}"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def flags_for(values: Mapping[str, Any], domain: Domain, metric: str) -> list[str]:
+    """Inputs outside what was measured: beyond their range, or changed although the data never varied them."""
+    out: list[str] = []
+    for f in domain.inputs:
+        v = values[f.name]
+        if f.kind == "categorical":
+            continue  # unseen levels are refused when the question is read
+        x = float(v)
+        if len(f.values) == 1:
+            if x != f.values[0]:
+                out.append(f"{f.name}={show_value(f.name, v)}, but the {metric} data only have "
+                           f"{show_value(f.name, f.values[0])}: its effect was never measured")
+        elif f.low is not None and f.high is not None and not f.low <= x <= f.high:
+            out.append(f"{f.name}={show_value(f.name, v)} is outside the measured "
+                       f"{show_value(f.name, f.low)}–{show_value(f.name, f.high)}")
+    return out
+
+
+def _levers(model: Fitted, domain: Domain, base: dict[str, Any], metric: str) -> list[Lever]:
+    """Local sensitivity at the baseline, stepping each varied input to its neighbouring measured values (so
+    the step stays inside the data, and tree models, flat between splits, still show an effect)."""
+    probes: list[dict[str, Any]] = [base]
+    plan: list[tuple[Feature, Any, Any]] = []  # feature, low/level value, high value (None for a switch)
+    for f in domain.varied:
+        x0 = base[f.name]
+        if f.kind == "categorical":
+            for lv in f.levels:
+                if lv != x0:
+                    plan.append((f, lv, None))
+                    probes.append({**base, f.name: lv})
+        elif f.kind == "bool":
+            plan.append((f, not bool(x0), None))
+            probes.append({**base, f.name: not bool(x0)})
+        else:
+            below = [v for v in f.values if v < x0]
+            above = [v for v in f.values if v > x0]
+            lo = below[-1] if below else x0
+            hi = above[0] if above else x0
+            if lo <= 0 or hi == lo:
+                continue
+            plan.append((f, lo, hi))
+            probes.extend([{**base, f.name: lo}, {**base, f.name: hi}])
+    cols = columns(probes)
+    y = model.predict(with_derived(cols, metric))
+    # A step is off the data when it lands further outside the measured region than the baseline itself is.
+    off = domain.further_out(cols, than=0)
+    y0 = float(y[0])
+    levers: list[Lever] = []
+    best_level: dict[str, Lever] = {}
+    i = 1
+    for f, a, b in plan:
+        if b is None:
+            effect = (float(y[i]) / y0 - 1) * 100 if y0 > 0 else math.nan
+            lever = Lever(f.name, "switch", effect, to=show_value(f.name, a), off_data=bool(off[i]))
+            i += 1
+            if f.kind == "categorical":
+                prev = best_level.get(f.name)
+                if prev is None or (prev.off_data, -prev.effect_pct) > (lever.off_data, -effect):
+                    best_level[f.name] = lever
+                continue
+            levers.append(lever)
+            continue
+        ya, yb = float(y[i]), float(y[i + 1])
+        e = math.log(yb / ya) / math.log(b / a) if ya > 0 and yb > 0 else math.nan
+        levers.append(Lever(f.name, "elasticity", (1.1 ** e - 1) * 100 if e == e else math.nan, e,
+                            off_data=bool(off[i] or off[i + 1])))
+        i += 2
+    levers.extend(best_level.values())
+    levers.sort(key=lambda lv: (lv.off_data, -abs(lv.effect_pct) if lv.effect_pct == lv.effect_pct else 0.0))
+    return levers
+
+
+def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None, level: float | None = None,
+            use: str | None = None) -> Answer:
+    """Predict every scenario of ``q`` for each metric of the model file (or those named)."""
+    asked_metrics = list(metrics) if metrics else mf.metrics
+    unknown = [m for m in asked_metrics if m not in mf.metrics]
+    if unknown:
+        raise GlmodelError(f"--metric: {', '.join(unknown)} not in {mf.path} (it has {', '.join(mf.metrics)})")
+    lvl = level if level is not None else (q.level if q.level is not None else 0.9)
+    asked = {k for s in q.scenarios for k in s.values}
+    answers: list[MetricAnswer] = []
+    varied: set[str] = set()
+    resolved: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for metric in asked_metrics:
+        domain = mf.domain(metric)
+        varied.update(f.name for f in domain.varied)
+        model = mf.model(metric, use)
+        names = {f.name for f in domain.inputs}
+        ignored = sorted(asked - names)
+        if ignored:
+            notes.append(f"{metric}: {', '.join(ignored)} not an input of this model; ignored")
+        configs = [resolve(domain, q.baseline, s) for s in q.scenarios]
+        for s, c in zip(q.scenarios, configs):
+            resolved.setdefault(s.name, {}).update(c)
+        cols = with_derived(columns(configs), metric)
+        yhat = model.predict(cols)
+        lo, hi = model.interval(cols, lvl)
+        at = domain.place(columns(configs))
+        dist, idx = at.dist, at.index
+        region = domain.outside(columns(configs))
+        preds = []
+        for k, (s, c) in enumerate(zip(q.scenarios, configs)):
+            flags = flags_for(c, domain, metric)
+            d = float(dist[k])
+            if not any("outside the measured" in f for f in flags):  # out of range says it already
+                flags += region[k]
+            basis: Basis = "extrapolated" if flags else ("measured" if d <= EXACT else "interpolated")
+            value = float(yhat[k])
+            # Throughput is never negative; an OLS interval on the MB/s scale can be, so it stops at zero.
+            low = max(float(lo[k]), 0.0) if value >= 0 else float(lo[k])
+            p = Prediction(s.name, value, low, float(hi[k]), basis, d, flags)
+            if basis == "measured":
+                p.measured_mean, p.measured_trials = domain.means[int(idx[k])], domain.trials[int(idx[k])]
+            preds.append(p)
+        _costs(preds, q.scenarios)
+        levers = _levers(model, domain, configs[0], metric)
+        numeric = [lv for lv in levers
+                   if lv.kind == "elasticity" and lv.elasticity == lv.elasticity and not lv.off_data]
+        top = max(numeric, key=lambda lv: lv.elasticity or 0.0, default=None)
+        bottleneck = top if top is not None and (top.elasticity or 0.0) > 0.05 else None
+        gains = [p for p in preds[1:] if p.gain_per_cost is not None and (p.delta or 0) > 0]
+        best = max(gains, key=lambda p: p.gain_per_cost or 0.0).scenario if gains else None
+        answers.append(MetricAnswer(metric, getattr(model, "name", use or mf.selected(metric)), domain.radius,
+                                    preds, levers, bottleneck, best))
+    filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
+    return Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied), _capacity(q, resolved),
+                  {s.name: s.price for s in q.scenarios}, answers, notes)
+
+
+def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
+    """Change against the baseline; price per MB/s, gain per unit price, and the ranking by price per MB/s."""
+    base = preds[0].value
+    for p in preds[1:]:
+        p.delta = p.value - base
+        p.delta_pct = (p.value / base - 1) * 100 if base > 0 else None
+    for p, s in zip(preds, scenarios):
+        if s.price is None:
+            continue
+        p.cost_per_mbps = s.price / p.value if p.value > 0 else None
+        if not s.baseline and s.price > 0 and p.delta is not None:
+            p.gain_per_cost = p.delta / s.price
+    priced = sorted((p for p in preds if p.cost_per_mbps is not None), key=lambda p: p.cost_per_mbps or 0.0)
+    for r, p in enumerate(priced, 1):
+        p.rank = r
+
+
+def _capacity(q: Question, resolved: Mapping[str, Mapping[str, Any]]) -> list[Capacity]:
+    """Raw and usable TB per scenario; a candidate without its own capacity figure has the baseline's."""
+    out = []
+    for s in q.scenarios:
+        v = resolved[s.name]
+        raw_tb = s.raw_tb if s.raw_tb is not None else (None if s.server_tb is not None else q.baseline.raw_tb)
+        server_tb = s.server_tb if s.server_tb is not None else (None if s.raw_tb is not None
+                                                                 else q.baseline.server_tb)
+        if raw_tb is None and server_tb is not None and "servers" in v:
+            raw_tb = server_tb * float(v["servers"])
+        layout = layout_of(v.get("layout"), v.get("replica"), v.get("disperse"))
+        usable = None
+        if raw_tb is not None:
+            usable = raw_tb * usable_fraction(layout, float(v.get("replica", 1) or 1),
+                                              float(v.get("disperse", 0) or 0), float(v.get("redundancy", 0) or 0))
+        out.append(Capacity(s.name, layout, raw_tb, usable))
+    return out
+

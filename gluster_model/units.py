@@ -1,0 +1,29 @@
+"""Byte sizes as people and Gluster write them (binary units): light, so any command can use it."""
+
+from __future__ import annotations
+
+import re
+
+_SIZE = re.compile(r"^(\d+)\s*([KMGT]?B?)$", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "G": 1 << 30, "GB": 1 << 30,
+          "T": 1 << 40, "TB": 1 << 40}
+
+
+def parse_size(value: str | int) -> int:
+    """'64MB', '64M', '4KB', 1048576 -> bytes (binary units, as Gluster uses them)."""
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a size cannot be negative")
+        return value
+    m = _SIZE.match(value.strip())
+    if not m:
+        raise ValueError(f"'{value}' is not a size (use e.g. 512KB, 64MB, 1GB)")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def gluster_size(n: int) -> str:
+    """Bytes -> the shortest exact form Gluster accepts (64MB, 4KB, 100)."""
+    for unit, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n % mult == 0 and n >= mult:
+            return f"{n // mult}{unit}"
+    return str(n)

@@ -1,0 +1,253 @@
+"""glmodel predict on a model fitted from synthetic trials: same numbers as the fitted models, honest intervals
+and extrapolation flags, one-line errors for bad scenario files, hand-checked costs and capacity."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from gluster_model.cli import cli
+from gluster_model.errors import ConfigError
+from gluster_model.model import artifact
+from gluster_model.model.fit import fit_metric
+from gluster_model.predict.capacity import layout_of, usable_fraction
+from gluster_model.predict.scenarios import Question, Scenario, question
+from gluster_model.predict.whatif import Prediction, _costs, model_inputs, what_if
+
+
+def _trials() -> pd.DataFrame:
+    """Three trials per configuration; clients always equal servers (so moving one alone leaves the data)."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for net, servers, replica, fs in itertools.product([1.0, 10.0], [1, 2, 4], [1, 2], ["ext4", "xfs"]):
+        bottleneck = min(net * 125 * servers / replica, 400.0 * servers / replica)
+        for _ in range(3):
+            rows.append({"network_gbps": net, "servers": servers, "clients": servers, "replica": replica,
+                         "base_filesystem": fs, "disk_read_mbps": 500.0, "disk_write_mbps": 400.0,
+                         "file_size": 1 << 30, "threads": 4, "client_ram_gb": 16.0, "shard": False,
+                         "config_hash": f"{net}-{servers}-{replica}-{fs}",
+                         "write": bottleneck * (1.1 if fs == "xfs" else 1.0) * rng.lognormal(0, 0.05)})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, object, Path]:
+    frame = _trials()
+    fit = fit_metric(frame, "write", "hardware", bootstrap=0, importance_n=64, cv_repeats=1)
+    path = tmp_path_factory.mktemp("model") / "model.json"
+    artifact.save(artifact.build([fit], {"store": "synthetic"}), path)
+    return frame, fit, path
+
+
+def _ask(path: Path, candidates: dict[str, dict[str, object]], baseline: dict[str, object] | None = None,
+         use: str | None = None, level: float = 0.9) -> object:
+    mf = artifact.load(path)
+    q = Question(Scenario("base", baseline or {}, baseline=True),
+                 [Scenario(name, values) for name, values in candidates.items()])
+    return what_if(mf, q, use=use, level=level)
+
+
+def test_predictions_equal_the_fitted_models_own(fitted: tuple) -> None:
+    frame, fit, path = fitted
+    row = frame.iloc[[7]].reset_index(drop=True)
+    values = {k: row.loc[0, k] for k in ("network_gbps", "servers", "clients", "replica", "base_filesystem")}
+    values = {k: (v.item() if hasattr(v, "item") else v) for k, v in values.items()}
+    for name, model in fit.models.items():
+        answer = _ask(path, {"row": values}, use=name)
+        got = answer.metrics[0].predictions[1]
+        from gluster_model.model.features import with_derived
+
+        assert got.value == pytest.approx(float(model.predict(with_derived(row, "write"))[0]), rel=1e-12), name
+        lo, hi = model.interval(with_derived(row, "write"), 0.9)
+        # Same interval, except that a lower bound below zero MB/s is shown as zero (for a positive prediction).
+        low = max(float(lo[0]), 0.0) if got.value >= 0 else float(lo[0])
+        assert (got.low, got.high) == (pytest.approx(low), pytest.approx(float(hi[0])))
+
+
+def test_measured_configuration_shows_its_measured_mean(fitted: tuple) -> None:
+    frame, _, path = fitted
+    answer = _ask(path, {"x": {"network_gbps": 10, "servers": 2, "clients": 2, "replica": 1,
+                               "base_filesystem": "xfs"}})
+    p = answer.metrics[0].predictions[1]
+    rows = frame[(frame.network_gbps == 10) & (frame.servers == 2) & (frame.replica == 1)
+                 & (frame.base_filesystem == "xfs")]
+    assert p.basis == "measured" and p.flags == [] and p.distance == pytest.approx(0, abs=1e-9)
+    assert p.measured_trials == 3 and p.measured_mean == pytest.approx(rows["write"].mean())
+
+
+def test_intervals_contain_the_point_and_widen_outside_the_data(fitted: tuple) -> None:
+    _, fit, path = fitted
+    inside = {"network_gbps": 10, "servers": 2, "clients": 2, "replica": 1}
+    outside = {"network_gbps": 100, "servers": 16, "clients": 16, "replica": 1}
+    for name in fit.models:
+        answer = _ask(path, {"inside": inside, "outside": outside}, use=name)
+        for p in answer.metrics[0].predictions:
+            assert p.low <= p.value <= p.high, (name, p)
+    mlr = _ask(path, {"inside": inside, "outside": outside}, use="mlr").metrics[0].predictions
+    assert mlr[2].high - mlr[2].low > 1.5 * (mlr[1].high - mlr[1].low)
+    assert 0.99 * (mlr[1].high - mlr[1].low) > _widths(path, inside, 0.5)
+
+
+def _widths(path: Path, values: dict[str, object], level: float) -> float:
+    p = _ask(path, {"x": values}, use="mlr", level=level).metrics[0].predictions[1]
+    return p.high - p.low
+
+
+def test_out_of_range_and_far_combinations_are_flagged(fitted: tuple) -> None:
+    _, _, path = fitted
+    answer = _ask(path, {"eight servers": {"servers": 8, "clients": 8},
+                         "clients apart": {"servers": 4, "clients": 1},
+                         "disk never varied": {"disk_write_mbps": 2000}},
+                  baseline={"network_gbps": 1, "servers": 2, "clients": 2, "replica": 1})
+    base, eight, apart, disk = answer.metrics[0].predictions
+    assert base.basis in ("measured", "interpolated") and not base.flags
+    assert eight.basis == "extrapolated" and any("servers=8 is outside the measured 1–4" in f for f in eight.flags)
+    # Inside every range, but clients never moved apart from servers: hidden extrapolation.
+    assert apart.basis == "extrapolated" and not any("outside" in f for f in apart.flags)
+    assert any(f.startswith("moves servers, clients in a way the data never did") for f in apart.flags)
+    assert any("disk_write_mbps=2000, but the write data only have 400" in f for f in disk.flags)
+
+
+def test_domain_finds_corners_and_holes_inside_the_ranges() -> None:
+    from gluster_model.model.domain import build_domain
+
+    # A 5×5 grid of (servers, threads) with its middle 3×3 block never measured, plus an L of (network, replica).
+    levels = (1, 2, 4, 8, 16)  # even steps on the log2 scale the domain uses for positive numbers
+    grid = [(a, b) for a in levels for b in levels if not (2 <= a <= 8 and 2 <= b <= 8)]
+    ring = pd.DataFrame({"servers": [g[0] for g in grid], "threads": [g[1] for g in grid], "write": 1.0})
+    domain = build_domain(ring, ["servers", "threads"], "write")
+    middle, edge = domain.outside({"servers": [4, 1], "threads": [4, 2]})
+    assert middle[0].startswith("far from every measured configuration") and edge == []
+    ell = pd.DataFrame({"network_gbps": [1, 1, 1, 10, 40], "replica": [1, 2, 3, 1, 1], "write": 1.0})
+    domain = build_domain(ell, ["network_gbps", "replica"], "write")
+    corner = domain.outside({"network_gbps": [40, 1], "replica": [3, 2]})
+    assert corner[0][0].startswith("outside the region the measured configurations span") and corner[1] == []
+
+
+def test_bottleneck_is_the_input_with_the_largest_elasticity(fitted: tuple) -> None:
+    _, _, path = fitted
+    # At 1 Gbit/s with 2 servers the network (125 MB/s per link) limits writes, not the disks (400 MB/s).
+    answer = _ask(path, {"x": {"network_gbps": 10}}, baseline={"network_gbps": 1, "servers": 2, "clients": 2,
+                                                                   "replica": 1}, use="physical")
+    m = answer.metrics[0]
+    assert m.bottleneck is not None and m.bottleneck.feature in ("network_gbps", "servers")
+    elastic = {lv.feature: lv.elasticity for lv in m.levers if lv.kind == "elasticity" and not lv.off_data}
+    assert m.bottleneck.elasticity == max(e for e in elastic.values() if e == e)
+    # servers alone (without clients) leaves the data: such a lever is marked and never the bottleneck.
+    off = [lv.feature for lv in m.levers if lv.off_data]
+    assert "servers" in off and "clients" in off
+
+
+def test_costs_ranking_and_best_upgrade_by_hand() -> None:
+    scen = [Scenario("base", {}, price=None, baseline=True), Scenario("a", {}, price=1000.0),
+            Scenario("b", {}, price=500.0), Scenario("c", {}, price=4000.0), Scenario("d", {})]
+    preds = [Prediction(s.name, v, v, v, "interpolated", 0.0) for s, v in zip(scen, [100.0, 200.0, 160.0, 400.0, 90.0])]
+    _costs(preds, scen)
+    by = {p.scenario: p for p in preds}
+    assert by["a"].cost_per_mbps == pytest.approx(5.0) and by["b"].cost_per_mbps == pytest.approx(3.125)
+    assert by["c"].cost_per_mbps == pytest.approx(10.0) and by["d"].cost_per_mbps is None
+    assert [by[n].rank for n in "abcd"] == [2, 1, 3, None]
+    assert by["b"].gain_per_cost == pytest.approx(60 / 500) and by["a"].gain_per_cost == pytest.approx(0.1)
+    assert by["d"].delta == pytest.approx(-10) and by["d"].delta_pct == pytest.approx(-10)
+
+
+def test_best_upgrade_in_a_scenario_file(fitted: tuple, tmp_path: Path) -> None:
+    _, _, path = fitted
+    f = tmp_path / "buy.yaml"
+    f.write_text("currency: EUR\nbaseline: {name: today, set: {network_gbps: 1, servers: 2, clients: 2, "
+                 "replica: 2}, server_tb: 10}\ncandidates:\n"
+                 "  - {name: faster network, set: {network_gbps: 10}, price: 2000}\n"
+                 "  - {name: one copy, set: {replica: 1}, price: 100}\n")
+    mf = artifact.load(path)
+    answer = what_if(mf, question(model_inputs(mf, mf.metrics), f, []))
+    m = answer.metrics[0]
+    gains = {p.scenario: p.gain_per_cost for p in m.predictions[1:]}
+    assert m.best_upgrade == max(gains, key=lambda k: gains[k] or -1)
+    cap = {c.scenario: c for c in answer.capacity}
+    assert cap["today"].raw_tb == 20 and cap["today"].usable_tb == pytest.approx(10)
+    assert cap["one copy"].usable_tb == pytest.approx(20) and cap["one copy"].layout == "distribute"
+
+
+def test_capacity_arithmetic() -> None:
+    assert usable_fraction("replicate", replica=3) == pytest.approx(1 / 3)
+    assert usable_fraction("disperse", disperse=6, redundancy=2) == pytest.approx(4 / 6)
+    assert usable_fraction("distribute") == 1.0
+    assert layout_of(None, 2, 0) == "replicate" and layout_of(None, 1, 6) == "disperse"
+    with pytest.raises(ValueError):
+        usable_fraction("disperse", disperse=4, redundancy=4)
+
+
+@pytest.mark.parametrize("body, where, says", [
+    ("candidates:\n  - {name: x, set: {netwrok_gbps: 10}}\n", "candidates[0].set.netwrok_gbps",
+     "unknown feature; this model's inputs are"),
+    ("candidates:\n  - {name: x, set: {servers: many}}\n", "candidates[0].set.servers", "'many' is not a number"),
+    ("candidates:\n  - {name: x, set: {base_filesystem: btrfs}}\n", "candidates[0].set.base_filesystem",
+     "'btrfs' was never measured for base_filesystem (measured: "),
+    ("candidates:\n  - {name: x, set: {}, prize: 3}\n", "candidates[0].prize", "unknown key"),
+    ("baseline: {set: {replica: true}}\ncandidates: [{name: x}]\n", "baseline.set.replica", "True is not a number"),
+])
+def test_bad_scenario_file_gives_one_line(fitted: tuple, tmp_path: Path, body: str, where: str, says: str) -> None:
+    _, _, path = fitted
+    f = tmp_path / "bad.yaml"
+    f.write_text(body)
+    result = CliRunner().invoke(cli, ["predict", "--model", str(path), "--scenarios", str(f)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"glmodel: error: {f}: {where}: {says}"), result.output
+
+
+def test_bad_set_option_gives_one_line(fitted: tuple) -> None:
+    _, _, path = fitted
+    result = CliRunner().invoke(cli, ["predict", "--model", str(path), "--set", "servers"])
+    assert result.exit_code == 2 and "--set: servers: expected name=value" in result.output
+    with pytest.raises(ConfigError, match="network_gbps: 'fast' is not a number"):
+        mf = artifact.load(path)
+        question(model_inputs(mf, mf.metrics), None, ["network_gbps=fast"])
+
+
+def test_cli_json_csv_and_figure(fitted: tuple, tmp_path: Path) -> None:
+    _, _, path = fitted
+    out = CliRunner().invoke(cli, ["predict", "--model", str(path), "--set", "servers=4", "--set", "clients=4",
+                                   "--json", "--csv", str(tmp_path / "p.csv"), "--figure", str(tmp_path / "p.png")])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    preds = doc["metrics"][0]["predictions"]
+    assert [p["scenario"] for p in preds] == ["reference", "--set"] and preds[1]["delta"] is not None
+    csv = (tmp_path / "p.csv").read_text().splitlines()
+    assert csv[0].startswith("metric,model,scenario,predicted_mbps") and len(csv) == 3
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_predict_with_a_linear_model_skips_the_heavy_stack(fitted: tuple) -> None:
+    _, _, path = fitted
+    code = ("import sys\nfrom gluster_model.cli import main\nsys.argv = ['glmodel', 'predict', '--model', "
+            f"{str(path)!r}, '--use', 'mlr', '--set', 'servers=4', '--json']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('pandas', 'statsmodels', 'sklearn', 'SALib', 'matplotlib') if m in sys.modules]\n"
+            "print('HEAVY', heavy, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in done.stderr, done.stderr
+    assert json.loads(done.stdout)["metrics"][0]["model"] == "mlr"
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "experiments/whatif").glob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_shipped_scenario_files_are_valid(path: Path) -> None:
+    from gluster_model.dataset import FAMILIES
+    from gluster_model.model.features import DERIVED_INPUTS
+    from gluster_model.predict.scenarios import ScenarioFile
+    from gluster_model.yamlio import load_model
+
+    spec = load_model(path, ScenarioFile, "with baseline and candidates")
+    known = {*FAMILIES["unified"], *DERIVED_INPUTS}
+    used = {k for s in (spec.baseline, *spec.candidates) for k in s.set}
+    assert used <= known, used - known
+    assert spec.candidates
