@@ -762,7 +762,8 @@ lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path
 @lab_dir_option
 @click.option("--ssh-port", type=click.IntRange(1, 65535), default=2222, show_default=True,
               help="Port each node's sshd listens on (at its own address).")
-def lab_up(nodes: int, lab_dir: Path, ssh_port: int) -> None:
+@click.option("--link", metavar="RATE", help="Shape every node's link to RATE (e.g. 1gbit, 10gbit) with tc.")
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int, link: str | None) -> None:
     """Bring up a local lab. Clears what an earlier lab left in the same directory.
 
     Example: glmodel lab up --nodes 3 --dir /var/tmp/lab
@@ -771,9 +772,44 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int) -> None:
 
     from .lab import lab_up as up
 
+    rate = _rate("--link", link) if link else None
     started = time.monotonic()
-    state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True))
+    state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
+               link=rate)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
+
+
+def _rate(option: str, text: str) -> int | None:
+    from .lab_links import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+@lab.command("link", short_help="Set nodes' link rates (tc shaping on loopback), or show them.")
+@lab_dir_option
+@click.option("--node", "nodes", multiple=True, help="Node address or index (repeatable; default: every node).")
+@click.option("--rate", help="Link rate: 100mbit, 1gbit, 10gbit, ... or unlimited. Without it: show the rates.")
+def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
+    """Shape the links of lab nodes: a node's sends and receives are each limited to RATE, shared by all its
+    peers, as a NIC's are.
+
+    Example: glmodel lab link --node 127.1.1.2 --rate 10gbit
+    """
+    from .lab import LabState, node, set_links
+    from .lab_links import show_rate
+
+    state = LabState.load(lab_dir.expanduser().absolute())
+    if state is None:
+        raise Failure(f"no lab in {lab_dir}; start one with `glmodel lab up --dir {lab_dir}`")
+    if rate is not None:
+        bits = _rate("--rate", rate)
+        targets = [node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
+        set_links(state, {a: bits for a in targets})
+    for n in state.nodes:
+        click.echo(f"{n.address}  {show_rate(state.links.get(n.address))}")
 
 
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")
@@ -800,11 +836,14 @@ def lab_status(lab_dir: Path) -> None:
     from .lab import lab_status as status
 
     state, nodes = status(lab_dir)
+    from .lab_links import show_rate
+
     table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "glusterd", "sshd", "peers"):
+    for col in ("node", "glusterd", "sshd", "peers", "link"):
         table.add_column(col)
     for n in nodes:
-        table.add_row(n.address, _yes(n.glusterd), _yes(n.sshd), f"{n.peers_connected}/{n.peers_total}")
+        table.add_row(n.address, _yes(n.glusterd), _yes(n.sshd), f"{n.peers_connected}/{n.peers_total}",
+                      show_rate(state.links.get(n.address)))
     _console().print(table)
     if not all(n.glusterd and n.sshd and n.peers_connected == n.peers_total for n in nodes):
         raise Failure("lab is degraded; `glmodel lab up` again restarts it from scratch")

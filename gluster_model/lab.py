@@ -18,7 +18,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -82,6 +82,8 @@ class LabState:
     ssh_port: int
     nodes: list[NodeState] = field(default_factory=list)
     status: str = "starting"
+    links: dict[str, int] = field(default_factory=dict)  # address -> bit/s of shaped nodes
+    shaping: bool = False  # lo's qdiscs and the IFB device are ours (recorded before they are added)
 
     @property
     def path(self) -> Path:
@@ -369,6 +371,15 @@ def _write_cluster_file(state: LabState) -> None:
     import yaml
 
     fstype = _run(["df", "--output=fstype", str(state.path)]).stdout.split()[-1]
+    rates = {state.links.get(n.address) for n in state.nodes}
+    network: dict[str, object] = {"name": "loopback", "gbps": 100}
+    rate = rates.pop() if len(rates) == 1 else None
+    if rate is not None:
+        from .lab_links import show_rate
+
+        network = {"name": f"loopback shaped to {show_rate(rate)}", "gbps": rate / 1e9}
+    elif state.links:
+        network = {"name": "loopback, some nodes shaped", "gbps": min(state.links.values()) / 1e9}
     data = {
         "name": "lab",
         "lab": {"state_dir": "."},
@@ -380,7 +391,7 @@ def _write_cluster_file(state: LabState) -> None:
             "connect_timeout": 10,
         },
         "hardware": {
-            "network": {"name": "loopback", "gbps": 100},
+            "network": network,
             "base_filesystem": fstype if fstype in ("ext4", "xfs", "btrfs", "zfs", "tmpfs") else "other",
         },
         "servers": [
@@ -393,8 +404,12 @@ def _write_cluster_file(state: LabState) -> None:
     state.cluster_file.write_text(header + yaml.safe_dump(data, sort_keys=False))
 
 
-def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = _quiet) -> LabState:
-    """Bring up an N-node lab in ``lab_dir`` and return its state; ``lab_dir/lab.yaml`` is the cluster file."""
+def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = _quiet,
+           link: int | None = None) -> LabState:
+    """Bring up an N-node lab in ``lab_dir`` and return its state; ``lab_dir/lab.yaml`` is the cluster file.
+
+    ``link``: every node's link rate in bit/s (None: loopback speed).
+    """
     lab_dir = lab_dir.expanduser().absolute()
     _preconditions(lab_dir, nodes, ssh_port)
     if (lab_dir / STATE_FILE).exists() or lab_mounts(lab_dir):
@@ -445,11 +460,45 @@ def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, prog
         for node in state.nodes[1:]:
             _run(gluster_argv("peer", "probe", node.address, socket=first.socket), timeout=60)
         _wait(lambda: _pool_connected(state), 60, "every peer to be connected")
+    if link is not None:
+        from .lab_links import show_rate
+
+        progress(f"shaping every node's link to {show_rate(link)}")
+        set_links(state, {n.address: link for n in state.nodes})
     _write_cluster_file(state)
     state.status = "up"
     state.save()
     progress(f"lab up: {nodes} node(s) at {addresses[0]}..{addresses[-1]}, cluster file {state.cluster_file}")
     return state
+
+
+def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
+    """Give nodes a link rate (bit/s; None: unlimited) and apply every node's rate with tc (see lab_links)."""
+    from . import lab_links
+
+    known = {n.address for n in state.nodes}
+    unknown = sorted(set(rates) - known)
+    if unknown:
+        raise LabError(f"no node {', '.join(unknown)} in the lab in {state.dir}")
+    links = {**state.links, **{a: r for a, r in rates.items() if r is not None}}
+    for a, r in rates.items():
+        if r is None:
+            links.pop(a, None)
+    if not state.shaping and links:
+        foreign = lab_links.foreign_qdisc()
+        if foreign:
+            raise LabError(f"cannot shape the lab's links: {foreign}, which this lab did not add; if it is a "
+                           f"leftover remove it (`tc qdisc del dev lo root`, `tc qdisc del dev lo ingress`, "
+                           f"`ip link del {lab_links.IFB}`)")
+        state.shaping = True
+        state.save()  # recorded before anything is added, so lab down removes it even after a crash
+    if state.shaping:
+        lab_links.install(links)
+    state.links = links
+    state.shaping = bool(links)
+    state.save()
+    if state.status == "up":
+        _write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
 
 
 def _pool_connected(state: LabState) -> bool:
@@ -491,6 +540,11 @@ def lab_down(lab_dir: Path, progress: Progress = _quiet) -> list[str]:
                     break
                 _run(gluster_argv("volume", "stop", vol, "force", socket=sock), check=False, timeout=60)
                 done.append(f"stopped volume {vol}")
+    if state is not None and state.shaping:
+        from . import lab_links
+
+        lab_links.remove()
+        done.append("removed link shaping")
     pids = lab_pids(lab_dir)
     if pids:
         _terminate(pids)

@@ -73,10 +73,15 @@ def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
 
 def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
     _mount_a_volume(lab)
+    glmodel("lab", "link", "--dir", str(lab.path), "--node", "127.1.1.2", "--rate", "1gbit", check=True)
     before = lab_pids(lab.path)
     assert before
     proc = glmodel("lab", "down", "--dir", str(lab.path))
     assert proc.returncode == 0 and "stopped volume lifecycle" in proc.stderr
+    # The shaping it added is gone, and only that: lo is back to its own qdisc.
+    assert "removed link shaping" in proc.stderr
+    qdiscs = subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
+    assert "htb" not in qdiscs and "ingress" not in qdiscs
     assert lab_pids(lab.path) == [] and lab_mounts(lab.path) == []
     # Dead or a zombie waiting for an init that may not reap (as in some containers): either way, not running.
     assert all(_zombie_or_gone(p) for p in before)
