@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +91,6 @@ class Question:
     level: float | None = None
     currency: str = ""
     source: str = ""
-    notes: list[str] = field(default_factory=list)
 
     @property
     def scenarios(self) -> list[Scenario]:
