@@ -122,7 +122,8 @@ def _run(argv: list[str], timeout: float = 30, check: bool = True) -> subprocess
         raise LabError(f"`{' '.join(argv)}` did not finish within {timeout:g}s") from None
     if check and proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
-        raise LabError(f"`{' '.join(argv)}` exited {proc.returncode}: {tail[0]}")
+        hint = " (the lab needs root)" if "Operation not permitted" in proc.stderr else ""
+        raise LabError(f"`{' '.join(argv)}` exited {proc.returncode}: {tail[0]}{hint}")
     return proc
 
 

@@ -15,10 +15,10 @@ Commands are built as argv lists by pure functions; ``apply`` is the one place t
 from __future__ import annotations
 
 import re
-import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from .errors import LabError
+from .lab import _run  # the lab's one way to run a local command (errors, timeouts, the root hint)
 
 IFB = "glmifb0"
 LAB_NET = "127.1.1.0/24"
@@ -96,15 +96,6 @@ def _index(address: str) -> int:
     if not address.startswith("127.1.1.") or not last.isdigit() or not 1 <= int(last) <= 254:
         raise LabError(f"{address}: not a lab node address (127.1.1.N)")
     return int(last)
-
-
-def _run(argv: Sequence[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
-    if check and proc.returncode != 0:
-        err = (proc.stderr or proc.stdout).strip().splitlines()
-        hint = " (shaping needs root: CAP_NET_ADMIN)" if "Operation not permitted" in proc.stderr else ""
-        raise LabError(f"link shaping: `{' '.join(argv)}` failed: {err[-1] if err else proc.returncode}{hint}")
-    return proc
 
 
 def foreign_qdisc() -> str | None:

@@ -1,4 +1,5 @@
-"""Byte sizes as people and Gluster write them (binary units): light, so any command can use it."""
+"""Values as people write them in plans and scenarios: byte sizes (binary units, as Gluster uses them) and
+on/off switches. Light, so any command can use it."""
 
 from __future__ import annotations
 
@@ -27,3 +28,15 @@ def gluster_size(n: int) -> str:
         if n % mult == 0 and n >= mult:
             return f"{n // mult}{unit}"
     return str(n)
+
+
+_SWITCH = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
+
+
+def parse_switch(value: bool | str) -> bool:
+    """True/False, or on/off, true/false, yes/no in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _SWITCH:
+        return _SWITCH[value.strip().lower()]
+    raise ValueError(f"{value!r} is not a switch (use on/off or true/false)")

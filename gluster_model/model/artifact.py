@@ -44,16 +44,16 @@ def data_hash(frame: pd.DataFrame) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _clean(obj: Any) -> Any:
+def json_safe(obj: Any) -> Any:
     """JSON without NaN/inf (strict parsers reject them): those become null."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, Mapping):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [json_safe(v) for v in obj]
     if hasattr(obj, "item"):  # numpy scalars
-        return _clean(obj.item())
+        return json_safe(obj.item())
     return obj
 
 
@@ -71,7 +71,7 @@ def build(fits: Sequence[MetricFit], provenance: Mapping[str, Any]) -> dict[str,
     for f in fits:
         metrics[f.metric] = {"schema": f.schema.to_json(), "domain": f.domain.to_json(), "report": metric_report(f),
                              "models": {name: m.to_json() for name, m in f.models.items()}}
-    doc: dict[str, Any] = _clean({"format": FORMAT, "version": VERSION, "glmodel_version": __version__,
+    doc: dict[str, Any] = json_safe({"format": FORMAT, "version": VERSION, "glmodel_version": __version__,
                    "created": datetime.now(UTC).isoformat(timespec="seconds"), "provenance": dict(provenance),
                    "metrics": metrics})
     return doc

@@ -110,10 +110,17 @@ class Domain:
         dist, index = _nearest(x, self._coords)
         return Placement(np.linalg.norm(off, axis=1), (proj**2 / var).sum(axis=1), dist, index, finite, involved)
 
+    @property
+    def _h_max(self) -> float:
+        return self._hull[3] if self.varied and len(self.trials) >= 2 else 0.0
+
     def outside(self, frame: Columns) -> list[list[str]]:
         """Per row, why it lies outside the measured region (span, ellipsoid, nearest neighbour); [] if inside."""
-        at = self.place(frame)
-        h_max = self._hull[3] if self.varied and len(self.trials) >= 2 else 0.0
+        return self.reasons(self.place(frame))
+
+    def reasons(self, at: Placement) -> list[list[str]]:
+        """``outside`` for rows already placed."""
+        h_max = self._h_max
         out: list[list[str]] = []
         for i in range(len(at.dist)):
             if not at.finite[i]:
@@ -135,8 +142,7 @@ class Domain:
         """Rows lying further outside the measured region than row ``than`` does, by any of the three checks
         (for a row ``than`` inside the region: rows outside it)."""
         at = self.place(frame)
-        h_max = self._hull[3] if self.varied and len(self.trials) >= 2 else 0.0
-        h_lim = max(h_max, float(at.h[than])) * (1 + 1e-6) + 1e-9
+        h_lim = max(self._h_max, float(at.h[than])) * (1 + 1e-6) + 1e-9
         d_lim = max(self.radius, float(at.dist[than])) + EXACT
         s_lim = max(SPAN_TOL, float(at.off_span[than]) + SPAN_TOL)
         return [bool(not at.finite[i] or at.off_span[i] > s_lim or at.h[i] > h_lim or at.dist[i] > d_lim)

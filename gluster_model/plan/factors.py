@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..bench.iozone import IozoneWorkload
 from ..gluster.volume import Shard, VolumeConfig
-from ..units import parse_size
+from ..units import parse_size, parse_switch
 
 Family = Literal["volume", "workload", "cluster"]
 Kind = Literal["int", "size", "bool", "choice"]
@@ -60,11 +60,7 @@ Level = int | str | bool
 def normalize_level(factor: Factor, value: Any) -> Level:
     """Check and normalize one level; raise ValueError with what is allowed."""
     if factor.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("on", "off", "true", "false", "yes", "no"):
-            return value.lower() in ("on", "true", "yes")
-        raise ValueError(f"{value!r} is not on/off")
+        return parse_switch(value)
     if factor.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{value!r} is not a positive integer")

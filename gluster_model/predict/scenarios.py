@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..errors import ConfigError
 from ..model.features import SIZE_FEATURES, Feature
-from ..units import parse_size
+from ..units import parse_size, parse_switch
 from ..yamlio import load_model
 
 
@@ -106,14 +106,10 @@ def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
                               f"(measured: {', '.join(feature.levels)})")
         return text
     if feature.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("true", "on", "yes", "1"):
-            return True
-        if text in ("false", "off", "no", "0"):
-            return False
-        raise ConfigError(source, key, f"{value!r} is not a switch (use true/false or on/off)")
+        try:
+            return parse_switch(value)
+        except ValueError as exc:
+            raise ConfigError(source, key, str(exc)) from None
     if isinstance(value, bool):
         raise ConfigError(source, key, f"{value!r} is not a number")
     if isinstance(value, str) and feature.name in SIZE_FEATURES:

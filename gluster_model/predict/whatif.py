@@ -95,18 +95,10 @@ class Answer:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = _finite(asdict(self))
+        from ..model.artifact import json_safe
+
+        out: dict[str, Any] = json_safe(asdict(self))
         return out
-
-
-def _finite(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 def model_inputs(mf: ModelFile, metrics: Sequence[str]) -> dict[str, Feature]:
@@ -247,7 +239,7 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         lo, hi = model.interval(cols, lvl)
         at = domain.place(columns(configs))
         dist, idx = at.dist, at.index
-        region = domain.outside(columns(configs))
+        region = domain.reasons(at)
         preds = []
         for k, (s, c) in enumerate(zip(q.scenarios, configs)):
             flags = flags_for(c, domain, metric)
