@@ -466,7 +466,9 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
     """
     import signal
 
-    from .collect import Collector, TrialCost, campaign_name, estimate_seconds, stored_trial_cost, trial_count
+    from .collect import (Collector, TrialCost, apply_lab_setting, campaign_name, estimate_seconds,
+                          lab_setting_now, setting_campaign, stored_trial_cost, trial_count)
+    from .errors import GlmodelError
     from .plan.file import expand, load_plan
     from .remote.executor import SSHExecutor
     from .store import open_store
@@ -474,7 +476,8 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
     spec = _load(cluster)
     plan = load_plan(plan_file)
     expanded = expand(plan, spec, str(plan_file))
-    name = campaign or campaign_name(plan, spec)
+    base = campaign or campaign_name(plan, spec)
+    settings = expanded.lab_settings
     low, high = trial_count(expanded, plan.protocol)
     console = _console()
     if dry_run:
@@ -482,10 +485,16 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
         if Path(store).exists() or "://" in store:
             with open_store(store, create=False) as st:
                 cost = stored_trial_cost(st, spec.name) or cost
-        est = estimate_seconds(expanded, plan.protocol, cost=cost)
-        console.print(f"campaign {name}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
+        est = estimate_seconds(expanded, plan.protocol, cost=cost) + 60 * (len(settings) - 1)
+        console.print(f"campaign {base}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
                       f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
                       f"estimated {est / 60:.0f} min ({cost.source})", highlight=False)
+        if settings != [()]:
+            console.print(f"  {len(settings)} lab hardware setting(s), each a campaign with its own baselines:",
+                          highlight=False)
+            for s in settings:
+                console.print(f"    {setting_campaign(base, s)}: {len(expanded.with_setting(s).runs)} run(s)",
+                              highlight=False)
         if expanded.duplicates:
             console.print(f"  {expanded.duplicates} design point(s) merged: they differ only in factors that do not "
                           "apply to them", highlight=False)
@@ -496,16 +505,40 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
         return
     # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    failed = 0
+    before = lab_setting_now(spec) if settings != [()] else ()
+    plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
     with open_store(store) as st, SSHExecutor(spec) as ex:
-        existing = st.campaign(name)
-        done = 0
-        if existing is not None:
-            planned = {x.config_hash for x in expanded.runs}
-            done = sum(1 for r in st.runs(int(existing["id"])) if r["status"] == "done" and r["config_hash"] in planned)
-        console.print(f"campaign {name}: {len(expanded.runs)} run(s), {done} already done; store {st.where}",
-                      highlight=False)
-        with _ProgressReporter(console, len(expanded.runs), done) as rep:
-            summary = Collector(spec, plan, expanded, st, ex, campaign=name, fail_fast=fail_fast, reporter=rep).run()
+        try:
+            for setting in settings:
+                part = expanded.with_setting(setting)
+                name = setting_campaign(base, setting)
+                existing = st.campaign(name)
+                done = 0
+                if existing is not None:
+                    planned = {x.config_hash for x in part.runs}
+                    done = sum(1 for r in st.runs(int(existing["id"]))
+                               if r["status"] == "done" and r["config_hash"] in planned)
+                console.print(f"campaign {name}: {len(part.runs)} run(s), {done} already done; store {st.where}",
+                              highlight=False)
+                with _ProgressReporter(console, len(part.runs), done) as rep:
+                    summary = Collector(spec, plan, part, st, ex, campaign=name, fail_fast=fail_fast, reporter=rep,
+                                        setting=setting, plan_volumes=plan_volumes).run()
+                failed += summary.failed
+                _campaign_line(console, summary)
+        finally:
+            if before and before != settings[-1]:
+                try:  # the lab goes back to the hardware it had (nothing of the plan's is left on its bricks)
+                    apply_lab_setting(spec, before, lambda m: console.print(f"restoring {m}", highlight=False))
+                except GlmodelError as exc:
+                    console.print(f"could not restore the lab's setting {before}: {exc}", highlight=False)
+    if failed:
+        raise Failure(f"{failed} run(s) failed; `glmodel runs list --status failed` shows them; "
+                      "run collect again to retry them")
+
+
+def _campaign_line(console: Any, summary: Any) -> None:
+    name = summary.campaign
     if summary.already_done == summary.total:
         console.print(f"campaign {name}: all {summary.total} run(s) already done; nothing to run", highlight=False)
         return
@@ -514,9 +547,6 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
                   f"{summary.failed} failed; {summary.trials} trial(s); {summary.wall_seconds:.0f}s wall, "
                   f"{summary.engine_seconds:.0f}s in the engines, {summary.baseline_seconds:.0f}s baselines"
                   + (f" (wall/engine {overhead:.2f})" if summary.engine_seconds else ""), highlight=False)
-    if summary.failed:
-        raise Failure(f"{summary.failed} run(s) failed; `glmodel runs list --status failed` shows them; "
-                      "run collect again to retry them")
 
 
 @cli.group(short_help="List and inspect the runs in a results store.")
@@ -763,7 +793,11 @@ lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path
 @click.option("--ssh-port", type=click.IntRange(1, 65535), default=2222, show_default=True,
               help="Port each node's sshd listens on (at its own address).")
 @click.option("--link", metavar="RATE", help="Shape every node's link to RATE (e.g. 1gbit, 10gbit) with tc.")
-def lab_up(nodes: int, lab_dir: Path, ssh_port: int, link: str | None) -> None:
+@click.option("--backing", metavar="KIND", default="dir", show_default=True,
+              help="Every node's brick backing: dir (the lab directory), ext4 or xfs (a loop device), tmpfs.")
+@click.option("--brick-size", metavar="SIZE", default="4GB", show_default=True,
+              help="Size of each node's loop image or tmpfs.")
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int, link: str | None, backing: str, brick_size: str) -> None:
     """Bring up a local lab. Clears what an earlier lab left in the same directory.
 
     Example: glmodel lab up --nodes 3 --dir /var/tmp/lab
@@ -773,9 +807,11 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, link: str | None) -> None:
     from .lab import lab_up as up
 
     rate = _rate("--link", link) if link else None
+    kind = _backing("--backing", backing)
+    size = _size("--brick-size", brick_size)
     started = time.monotonic()
     state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
-               link=rate)
+               link=rate, backing=kind, brick_size=size)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 
@@ -812,6 +848,49 @@ def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
         click.echo(f"{n.address}  {show_rate(state.links.get(n.address))}")
 
 
+def _backing(option: str, text: str) -> str:
+    from .lab_bricks import parse_backing
+
+    try:
+        return parse_backing(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def _size(option: str, text: str) -> int:
+    from .units import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+@lab.command("brick", short_help="Set nodes' brick backing (ext4/xfs loop device, tmpfs, dir), or show it.")
+@lab_dir_option
+@click.option("--node", "nodes", multiple=True, help="Node address or index (repeatable; default: every node).")
+@click.option("--backing", metavar="KIND", help="dir, ext4, xfs or tmpfs. Without it: show each node's backing.")
+@click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs (default: the lab's, 4GB).")
+def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: str | None) -> None:
+    """Back the bricks of lab nodes with a filesystem of their own. Refused while a volume has bricks there.
+
+    Example: glmodel lab brick --node 2 --backing xfs
+    """
+    from .lab import LabState, node, set_backing
+
+    state = LabState.load(lab_dir.expanduser().absolute())
+    if state is None:
+        raise Failure(f"no lab in {lab_dir}; start one with `glmodel lab up --dir {lab_dir}`")
+    if backing is not None:
+        kind = _backing("--backing", backing)
+        targets = [node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
+        set_backing(state, {a: kind for a in targets}, _size("--size", size) if size else None)
+    elif size is not None:
+        raise click.BadParameter("give --backing with --size", param_hint="--size")
+    for n in state.nodes:
+        click.echo(f"{n.address}  {state.backing.get(n.address, 'dir')}")
+
+
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")
 @lab_dir_option
 def lab_down(lab_dir: Path) -> None:
@@ -839,11 +918,11 @@ def lab_status(lab_dir: Path) -> None:
     from .lab_links import show_rate
 
     table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "glusterd", "sshd", "peers", "link"):
+    for col in ("node", "glusterd", "sshd", "peers", "link", "bricks"):
         table.add_column(col)
     for n in nodes:
         table.add_row(n.address, _yes(n.glusterd), _yes(n.sshd), f"{n.peers_connected}/{n.peers_total}",
-                      show_rate(state.links.get(n.address)))
+                      show_rate(state.links.get(n.address)), state.backing.get(n.address, "dir"))
     _console().print(table)
     if not all(n.glusterd and n.sshd and n.peers_connected == n.peers_total for n in nodes):
         raise Failure("lab is degraded; `glmodel lab up` again restarts it from scratch")

@@ -19,7 +19,7 @@ from typing import Any, Protocol as TypingProtocol
 from . import __version__
 from .bench.iozone import IozoneRun, IozoneWorkload, run_iozone
 from .config import ClusterSpec
-from .errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
+from .errors import CommandFailed, GlmodelError, LabError, MultiHostError, RemoteError
 from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
 from .gluster.cli import GlusterVersion
 from .units import gluster_size, parse_size
@@ -72,8 +72,57 @@ class TrialFailed(GlmodelError):
         self.command = command
 
 
+LabSetting = tuple[tuple[str, str], ...]
+
+
 def campaign_name(plan: PlanFile, cluster: ClusterSpec) -> str:
     return f"{plan.name}@{cluster.name}"
+
+
+def setting_campaign(base: str, setting: LabSetting) -> str:
+    """Each lab hardware setting is a campaign of its own: its own host facts, baselines and hardware key.
+
+    'hw@lab' + (('link', '1gbit'), ('brick_backing', 'xfs')) -> 'hw@lab:link=1gbit,brick_backing=xfs'
+    (no spaces or brackets: the name is typed in shells and shown in rich tables)
+    """
+    return base if not setting else f"{base}:{','.join(f'{k}={v}' for k, v in setting)}"
+
+
+def apply_lab_setting(cluster: ClusterSpec, setting: LabSetting, progress: Callable[[str], None]) -> None:
+    """Ask the local lab for a hardware setting (plans with lab factors only run on a lab: see plan.expand)."""
+    from .lab import LabState, set_backing, set_links
+    from .lab_links import parse_rate
+
+    if cluster.lab_dir is None:
+        raise LabError(f"{cluster.name} is not a glmodel lab; its hardware cannot be changed by a plan")
+    state = LabState.load(cluster.lab_dir)
+    if state is None:
+        raise LabError(f"no lab state in {cluster.lab_dir}; bring the lab up again with `glmodel lab up`")
+    wanted = dict(setting)
+    if "link" in wanted:
+        progress(f"lab: every node's link to {wanted['link']}")
+        set_links(state, {n.address: parse_rate(wanted["link"]) for n in state.nodes})
+    if "brick_backing" in wanted:
+        progress(f"lab: every node's bricks on {wanted['brick_backing']}")
+        set_backing(state, {n.address: wanted["brick_backing"] for n in state.nodes})
+
+
+def lab_setting_now(cluster: ClusterSpec) -> LabSetting:
+    """The lab's current link rate and brick backing, as a setting (to put back after a campaign)."""
+    from .lab import LabState
+    from .lab_links import show_rate
+
+    state = LabState.load(cluster.lab_dir) if cluster.lab_dir else None
+    if state is None:
+        return ()
+    links = {state.links.get(n.address) for n in state.nodes}
+    backings = {state.backing.get(n.address, "dir") for n in state.nodes}
+    out: list[tuple[str, str]] = []
+    if len(links) == 1:
+        out.append(("link", show_rate(links.pop())))
+    if len(backings) == 1:
+        out.append(("brick_backing", backings.pop()))
+    return tuple(out)
 
 
 def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
@@ -83,15 +132,16 @@ def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
         for h in cluster.hosts]}
 
 
-def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]]) -> str:
-    """Same key = same hosts with the same hardware facts, so earlier baselines still describe them."""
+def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting: LabSetting = ()) -> str:
+    """Same key = same hosts with the same hardware facts (and lab setting), so earlier baselines still describe
+    them. The lab's link rate is in no host fact, so the setting is part of the key."""
     keep = ("cpu_model", "cpus", "ram_bytes", "nic", "nic_speed_mbps", "nic_mtu", "bricks_fstype")
     hosts = []
     for address, f in sorted(facts.items()):
         bricks = f.get("bricks") or {}
         f = {**f, "bricks_fstype": sorted((p, b.get("fstype")) for p, b in bricks.items())}
         hosts.append([address, *[f.get(k) for k in keep]])
-    return digest({"cluster": cluster.name, "hosts": hosts})
+    return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
 
 
 @dataclass(frozen=True)
@@ -202,7 +252,8 @@ def _host_named(text: str, cluster: ClusterSpec) -> str | None:
 class Collector:
     def __init__(self, cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor,
                  *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
-                 facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None) -> None:
+                 facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None, setting: LabSetting = (),
+                 plan_volumes: list[str] | None = None) -> None:
         self.cluster = cluster
         self.plan = plan
         self.expanded = expanded
@@ -214,6 +265,10 @@ class Collector:
         self.facts_fn = facts_fn
         self.client_ram: int | None = None
         self.version: GlusterVersion | None = None
+        self.setting = setting
+        # Every volume of the whole plan: one left by an interrupted campaign would hold the bricks a lab
+        # setting change must reformat.
+        self.plan_volumes = plan_volumes or list(dict.fromkeys(r.volume.name for r in expanded.runs))
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
@@ -230,6 +285,9 @@ class Collector:
             summary.wall_seconds = time.monotonic() - started
             return summary
         t0 = time.monotonic()
+        if self.setting:
+            self._remove_leftover_volumes(self.plan_volumes)
+            apply_lab_setting(self.cluster, self.setting, self.report.status)
         self._facts_and_baselines(cid)
         summary.baseline_seconds = time.monotonic() - t0
         position = summary.already_done
@@ -280,15 +338,15 @@ class Collector:
                     teardown_volume(self.cluster, self.ex, volume.name)
                 except GlmodelError as exc:
                     self.report.status(f"teardown of {volume.name} failed: {exc}")
-        self._remove_leftover_volumes()
+        self._remove_leftover_volumes(list(dict.fromkeys(r.volume.name for r in self.expanded.runs)))
         summary.wall_seconds = time.monotonic() - started
         return summary
 
-    def _remove_leftover_volumes(self) -> None:
+    def _remove_leftover_volumes(self, names: list[str]) -> None:
         """Volumes of this plan still present (a teardown that failed, a killed earlier collect) are removed."""
         from .gluster.apply import volume_info
 
-        for name in dict.fromkeys(r.volume.name for r in self.expanded.runs):
+        for name in names:
             try:
                 if volume_info(self.cluster, self.ex, name) is not None:
                     self.report.status(f"removing leftover volume {name}")
@@ -314,7 +372,7 @@ class Collector:
         rams: list[int] = [ram for a, f in facts.items()
                            if isinstance(ram := f.get("ram_bytes"), int) and self.cluster.host(a).is_client]
         self.client_ram = min(rams) if rams else None
-        key = hardware_key(self.cluster, facts)
+        key = hardware_key(self.cluster, facts, self.setting)
         self.store.set_hardware_key(cid, key)
         have = {row["kind"] for row in self.store.baselines(key) if row["error"] is None}
         b = self.plan.baselines

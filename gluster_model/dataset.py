@@ -1,8 +1,9 @@
 """The store's trials as one tidy table: a row per trial, features as typed columns, metrics in MB/s.
 
 This is the table `glmodel export` writes and the modelling layer reads. Campaign-level hardware features
-come from the measured baselines, never from labels: ``network_gbps`` (median client-server pair from the
-iperf3 matrix), ``disk_read_mbps``/``disk_write_mbps`` (median sequential fio figure over the bricks), and
+come from the measured baselines, never from labels: ``network_gbps`` (a host's link: the median over clients
+and directions of what one client moved to or from all servers at once in the iperf3 matrix, so a NIC shared
+by several peers counts whole), ``disk_read_mbps``/``disk_write_mbps`` (median sequential fio figure over the bricks), and
 ``base_filesystem`` (the filesystem under the bricks, from the host facts).
 """
 
@@ -43,14 +44,18 @@ _UNIT_TO_MBPS = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 
 def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
     """Per campaign: measured network and disk figures and the brick filesystem."""
     by_campaign: dict[str, dict[str, list[float]]] = {}
+    links: dict[tuple[str, str, str], float] = {}  # (campaign, direction, client) -> bit/s over its servers
     for row in store.baseline_table():
         d = by_campaign.setdefault(row["campaign"], {"net": [], "dr": [], "dw": []})
         if row["kind"] == "network" and row["value"]:
-            d["net"].append(row["value"] / 1e9)
+            key = (row["campaign"], row["test"], row["host"])
+            links[key] = links.get(key, 0.0) + row["value"]
         elif row["kind"] == "disk" and row["test"] == "seq_read":
             d["dr"].append(row["value"] / 1e6)
         elif row["kind"] == "disk" and row["test"] == "seq_write":
             d["dw"].append(row["value"] / 1e6)
+    for (campaign, _, _), bps in links.items():
+        by_campaign[campaign]["net"].append(bps / 1e9)
     out: dict[str, dict[str, Any]] = {}
     for c in store.campaigns():
         d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": []})

@@ -84,6 +84,8 @@ class LabState:
     status: str = "starting"
     links: dict[str, int] = field(default_factory=dict)  # address -> bit/s of shaped nodes
     shaping: bool = False  # lo's qdiscs and the IFB device are ours (recorded before they are added)
+    backing: dict[str, str] = field(default_factory=dict)  # address -> brick backing other than "dir"
+    brick_size: int = 4 << 30  # bytes of each loop image or tmpfs
 
     @property
     def path(self) -> Path:
@@ -372,6 +374,11 @@ def _write_cluster_file(state: LabState) -> None:
     import yaml
 
     fstype = _run(["df", "--output=fstype", str(state.path)]).stdout.split()[-1]
+    kinds = {state.backing.get(n.address, "dir") for n in state.nodes}
+    if len(kinds) == 1 and kinds != {"dir"}:
+        fstype = kinds.pop()
+    elif len(kinds) > 1:
+        fstype = "mixed"  # a label only: the models take each run's filesystem from the host facts
     rates = {state.links.get(n.address) for n in state.nodes}
     network: dict[str, object] = {"name": "loopback", "gbps": 100}
     rate = rates.pop() if len(rates) == 1 else None
@@ -406,10 +413,11 @@ def _write_cluster_file(state: LabState) -> None:
 
 
 def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = _quiet,
-           link: int | None = None) -> LabState:
+           link: int | None = None, backing: str = "dir", brick_size: int = 4 << 30) -> LabState:
     """Bring up an N-node lab in ``lab_dir`` and return its state; ``lab_dir/lab.yaml`` is the cluster file.
 
-    ``link``: every node's link rate in bit/s (None: loopback speed).
+    ``link``: every node's link rate in bit/s (None: loopback speed). ``backing``: every node's brick backing
+    (see lab_bricks), ``brick_size`` bytes each.
     """
     lab_dir = lab_dir.expanduser().absolute()
     _preconditions(lab_dir, nodes, ssh_port)
@@ -425,7 +433,7 @@ def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, prog
                 raise LabError(f"{address}:{port} is already in use by {_holder(address, port)}")
 
     lab_dir.mkdir(parents=True, exist_ok=True)
-    state = LabState(dir=str(lab_dir), ssh_port=ssh_port,
+    state = LabState(dir=str(lab_dir), ssh_port=ssh_port, brick_size=brick_size,
                      nodes=[NodeState(i, a, str(lab_dir / "nodes" / str(i))) for i, a in enumerate(addresses, 1)])
     state.save()  # recorded before anything starts, so an interrupted bring-up can be cleaned up
 
@@ -466,6 +474,9 @@ def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, prog
 
         progress(f"shaping every node's link to {show_rate(link)}")
         set_links(state, {n.address: link for n in state.nodes})
+    if backing != "dir":
+        progress(f"backing every node's bricks with {backing}")
+        set_backing(state, {n.address: backing for n in state.nodes})
     _write_cluster_file(state)
     state.status = "up"
     state.save()
@@ -500,6 +511,40 @@ def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
     state.save()
     if state.status == "up":
         _write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
+
+
+def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = None) -> list[str]:
+    """Give nodes a brick backing (dir, ext4, xfs, tmpfs; see lab_bricks); returns the nodes that changed.
+
+    A node whose bricks directory holds anything (a volume's bricks) is refused: its data would be lost.
+    """
+    from . import lab_bricks
+
+    by_address = {n.address: n for n in state.nodes}
+    unknown = sorted(set(kinds) - set(by_address))
+    if unknown:
+        raise LabError(f"no node {', '.join(unknown)} in the lab in {state.dir}")
+    size = size or state.brick_size
+    wanted = {a: lab_bricks.parse_backing(k) for a, k in kinds.items()}
+    changed = [a for a, k in wanted.items() if state.backing.get(a, "dir") != k or (k != "dir" and size != state.brick_size)]
+    for address in changed:
+        bricks = Path(by_address[address].bricks)
+        used = [p.name for p in bricks.iterdir() if p.name != "lost+found"] if bricks.is_dir() else []
+        if used:
+            raise LabError(f"{address}: its bricks directory {bricks} is in use ({', '.join(sorted(used)[:3])}); "
+                           f"delete the volumes on it first (glmodel volume teardown)")
+    state.brick_size = size
+    for address in changed:
+        n = by_address[address]
+        lab_bricks.detach(n.path, Path(n.bricks))
+        state.backing.pop(address, None)
+        if wanted[address] != "dir":
+            state.backing[address] = wanted[address]
+        state.save()  # recorded before it is mounted, so lab down undoes it even after a crash
+        lab_bricks.attach(wanted[address], n.path, Path(n.bricks), size)
+    if changed and state.status == "up":
+        _write_cluster_file(state)
+    return changed
 
 
 def _pool_connected(state: LabState) -> bool:
@@ -552,6 +597,12 @@ def lab_down(lab_dir: Path, progress: Progress = _quiet) -> list[str]:
         done.append(f"ended {len(pids)} process(es)")
     for target in lab_mounts(lab_dir):  # a client that died late may have left one more
         _run(["umount", "-l", target], check=False)
+    if state is not None and (state.backing or any((n.path / "bricks.img").exists() for n in state.nodes)):
+        from . import lab_bricks
+
+        for n in state.nodes:
+            lab_bricks.detach(n.path, Path(n.bricks))
+        done.append("removed brick backings")
     for name in ("nodes", "ssh"):
         shutil.rmtree(lab_dir / name, ignore_errors=True)
     for name in (CLUSTER_FILE, STATE_FILE, STATE_FILE + ".tmp"):

@@ -17,8 +17,8 @@ from ..bench.iozone import IozoneWorkload
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 
-Family = Literal["volume", "workload", "cluster"]
-Kind = Literal["int", "size", "bool", "choice"]
+Family = Literal["volume", "workload", "cluster", "lab"]
+Kind = Literal["int", "size", "bool", "choice", "rate"]
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,13 @@ _F = [
     Factor("sync", "workload", "choice", ("none", "osync", "odirect"), "O_SYNC (-o) or O_DIRECT (-I)"),
     Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
     Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
+    # Hardware a plan can only change on the local lab: the driver asks the lab between volumes.
+    Factor("link", "lab", "rate", help="every lab node's link rate (tc), e.g. 1gbit, 10gbit, unlimited"),
+    Factor("brick_backing", "lab", "choice", ("dir", "ext4", "xfs", "tmpfs"),
+           "every lab node's brick backing: a loop device formatted ext4/xfs, tmpfs, or the lab directory"),
 ]
 FACTORS: dict[str, Factor] = {f.name: f for f in _F}
+LAB_FACTORS = tuple(f.name for f in _F if f.family == "lab")
 TRANSLATOR_FACTORS = {"write_behind": "write-behind", "read_ahead": "read-ahead", "io_cache": "io-cache",
                       "quick_read": "quick-read", "md_cache": "md-cache"}
 
@@ -70,6 +75,10 @@ def normalize_level(factor: Factor, value: Any) -> Level:
         if n < 1024:
             raise ValueError(f"{value!r} is smaller than 1KB")
         return n
+    if factor.kind == "rate":
+        from ..lab_links import parse_rate, show_rate
+
+        return show_rate(parse_rate(str(value)))  # canonical text: "1gbit", "unlimited"
     if str(value) not in factor.choices:
         raise ValueError(f"{value!r} is not one of {', '.join(factor.choices)}")
     return str(value)
@@ -84,6 +93,7 @@ class RunSpec:
     workload: IozoneWorkload
     config_hash: str
     volume_key: str
+    lab: tuple[tuple[str, str], ...] = ()  # lab hardware this run needs, e.g. (("brick_backing", "xfs"),)
 
     @property
     def label(self) -> str:
@@ -148,13 +158,16 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
             wl[name] = p[name]
     if "clients" in p:
         wl["clients"] = int(p["clients"])
+    lab = tuple((name, str(p[name])) for name in LAB_FACTORS if name in p)
     workload = IozoneWorkload.model_validate(wl)
     feats.update(file_size=parse_size(workload.file_size), record_size=parse_size(workload.record_size),
                  threads=workload.threads, sync=workload.sync)
     if workload.clients is not None:
         feats["clients"] = workload.clients
     volume_body = VolumeConfig.model_validate({**vol, "name": "probe"}).model_dump(exclude={"name"}, mode="json")
-    volume_key = digest(volume_body)
+    feats.update(lab)
+    # The lab setting is part of the volume's identity: the same volume on other hardware is another volume.
+    volume_key = digest({**volume_body, **({"lab": dict(lab)} if lab else {})})
     volume = VolumeConfig.model_validate({**vol, "name": f"gm{volume_key[:10]}"})
-    config = {"volume": volume_body, "workload": workload.model_dump(mode="json")}
-    return RunSpec(feats, volume, workload, digest(config), volume_key)
+    config = {"volume": volume_body, "workload": workload.model_dump(mode="json"), **({"lab": dict(lab)} if lab else {})}
+    return RunSpec(feats, volume, workload, digest(config), volume_key, lab)

@@ -15,7 +15,7 @@ from ..errors import ConfigError
 from ..protocol import Protocol
 from ..yamlio import load_model
 from .design import DesignType, make_design
-from .factors import FACTORS, Level, RunSpec, normalize_level, realize
+from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -111,6 +111,15 @@ class Expanded:
     def volumes(self) -> list[str]:
         return list(dict.fromkeys(r.volume_key for r in self.runs))
 
+    @property
+    def lab_settings(self) -> list[tuple[tuple[str, str], ...]]:
+        """The lab hardware settings the runs need, in execution order (``[()]`` for a plan without any)."""
+        return list(dict.fromkeys(r.lab for r in self.runs))
+
+    def with_setting(self, setting: tuple[tuple[str, str], ...]) -> Expanded:
+        """The runs that need one lab hardware setting."""
+        return Expanded([r for r in self.runs if r.lab == setting])
+
 
 def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expanded:
     """Design points -> runs, impossible ones set aside with the reason, duplicates merged, volume-major order.
@@ -119,6 +128,12 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
     """
     from ..gluster.volume import plan_volume
 
+    if cluster.lab_dir is None:
+        for name in LAB_FACTORS:
+            if name in plan.factors:
+                raise ConfigError(source, f"factors.{name}", f"only a glmodel lab can change its hardware between "
+                                  f"runs; on {cluster.name} it is what it is (the baselines measure it): remove "
+                                  f"'{name}' or run the plan on `glmodel lab up`")
     points = make_design(plan.factors, plan.design.type, plan.design.n, plan.design.seed)
     fixed = plan.workload.model_dump()
     out = Expanded([])
@@ -139,7 +154,11 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         seen.add(run.config_hash)
         order.setdefault(run.volume_key, len(order))
         out.runs.append(run)
-    out.runs.sort(key=lambda r: order[r.volume_key])  # stable: design order within a volume
+    # Lab hardware changes are slow (a reformat, a new baseline): group by setting, then by volume.
+    settings: dict[tuple[tuple[str, str], ...], int] = {}
+    for r in out.runs:
+        settings.setdefault(r.lab, len(settings))
+    out.runs.sort(key=lambda r: (settings[r.lab], order[r.volume_key]))  # stable: design order within a volume
     if not out.runs:
         why = out.skipped[0][1] if out.skipped else "the design has no points"
         raise ConfigError(source, "factors", f"no point of the design can run on {cluster.name}: {why}")

@@ -14,7 +14,7 @@ import pytest
 
 from gluster_model.errors import LabError
 from gluster_model.gluster.cli import gluster_argv
-from gluster_model.lab import LabState, lab_down, lab_mounts, lab_pids, lab_status, lab_up
+from gluster_model.lab import LabState, lab_mounts, lab_pids, lab_status, lab_up
 
 from .conftest import glmodel
 

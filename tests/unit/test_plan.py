@@ -106,6 +106,59 @@ def test_expand_refuses_a_plan_with_no_possible_point() -> None:
         expand(plan, _cluster(2))
 
 
+def _lab_cluster():  # type: ignore[no-untyped-def]
+    return cluster_from_data({"name": "lab", "lab": {"state_dir": "."},
+                              "servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
+                             "lab.yaml", Path("."))
+
+
+def test_lab_factors_group_runs_by_setting_and_keep_other_hashes() -> None:
+    plan = PlanFile.model_validate({
+        "name": "hw", "design": {"type": "grid"},
+        "factors": {"record_size": ["4KB", "64KB"], "link": ["1Gbit", "unlimited"], "brick_backing": ["xfs", "ext4"]},
+    })
+    ex = expand(plan, _lab_cluster())
+    assert len(ex.runs) == 8
+    assert ex.lab_settings == [(("link", "1gbit"), ("brick_backing", "xfs")),
+                               (("link", "1gbit"), ("brick_backing", "ext4")),
+                               (("link", "unlimited"), ("brick_backing", "xfs")),
+                               (("link", "unlimited"), ("brick_backing", "ext4"))]
+    settings = [r.lab for r in ex.runs]
+    assert settings == sorted(settings, key=settings.index)  # each setting's runs are adjacent
+    part = ex.with_setting(ex.lab_settings[1])
+    assert len(part.runs) == 2 and all(r.features["brick_backing"] == "ext4" for r in part.runs)
+    # The same volume on other hardware is another volume, and another run.
+    assert len(ex.volumes) == 4 and len({r.config_hash for r in ex.runs}) == 8
+    # A plan without lab factors keeps the hashes it always had (stores stay resumable).
+    plain = expand(PlanFile.model_validate({"name": "p", "factors": {"record_size": ["4KB", "64KB"]}}), _lab_cluster())
+    assert ex.lab_settings and plain.lab_settings == [()]
+    same = [r for r in ex.runs if r.lab == ex.lab_settings[0]]
+    assert {r.volume_key for r in plain.runs}.isdisjoint({r.volume_key for r in same})
+    assert plain.runs[0].volume_key == plan_volume_key_without_lab(plain)
+
+
+def plan_volume_key_without_lab(ex):  # type: ignore[no-untyped-def]
+    from gluster_model.plan.factors import digest
+
+    body = ex.runs[0].volume.model_dump(exclude={"name"}, mode="json")
+    return digest(body)
+
+
+@pytest.mark.parametrize("factor, level", [("link", "1gbit"), ("brick_backing", "xfs")])
+def test_lab_factors_refused_on_a_real_cluster(factor: str, level: str) -> None:
+    plan = PlanFile.model_validate({"name": "hw", "factors": {factor: level, "record_size": "4KB"}})
+    with pytest.raises(ConfigError, match=f"factors.{factor}.*only a glmodel lab can change its hardware"):
+        expand(plan, _cluster(3))
+
+
+@pytest.mark.parametrize("factor, level, why", [("link", "fast", "not a link rate"),
+                                                ("link", "1gbps", "in bits"),
+                                                ("brick_backing", "zfs", "not one of dir, ext4, xfs, tmpfs")])
+def test_bad_lab_levels(factor: str, level: str, why: str) -> None:
+    with pytest.raises(Exception, match=why):
+        PlanFile.model_validate({"name": "hw", "factors": {factor: level}})
+
+
 def test_smoke_plan_shape() -> None:
     ex = expand(load_plan(SMOKE), _cluster(3))
     assert len(ex.runs) == 6 and len(ex.volumes) == 2

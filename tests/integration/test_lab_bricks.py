@@ -1,0 +1,69 @@
+"""Brick backing on the real lab: xfs and ext4 loop devices and tmpfs, seen by host facts and the disk baseline,
+used by a real volume, refused while in use, and removed without a trace."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from gluster_model.bench.fio import DiskSpec, run_disk
+from gluster_model.config import load_cluster
+from gluster_model.gluster.apply import apply_volume, mount, teardown_volume, unmount
+from gluster_model.gluster.volume import VolumeConfig
+from gluster_model.lab import LabState
+from gluster_model.preflight import gather_facts
+from gluster_model.remote.executor import SSHExecutor
+
+from .conftest import glmodel
+
+
+def _loops() -> str:
+    return subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+
+
+def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabState) -> None:
+    d = str(lab.path)
+    try:
+        glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "xfs", "--size", "1GB", check=True)
+        glmodel("lab", "brick", "--dir", d, "--node", "2", "--backing", "ext4", "--size", "1GB", check=True)
+        shown = glmodel("lab", "brick", "--dir", d, "--node", "3", "--backing", "tmpfs", "--size", "1GB", check=True)
+        assert "127.1.1.1  xfs" in shown.stdout and "127.1.1.3  tmpfs" in shown.stdout
+        assert str(lab.path / "nodes" / "1" / "bricks.img") in _loops()
+        spec = load_cluster(lab.cluster_file)
+        with SSHExecutor(spec) as ex:
+            facts = gather_facts(spec, ex)
+            fstypes = {a: [b["fstype"] for b in f["bricks"].values()] for a, f in facts.items()}  # type: ignore[union-attr]
+            assert fstypes == {"127.1.1.1": ["xfs"], "127.1.1.2": ["ext4"], "127.1.1.3": ["tmpfs"]}
+
+            bricks = {b.host: b for b in run_disk(spec, ex, DiskSpec(size="32MB", runtime=2))}
+            assert all(b.error is None and b.jobs["seq_read"].bytes_per_s > 0 for b in bricks.values()), bricks
+            # Memory against a real disk behind a loop device: the baseline sees the difference.
+            loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in ("127.1.1.1", "127.1.1.2"))
+            assert bricks["127.1.1.3"].jobs["seq_write"].bytes_per_s > loop_best
+
+            cfg = VolumeConfig(name="mixedfs", layout="replicate", replica=3)
+            apply_volume(spec, ex, cfg)
+            try:
+                points = mount(spec, ex, "mixedfs", [spec.host("127.1.1.1")])
+                ex.run("127.1.1.1", f"head -c 1048576 /dev/zero > {points['127.1.1.1']}/f && sync", timeout=60)
+                for n in (1, 2, 3):  # every copy landed on its own filesystem
+                    assert list((lab.path / "nodes" / str(n) / "bricks").glob("mixedfs-b*/f")), n
+                busy = glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "ext4")
+                assert busy.returncode == 1 and "in use" in busy.stderr and "Traceback" not in busy.stderr
+                assert len(busy.stderr.strip().splitlines()) == 1
+                unmount(spec, ex, "mixedfs", [spec.host("127.1.1.1")])
+            finally:
+                teardown_volume(spec, ex, "mixedfs")
+    finally:
+        glmodel("lab", "brick", "--dir", d, "--backing", "dir", check=True)
+    assert "bricks.img" not in _loops()
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(lab.path / "nodes" / "1" / "bricks") not in mounts
+    assert not list(lab.path.glob("nodes/*/bricks.img"))
+    assert LabState.load(lab.path).backing == {}  # type: ignore[union-attr]
+
+
+def test_bad_backing_is_one_line(lab: LabState) -> None:
+    bad = glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "zfs")
+    assert bad.returncode == 2 and "not a brick backing" in bad.stderr and "xfs" in bad.stderr
+    assert "Traceback" not in bad.stderr
