@@ -506,7 +506,8 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
     # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     failed = 0
-    before = lab_setting_now(spec) if settings != [()] else ()
+    varied = {k for setting in settings for k, _ in setting}
+    before = tuple((k, v) for k, v in lab_setting_now(spec) if k in varied)
     plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
     with open_store(store) as st, SSHExecutor(spec) as ex:
         try:
@@ -664,6 +665,9 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
 
 @cli.command(short_help="Fit the study's MLR and its challengers per metric; validate, rank predictors, save.")
 @store_option
+@click.option("--data", "data", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+              help="Fit a table written by `glmodel export` (CSV or Parquet, e.g. data/hardware_family.csv) "
+                   "instead of a store.")
 @click.option("--campaign", "campaigns", multiple=True, help="Only these campaigns (repeatable; default: all).")
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="unified", show_default=True,
               help="Feature family: the study's hardware or Gluster model, or everything.")
@@ -681,7 +685,8 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("model.json"), show_default=True,
               help="Model file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
-def fit(store: str, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...], models: tuple[str, ...],
+def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...],
+        models: tuple[str, ...],
         seed: int, level: float, samples: int, bootstrap: int, with_outliers: bool, out: Path,
         as_json: bool) -> None:
     """Per metric: the study's MLR (coefficients, adjusted R², 75/25 validation), grouped cross-validation,
@@ -691,19 +696,27 @@ def fit(store: str, campaigns: tuple[str, ...], family: str, metrics: tuple[str,
     """
     import json
 
-    from .dataset import trial_frame
+    from .dataset import read_table, trial_frame
     from .model import artifact
     from .model.fit import MODELS, fit_frame, provenance
     from .store import open_store
 
-    with open_store(store, create=False) as st:
-        known = {c["name"] for c in st.campaigns()}
-        missing = [c for c in campaigns if c not in known]
-        if missing:
-            raise Failure(f"--campaign: no campaign {', '.join(missing)} in {st.where} "
-                          f"(it has {', '.join(sorted(known)) or 'none'})")
-        frame = trial_frame(st, include_outliers=with_outliers)
-        where = st.where
+    if data is not None:
+        frame = read_table(data)
+        if not with_outliers and "outlier" in frame:
+            frame = frame[~frame["outlier"].astype(bool)].reset_index(drop=True)
+        if "warmup" in frame:
+            frame = frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
+        known, where = set(frame["campaign"].astype(str)), str(data)
+    else:
+        with open_store(store, create=False) as st:
+            known = {c["name"] for c in st.campaigns()}
+            frame = trial_frame(st, include_outliers=with_outliers)
+            where = st.where
+    missing = [c for c in campaigns if c not in known]
+    if missing:
+        raise Failure(f"--campaign: no campaign {', '.join(missing)} in {where} "
+                      f"(it has {', '.join(sorted(known)) or 'none'})")
     if campaigns and not frame.empty:
         frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
     if frame.empty:

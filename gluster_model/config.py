@@ -117,11 +117,24 @@ class HostEntry(Frozen):
     mount_root: RemotePath | None = None
     glusterd_socket: RemotePath | None = None
     hardware: HardwareLabels | None = None
+    source_address: str | None = Field(
+        default=None, description="IPv4 address this client's FUSE mount connects from (the storage NIC of a "
+                                  "multi-homed client; the lab's node address)")
 
     @field_validator("host")
     @classmethod
     def _host(cls, v: str) -> str:
         return check_host(v)
+
+    @field_validator("source_address")
+    @classmethod
+    def _source(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            return str(ipaddress.IPv4Address(v))  # GlusterFS 10 honours a source address for IPv4 only
+        except ValueError:
+            raise ValueError(f"'{v}' is not an IPv4 address") from None
 
     @model_validator(mode="before")
     @classmethod
@@ -201,6 +214,7 @@ class Host:
     mount_root: str
     glusterd_socket: str | None
     hardware: HardwareLabels
+    source_address: str | None = None
 
     @property
     def is_server(self) -> bool:
@@ -302,6 +316,7 @@ def resolve(cf: ClusterFile, source: str, base: Path) -> ClusterSpec:
                 mount_root=e.mount_root or cf.defaults.mount_root,
                 glusterd_socket=e.glusterd_socket or cf.defaults.glusterd_socket,
                 hardware=hw,
+                source_address=e.source_address,
             )
         )
     names = [h.name for h in hosts]

@@ -10,6 +10,7 @@ by several peers counts whole), ``disk_read_mbps``/``disk_write_mbps`` (median s
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .store.store import Store
@@ -119,7 +120,13 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
     frame = pd.DataFrame(list(trials.values()))
     if frame.empty:
         return frame
-    frame = _fill_effective(frame)
+    return _typed(_fill_effective(frame))
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every known column with its type: metrics and numeric features as numbers, categories, nullable booleans."""
+    import pandas as pd
+
     for m in METRICS:
         if m not in frame:
             frame[m] = float("nan")
@@ -128,8 +135,41 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
             frame[col] = frame[col].astype("category")
     for col in BOOLEAN:
         if col in frame:
-            frame[col] = frame[col].astype("boolean")
-    for col in NUMERIC:
+            frame[col] = frame[col].map(_bool, na_action="ignore").astype("boolean")
+    for col in (*NUMERIC, *METRICS):
         if col in frame:
             frame[col] = pd.to_numeric(frame[col])
     return frame.reset_index(drop=True)
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):  # CSV: True/False as text
+        if value.strip().lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{value!r} is not true or false")
+        return value.strip().lower() in ("true", "1")
+    return bool(value)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A table written by `glmodel export` (CSV or Parquet), typed as ``trial_frame`` types it.
+
+    Raises ConfigError naming the file and what is wrong (unreadable, not an export, a bad value).
+    """
+    import pandas as pd
+
+    from .errors import ConfigError
+
+    p = Path(path)
+    try:
+        frame = pd.read_parquet(p) if p.suffix.lower() in (".parquet", ".pq") else pd.read_csv(p)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(p), "file", f"not a readable CSV or Parquet table ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in ("campaign", "run_id", "config_hash") if c not in frame]
+    if missing:
+        raise ConfigError(str(p), "columns", f"not a `glmodel export` table: no {', '.join(missing)} column")
+    if not any(m in frame for m in METRICS):
+        raise ConfigError(str(p), "columns", f"no metric column ({', '.join(METRICS)})")
+    try:
+        return _typed(frame)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(str(p), "values", str(exc).splitlines()[0]) from None

@@ -403,8 +403,10 @@ def _write_cluster_file(state: LabState) -> None:
             "base_filesystem": fstype if fstype in ("ext4", "xfs", "btrfs", "zfs", "tmpfs") else "other",
         },
         "servers": [
+            # source_address: the node's clients connect from its own address (not 127.0.0.1), so its link
+            # shaping covers its client traffic as well as its bricks'.
             {"host": n.address, "name": f"node{n.index}", "brick_paths": [n.bricks], "mount_root": n.mounts,
-             "glusterd_socket": n.socket}
+             "glusterd_socket": n.socket, "source_address": n.address}
             for n in state.nodes
         ],
     }

@@ -9,6 +9,7 @@ address given with -+h.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -150,6 +151,8 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
     clients = [h for h in cluster.clients if h.address in mount_points][: workload.clients or None]
     if not clients:
         raise GlmodelError(f"volume {volume} is not mounted on any client")
+    # Children a killed earlier master left behind (kill -9 skips every cleanup) would hang this trial.
+    executor.run_many([h.address for h in clients], reap_argv(master_address(clients[0])), timeout=30, check=False)
     run_dir = f"glmodel-iozone-{uuid.uuid4().hex[:8]}"
     workdirs = [(h.address, f"{mount_points[h.address]}/{run_dir}/{h.name}") for h in clients]
     executor.run_many([h.address for h in clients],
@@ -199,7 +202,17 @@ def _die_with_parent() -> None:
         pass  # not glibc/Linux: an orphaned iozone then runs to its end
 
 
+def reap_argv(master: str) -> list[str]:
+    """pkill for the iozone children (``iozone -+s ... -+c MASTER``) that serve the master at ``master``.
+
+    Started over RSH, they outlive a master that was interrupted or timed out, spin waiting for it, hold
+    iozone's fixed ports (so the next trial hangs) and eat CPU that later trials are measured with.
+    """
+    return ["pkill", "-KILL", "-f", f"iozone -[+]s .*-[+]c {re.escape(master)}( |$)"]
+
+
 def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str) -> None:
+    executor.run_many([h.address for h in clients], reap_argv(master_address(clients[0])), timeout=30, check=False)
     # One client removes the run's directory for all (it is one shared volume).
     first = clients[0]
     executor.run(first.address, ["rm", "-rf", "--", f"{mount_points[first.address]}/{run_dir}"], timeout=600,

@@ -158,6 +158,18 @@ def mount_point(host: Host, volume: str) -> str:
     return f"{host.mount_root}/{volume}"
 
 
+def mount_options(backups: list[str], source_address: str | None) -> str:
+    """The FUSE mount's -o: backup volfile servers, and the address the client connects to bricks from.
+
+    Without a source address the kernel picks one by route, which on a multi-homed client (or the lab, where
+    it is 127.0.0.1) is not the NIC the client is meant to use.
+    """
+    opts = [f"backup-volfile-servers={':'.join(backups)}"] if backups else []
+    if source_address:
+        opts.append(f"xlator-option=*.transport.socket.source-addr={source_address}")
+    return ",".join(opts) or "defaults"
+
+
 def mount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
     """Mount the volume with the FUSE native client on every client (idempotent). Returns host -> mount point."""
     targets = clients if clients is not None else list(cluster.clients)
@@ -167,7 +179,7 @@ def mount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[H
 
     def script(address: str) -> list[str]:
         mp = shlex.quote(points[address])
-        opts = f"backup-volfile-servers={':'.join(backups)}" if backups else "defaults"
+        opts = mount_options(backups, cluster.host(address).source_address)
         src = shlex.quote(f"{primary}:/{volume}")
         # Already mounted is fine; a stale mount (dead client) is cleared first.
         return shell(

@@ -187,6 +187,13 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
             assert r["attempts"] == (1 if r["config_hash"] in done_before else r["attempts"])
             assert [t["idx"] for t in st.trials(int(r["id"]))] == [0, 1]
     _no_volumes_left(lab)
+    _no_iozone_children_left()
+
+
+def _no_iozone_children_left() -> None:
+    """iozone children (started over RSH) of an interrupted or killed master are reaped, not left spinning."""
+    left = subprocess.run(["pgrep", "-af", "iozone -[+]s"], capture_output=True, text=True).stdout
+    assert not left.strip(), left
 
 
 def _has_campaign(store: str) -> bool:
@@ -260,6 +267,7 @@ def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_fi
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130 and "interrupted" in err
+    _no_iozone_children_left()
     with open_store(store) as st:
         runs = st.runs()
         interrupted = [r for r in runs if r["error"] == "interrupted"]

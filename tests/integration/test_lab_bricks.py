@@ -45,6 +45,7 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
             apply_volume(spec, ex, cfg)
             try:
                 points = mount(spec, ex, "mixedfs", [spec.host("127.1.1.1")])
+                _client_connects_from_its_node(points["127.1.1.1"], "127.1.1.1")
                 ex.run("127.1.1.1", f"head -c 1048576 /dev/zero > {points['127.1.1.1']}/f && sync", timeout=60)
                 for n in (1, 2, 3):  # every copy landed on its own filesystem
                     assert list((lab.path / "nodes" / str(n) / "bricks").glob("mixedfs-b*/f")), n
@@ -61,6 +62,16 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
     assert str(lab.path / "nodes" / "1" / "bricks") not in mounts
     assert not list(lab.path.glob("nodes/*/bricks.img"))
     assert LabState.load(lab.path).backing == {}  # type: ignore[union-attr]
+
+
+def _client_connects_from_its_node(mount_point: str, address: str) -> None:
+    """The lab's clients connect to bricks from their node's address, so that node's link shaping covers them."""
+    pid = next(p for p in subprocess.run(["pgrep", "-f", f"glusterfs.*{mount_point}"], capture_output=True,
+                                         text=True).stdout.split())
+    lines = [ln for ln in subprocess.run(["ss", "-tnp"], capture_output=True, text=True).stdout.splitlines()
+             if f"pid={pid}," in ln and ":24007" not in ln]  # 24007: the volfile fetch from glusterd
+    assert len(lines) == 3, lines  # one connection per brick
+    assert all(ln.split()[3].rsplit(":", 1)[0] == address for ln in lines), lines
 
 
 def test_bad_backing_is_one_line(lab: LabState) -> None:

@@ -86,3 +86,18 @@ def test_rsh_wrapper_is_valid_sh_with_strict_keys(tmp_path: Path) -> None:
         "10.0.0.1 iozone -+s")
     bad = subprocess.run(["sh", str(tmp_path / "rsh"), "evil.example", "id"], capture_output=True, text=True)
     assert bad.returncode == 255 and "not in the cluster file" in bad.stderr
+
+
+def test_reap_matches_only_the_children_of_this_master() -> None:
+    import re
+
+    from gluster_model.bench.iozone import reap_argv
+
+    argv = reap_argv("127.0.0.1")
+    assert argv[:3] == ["pkill", "-KILL", "-f"]
+    pattern = re.compile(argv[3])
+    assert pattern.search("/usr/bin/iozone -+s -t 1 -r 4 -s 4 -+c 127.0.0.1")
+    assert not pattern.search("/usr/bin/iozone -+s -t 1 -r 4 -s 4 -+c 127.0.0.10")  # another master
+    assert not pattern.search("/usr/bin/iozone -+s -t 1 -r 4 -s 4 -+c 127a0b0c1")  # dots are literal
+    assert not pattern.search("iozone -+m clients -+h 127.0.0.1 -t 4")  # the master itself
+    assert not pattern.search(f"sh -c {' '.join(argv)}")  # nor the shell that runs pkill remotely

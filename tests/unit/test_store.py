@@ -58,11 +58,36 @@ def test_campaign_runs_trials_round_trip(tmp_path: Path) -> None:
         assert len(frame) == 1 and frame.loc[0, "write"] == 2.0 and frame.loc[0, "read"] == 4.0
         assert str(frame["layout"].dtype) == "category" and frame.loc[0, "record_size"] == runs[0].features["record_size"]
         assert len(trial_frame(st, include_warmups=True, include_outliers=True)) == 3
+        _exported_tables_read_back_typed(trial_frame(st, include_warmups=True, include_outliers=True), tmp_path)
     # The raw text is stored compressed.
     eng = create_engine(f"sqlite:///{tmp_path / 's.db'}")
     with eng.connect() as c:
         size, stored = c.execute(text("select size, length(data) from raw_outputs limit 1")).one()
     assert stored < size / 10
+
+
+def _exported_tables_read_back_typed(frame, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """What `glmodel export` writes, `glmodel fit --data` reads back with the same types and values."""
+    import pandas as pd
+
+    from gluster_model.dataset import read_table
+    from gluster_model.errors import ConfigError
+
+    for name, write in (("t.csv", frame.to_csv), ("t.parquet", frame.to_parquet)):
+        write(tmp_path / name, index=False)
+        back = read_table(tmp_path / name)
+        assert list(back.columns) == list(frame.columns)
+        for col in ("layout", "shard", "record_size", "write", "warmup"):
+            assert str(back[col].dtype) == str(frame[col].dtype) or col == "warmup", (name, col)
+        pd.testing.assert_series_equal(back["write"], frame["write"])
+        assert back["shard"].tolist() == frame["shard"].tolist()
+    bad = tmp_path / "bad.csv"
+    frame.assign(shard="maybe").to_csv(bad, index=False)
+    with pytest.raises(ConfigError, match="bad.csv: values: 'maybe' is not true or false"):
+        read_table(bad)
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ConfigError, match="not a `glmodel export` table"):
+        read_table(tmp_path / "other.csv")
 
 
 def test_restarting_a_run_drops_its_unfinished_trials(tmp_path: Path) -> None:

@@ -109,3 +109,12 @@ def test_volume_get_and_status_parsers() -> None:
     assert len(bricks) == 3 and all(b.online and b.port and b.pid for b in bricks)
     with pytest.raises(ParseError, match="malformed XML"):
         parse_volume_get_xml((G / "volume_get_all.xml").read_text()[:500])
+
+
+def test_mount_options_pin_the_client_source_address() -> None:
+    from gluster_model.gluster.apply import mount_options
+
+    assert mount_options([], None) == "defaults"
+    assert mount_options(["10.0.0.2", "10.0.0.3"], None) == "backup-volfile-servers=10.0.0.2:10.0.0.3"
+    assert mount_options(["10.0.0.2"], "192.168.7.4") == (
+        "backup-volfile-servers=10.0.0.2,xlator-option=*.transport.socket.source-addr=192.168.7.4")

@@ -1,0 +1,52 @@
+"""The shipped hardware-family dataset: it loads as `glmodel export` wrote it, its measured hardware differs
+between the lab settings, and the study's MLR fitted on it ranks the network among the top predictors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gluster_model.dataset import read_table
+from gluster_model.model.fit import fit_frame
+
+DATA = Path(__file__).parent.parent.parent / "data"
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return read_table(DATA / "hardware_family.csv")
+
+
+def test_csv_and_parquet_are_the_same_table(frame: pd.DataFrame) -> None:
+    other = read_table(DATA / "hardware_family.parquet")
+    assert list(other.columns) == list(frame.columns) and len(other) == len(frame) == 48
+    pd.testing.assert_series_equal(other["write"], frame["write"])
+    pd.testing.assert_series_equal(other["network_gbps"], frame["network_gbps"])
+
+
+def test_measured_hardware_follows_the_lab_settings(frame: pd.DataFrame) -> None:
+    per = frame.groupby("campaign", observed=True).first()
+    assert len(per) == 6
+    for name, row in per.iterrows():
+        link = str(name).split("link=")[1].split(",")[0]
+        assert str(row["base_filesystem"]) == str(name).split("brick_backing=")[1]  # from host facts
+        if link == "1gbit":
+            assert 0.9 <= row["network_gbps"] <= 1.1  # a whole 1 Gbit/s link, measured
+        else:
+            assert row["network_gbps"] > 5
+    assert frame["servers"].nunique() == 4 and frame["clients"].nunique() == 4
+    assert set(frame["replica"]) == {1, 2, 3} and set(frame["shard"]) == {True, False}
+    assert (frame["sync"] == "odirect").all() and (frame["regime"] == "direct").all()
+
+
+def test_network_is_among_the_top_predictors_for_read_and_write(frame: pd.DataFrame) -> None:
+    fits, _ = fit_frame(frame, "hardware", ["write", "read"], models=["mlr"], seed=0, importance_n=256, bootstrap=0)
+    ranks = {}
+    for f in fits:
+        order = [i.feature for i in sorted(f.importance["mlr"], key=lambda i: -i.vi)]
+        ranks[f.metric] = order.index("network_gbps") + 1
+        score = next(s for s in f.scores if s.model == "mlr")
+        assert score.holdout.r2 > 0.6, (f.metric, score.holdout.r2)
+    assert ranks["read"] == 1 and ranks["write"] <= 2, ranks
