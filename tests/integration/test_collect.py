@@ -250,11 +250,17 @@ def test_same_campaign_on_postgresql(lab: LabState, plan_file: Path, postgres_ur
     assert "Children see throughput for" in shown.stdout
 
 
+def _as_in_a_terminal() -> None:
+    # A suite started as a background job (`cmd &` without job control) inherits SIGINT ignored, and Python
+    # then never raises KeyboardInterrupt; a user's Ctrl-C reaches a foreground collect with SIGINT live.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
                              "--plan", str(plan_file), "--store", store], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:  # interrupt during the first run's second trial
