@@ -9,15 +9,18 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from .config import ClusterSpec
     from .gluster.volume import VolumeConfig
+    from .lab import LabState
     from .remote.executor import SSHExecutor
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -819,22 +822,35 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, link: str | None, backing: 
 
     from .lab import lab_up as up
 
-    rate = _rate("--link", link) if link else None
-    kind = _backing("--backing", backing)
-    size = _size("--brick-size", brick_size)
+    from .lab_bricks import parse_backing
+    from .lab_links import parse_rate
+    from .units import parse_size
+
+    rate = _option("--link", link, parse_rate) if link else None
+    kind = _option("--backing", backing, parse_backing)
+    size = _option("--brick-size", brick_size, parse_size)
     started = time.monotonic()
     state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
                link=rate, backing=kind, brick_size=size)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 
-def _rate(option: str, text: str) -> int | None:
-    from .lab_links import parse_rate
-
+def _option(option: str, text: str, parse: Callable[[str], T]) -> T:
+    """An option's text through its parser; a ValueError becomes click's one-line usage error naming it."""
     try:
-        return parse_rate(text)
+        return parse(text)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def _lab_nodes(lab_dir: Path, nodes: tuple[str, ...]) -> tuple[LabState, list[str]]:
+    """The lab in ``lab_dir`` and the addresses of the nodes named (every node when none is)."""
+    from .lab import LabState, node
+
+    state = LabState.load(lab_dir.expanduser().absolute())
+    if state is None:
+        raise Failure(f"no lab in {lab_dir}; start one with `glmodel lab up --dir {lab_dir}`")
+    return state, [node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
 
 
 @lab.command("link", short_help="Set nodes' link rates (tc shaping on loopback), or show them.")
@@ -847,36 +863,15 @@ def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
 
     Example: glmodel lab link --node 127.1.1.2 --rate 10gbit
     """
-    from .lab import LabState, node, set_links
-    from .lab_links import show_rate
+    from .lab import set_links
+    from .lab_links import parse_rate, show_rate
 
-    state = LabState.load(lab_dir.expanduser().absolute())
-    if state is None:
-        raise Failure(f"no lab in {lab_dir}; start one with `glmodel lab up --dir {lab_dir}`")
+    state, targets = _lab_nodes(lab_dir, nodes)
     if rate is not None:
-        bits = _rate("--rate", rate)
-        targets = [node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
+        bits = _option("--rate", rate, parse_rate)
         set_links(state, {a: bits for a in targets})
     for n in state.nodes:
         click.echo(f"{n.address}  {show_rate(state.links.get(n.address))}")
-
-
-def _backing(option: str, text: str) -> str:
-    from .lab_bricks import parse_backing
-
-    try:
-        return parse_backing(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint=option) from None
-
-
-def _size(option: str, text: str) -> int:
-    from .units import parse_size
-
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint=option) from None
 
 
 @lab.command("brick", short_help="Set nodes' brick backing (ext4/xfs loop device, tmpfs, dir), or show it.")
@@ -889,15 +884,14 @@ def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: 
 
     Example: glmodel lab brick --node 2 --backing xfs
     """
-    from .lab import LabState, node, set_backing
+    from .lab import set_backing
+    from .lab_bricks import parse_backing
+    from .units import parse_size
 
-    state = LabState.load(lab_dir.expanduser().absolute())
-    if state is None:
-        raise Failure(f"no lab in {lab_dir}; start one with `glmodel lab up --dir {lab_dir}`")
+    state, targets = _lab_nodes(lab_dir, nodes)
     if backing is not None:
-        kind = _backing("--backing", backing)
-        targets = [node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
-        set_backing(state, {a: kind for a in targets}, _size("--size", size) if size else None)
+        kind = _option("--backing", backing, parse_backing)
+        set_backing(state, {a: kind for a in targets}, _option("--size", size, parse_size) if size else None)
     elif size is not None:
         raise click.BadParameter("give --backing with --size", param_hint="--size")
     for n in state.nodes:

@@ -486,14 +486,17 @@ def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, prog
     return state
 
 
+def _known(state: LabState, addresses: Mapping[str, object]) -> None:
+    unknown = sorted(set(addresses) - {n.address for n in state.nodes})
+    if unknown:
+        raise LabError(f"no node {', '.join(unknown)} in the lab in {state.dir}")
+
+
 def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
     """Give nodes a link rate (bit/s; None: unlimited) and apply every node's rate with tc (see lab_links)."""
     from . import lab_links
 
-    known = {n.address for n in state.nodes}
-    unknown = sorted(set(rates) - known)
-    if unknown:
-        raise LabError(f"no node {', '.join(unknown)} in the lab in {state.dir}")
+    _known(state, rates)
     links = {**state.links, **{a: r for a, r in rates.items() if r is not None}}
     for a, r in rates.items():
         if r is None:
@@ -522,13 +525,12 @@ def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = No
     """
     from . import lab_bricks
 
+    _known(state, kinds)
     by_address = {n.address: n for n in state.nodes}
-    unknown = sorted(set(kinds) - set(by_address))
-    if unknown:
-        raise LabError(f"no node {', '.join(unknown)} in the lab in {state.dir}")
     size = size or state.brick_size
     wanted = {a: lab_bricks.parse_backing(k) for a, k in kinds.items()}
-    changed = [a for a, k in wanted.items() if state.backing.get(a, "dir") != k or (k != "dir" and size != state.brick_size)]
+    changed = [a for a, k in wanted.items()
+               if state.backing.get(a, "dir") != k or (k != "dir" and size != state.brick_size)]
     for address in changed:
         bricks = Path(by_address[address].bricks)
         used = [p.name for p in bricks.iterdir() if p.name != "lost+found"] if bricks.is_dir() else []
@@ -599,12 +601,13 @@ def lab_down(lab_dir: Path, progress: Progress = _quiet) -> list[str]:
         done.append(f"ended {len(pids)} process(es)")
     for target in lab_mounts(lab_dir):  # a client that died late may have left one more
         _run(["umount", "-l", target], check=False)
-    if state is not None and (state.backing or any((n.path / "bricks.img").exists() for n in state.nodes)):
+    if state is not None:
         from . import lab_bricks
 
-        for n in state.nodes:
+        for n in state.nodes:  # detach checks what is there: an interrupted set_backing may have left an image
             lab_bricks.detach(n.path, Path(n.bricks))
-        done.append("removed brick backings")
+        if state.backing:
+            done.append("removed brick backings")
     for name in ("nodes", "ssh"):
         shutil.rmtree(lab_dir / name, ignore_errors=True)
     for name in (CLUSTER_FILE, STATE_FILE, STATE_FILE + ".tmp"):

@@ -25,7 +25,7 @@ from pydantic import Field, field_validator
 from ..config import ClusterSpec, Frozen, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
 from ..units import parse_size
-from ..remote.executor import Executor
+from ..remote.executor import Executor, shell
 from .iozone_parse import IozoneOutput, parse_throughput
 
 Test = Literal["write", "read", "random"]
@@ -151,13 +151,15 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
     clients = [h for h in cluster.clients if h.address in mount_points][: workload.clients or None]
     if not clients:
         raise GlmodelError(f"volume {volume} is not mounted on any client")
-    # Children a killed earlier master left behind (kill -9 skips every cleanup) would hang this trial.
-    executor.run_many([h.address for h in clients], reap_argv(master_address(clients[0])), timeout=30, check=False)
     run_dir = f"glmodel-iozone-{uuid.uuid4().hex[:8]}"
     workdirs = [(h.address, f"{mount_points[h.address]}/{run_dir}/{h.name}") for h in clients]
-    executor.run_many([h.address for h in clients],
-                      lambda a: ["mkdir", "-p", next(w for host, w in workdirs if host == a)], timeout=60)
+    reap = shlex.join(reap_argv(master_address(clients[0])))
+    # One round trip per client: reap children a killed earlier master left (kill -9 skips every cleanup, and
+    # they would hang this trial), then make the work directory.
+    executor.run_many([h.address for h in clients], lambda a: shell(
+        f"{reap}; mkdir -p {shlex.quote(next(w for host, w in workdirs if host == a))}"), timeout=60)
     text = client_file(workload.threads, workdirs)
+    master_done = False
     try:
         with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
             cf = Path(tmp) / "clients"
@@ -177,9 +179,10 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
             except subprocess.TimeoutExpired as exc:
                 out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
                 return IozoneRun(argv, text, None, out, time.monotonic() - started, f"timed out after {timeout:g}s")
+            master_done = True
             seconds = time.monotonic() - started
     finally:
-        _cleanup(executor, clients, mount_points, run_dir)
+        _cleanup(executor, clients, mount_points, run_dir, reap=not master_done)
     raw = proc.stdout + (("\n[stderr]\n" + proc.stderr) if proc.stderr.strip() else "")
     if proc.returncode != 0:
         err = CommandFailed("local", shlex.join(argv), proc.returncode, proc.stderr or proc.stdout)
@@ -211,8 +214,11 @@ def reap_argv(master: str) -> list[str]:
     return ["pkill", "-KILL", "-f", f"iozone -[+]s .*-[+]c {re.escape(master)}( |$)"]
 
 
-def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str) -> None:
-    executor.run_many([h.address for h in clients], reap_argv(master_address(clients[0])), timeout=30, check=False)
+def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str,
+             reap: bool) -> None:
+    if reap:  # the master was interrupted or timed out: its children would spin on, waiting for it
+        executor.run_many([h.address for h in clients], reap_argv(master_address(clients[0])), timeout=30,
+                          check=False)
     # One client removes the run's directory for all (it is one shared volume).
     first = clients[0]
     executor.run(first.address, ["rm", "-rf", "--", f"{mount_points[first.address]}/{run_dir}"], timeout=600,
