@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import statistics
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ from ..config import ClusterSpec, Frozen, Host
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
+
+# Clients start their pairs together this long after the matrix is sent out (hosts' clocks must agree to well
+# under it; `glmodel check` reports their offsets).
+START_DELAY_NS = 1_500_000_000
 
 Direction = Literal["write", "read"]
 
@@ -123,9 +128,17 @@ def client_argv(pair: Pair, spec: IperfSpec, direction: Direction, iperf3: str =
     return argv
 
 
-def client_script(pairs: list[Pair], spec: IperfSpec, direction: Direction, run_id: str) -> str:
-    """Run all of one client's pairs at once; print each pair's JSON in a marked section with its exit status."""
+def client_script(pairs: list[Pair], spec: IperfSpec, direction: Direction, run_id: str,
+                  start_ns: int | None = None) -> str:
+    """Run all of one client's pairs at once; print each pair's JSON in a marked section with its exit status.
+
+    ``start_ns``: wall-clock start (ns since the epoch) shared by every client, so pairs from different hosts
+    overlap in time; a client that started late measures alone for a while and its figure overstates a shared
+    link (one node at 1 gbit was seen receiving 1.26 Gbit/s summed over its pairs without it).
+    """
     lines = []
+    if start_ns is not None:
+        lines.append(f'while [ "$(date +%s%N)" -lt {int(start_ns)} ]; do sleep 0.02; done')
     outs = [f"/tmp/glmodel-iperf-{run_id}-{p.client.address}-{i}.json" for i, p in enumerate(pairs)]
     for i, pair in enumerate(pairs):
         out = outs[i]
@@ -196,8 +209,9 @@ def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,
                               timeout=60)
             limit = spec.seconds + spec.omit + 60
             by_client = {c: [p for p in pairs if p.client.address == c] for c in clients}
+            start = time.time_ns() + START_DELAY_NS  # room for every client's command to arrive first
             results, errors = executor.map(
-                clients, lambda a: executor.run(a, shell(client_script(by_client[a], spec, direction, run_id)),
+                clients, lambda a: executor.run(a, shell(client_script(by_client[a], spec, direction, run_id, start)),
                                                 timeout=limit, check=False), timeout=limit)
         finally:
             # Stop servers even if a client failed or we are interrupted; one-shot servers that served

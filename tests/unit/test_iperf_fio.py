@@ -74,6 +74,10 @@ def test_iperf_pairs_and_scripts() -> None:
     assert "-P" in argv and argv[argv.index("-P") + 1] == "4"
     script = client_script(pairs[1:], spec, "write", "abc")
     assert script.count(" & p") == 2 and "wait $p1" in script and "-R" not in script
+    synced = client_script(pairs[1:], spec, "write", "abc", start_ns=1_700_000_000_123_456_789)
+    # Every client waits for the same wall-clock instant before its pairs start.
+    assert synced.splitlines()[0] == 'while [ "$(date +%s%N)" -lt 1700000000123456789 ]; do sleep 0.02; done'
+    assert synced.splitlines()[1:] == script.splitlines()
     srv = server_script(c.host("10.0.0.1"), [5301], "abc")
     assert shlex.split(srv.splitlines()[0])[:4] == ["iperf3", "-s", "-D", "-1"]
     assert "/tmp/glmodel-iperf-abc-10.0.0.1-5301.pid" in srv
