@@ -456,16 +456,20 @@ class _ProgressReporter:
 @cluster_option
 @click.option("--plan", "-p", "plan_file", type=click.Path(path_type=Path), required=True,
               help="Experiment plan (YAML): factors and levels, design, trial protocol.")
+@click.option("--variant", default=None, help="A scale the plan defines under `variants` (e.g. quick, for the lab); "
+              "its campaign is PLAN-NAME.VARIANT@CLUSTER-NAME.")
 @store_option
 @click.option("--campaign", default=None, help="Campaign name (default: PLAN-NAME@CLUSTER-NAME).")
 @click.option("--dry-run", is_flag=True, help="Print volumes, runs, trials and an estimated duration; run nothing.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run instead of recording it and going on.")
-def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dry_run: bool, fail_fast: bool) -> None:
+def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, campaign: str | None, dry_run: bool,
+            fail_fast: bool) -> None:
     """Runs every run of the plan not yet done in the store (failed and interrupted ones again); Ctrl-C stops
     after recording the current trial's state (exit 130). Network and disk baselines are measured first unless
     the store has them for the same hardware.
 
     Example: glmodel collect --cluster glmodel-lab/lab.yaml --plan experiments/plans/smoke.yaml
+    Example: glmodel collect --cluster glmodel-lab/lab.yaml --plan experiments/read_cost.yaml --variant quick
     """
     import signal
 
@@ -477,7 +481,7 @@ def collect(cluster: Path, plan_file: Path, store: str, campaign: str | None, dr
     from .store import open_store
 
     spec = _load(cluster)
-    plan = load_plan(plan_file)
+    plan = load_plan(plan_file, variant)
     expanded = expand(plan, spec, str(plan_file))
     base = campaign or campaign_name(plan, spec)
     settings = expanded.lab_settings
@@ -664,6 +668,29 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
     else:
         frame.to_parquet(out, index=False)
     click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
+
+
+@cli.command(short_help="Write the HTML + Markdown report: campaigns, hosts, baselines, studies, models.")
+@store_option
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="A model file from `glmodel fit`: its coefficient, validation and importance tables and figures.")
+@click.option("--campaign", "campaigns", multiple=True, help="Only these campaign(s) (default: every one).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
+              help="Directory for index.html, report.md and the figures (PNG).")
+def report(store: str, model_file: Path | None, campaigns: tuple[str, ...], out: Path) -> None:
+    """Each campaign with its hosts and measured baselines; each methodology study's tables and figures (read
+    cost, concurrent reads, block-size sweep, replication overhead); with --model, the fitted models. The page
+    opens without a network connection.
+
+    Example: glmodel report --store glmodel.db --model results/smoke-model.json --out report
+    """
+    from .report.build import write_report
+    from .store import open_store
+
+    with open_store(store, create=False) as st:
+        written = write_report(st, out, model_file, list(campaigns) or None)
+    click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
+               f"summary: {written.markdown}")
 
 
 @cli.command(short_help="Fit the study's MLR and its challengers per metric; validate, rank predictors, save.")

@@ -19,6 +19,7 @@ from typing import Any, Protocol as TypingProtocol
 from . import __version__
 from .bench.iozone import IozoneRun, IozoneWorkload, run_iozone
 from .config import ClusterSpec
+from .dd_trial import remove_dd_files, run_dd_trial
 from .errors import CommandFailed, GlmodelError, LabError, MultiHostError, RemoteError
 from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
 from .gluster.cli import GlusterVersion
@@ -144,6 +145,9 @@ def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting
     return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
 
 
+DD_STARTUP_S = 0.5
+
+
 @dataclass(frozen=True)
 class TrialCost:
     """What a trial costs: fixed start-up seconds plus bytes moved (per test pass) at a rate."""
@@ -194,7 +198,8 @@ def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, co
         io = passes * data / cost.bytes_per_s
         if p.target_seconds:
             io = max(io, p.target_seconds)
-        per_trial += (cost.startup_s + io) * (p.warmups + p.repetitions)
+        startup = DD_STARTUP_S if run.workload.engine == "dd" else cost.startup_s  # dd: one SSH round trip
+        per_trial += (startup + io) * (p.warmups + p.repetitions)
     total = per_trial + cost.volume_s * len(expanded.volumes)
     return total + (60 if baselines else 0)
 
@@ -203,7 +208,8 @@ def trial_count(expanded: Expanded, p: Protocol) -> tuple[int, int]:
     """(minimum, maximum) trials the protocol may run, warm-ups included."""
     n = len(expanded.runs)
     low = n * (p.warmups + p.repetitions)
-    high = n * (p.warmups + p.cap + (p.max_reruns if p.outlier_rule != "none" else 0))
+    per_rerun = 1 + (p.warmups if p.rewarm else 0)
+    high = n * (p.warmups + p.cap + (p.max_reruns * per_rerun if p.outlier_rule != "none" else 0))
     return low, high
 
 
@@ -211,6 +217,8 @@ def regime(workload: IozoneWorkload, client_ram: int | None, clients_used: int) 
     """Which cache regime a run lands in: direct (O_DIRECT), cached (data per client fits its RAM), uncached."""
     if workload.sync == "odirect":
         return "direct"
+    if workload.cache is not None:  # the plan said: caches dropped before each pass, or kept warm
+        return "uncached" if workload.cache == "dropped" else "cached"
     if not client_ram:
         return "unknown"
     per_client = parse_size(workload.file_size) * math.ceil(workload.threads / max(clients_used, 1))
@@ -410,6 +418,18 @@ class Collector:
         clients_used = len(points) if workload.clients is None else min(workload.clients, len(points))
         if p.larger_than_ram and self.client_ram:
             workload = size_past_ram(workload, self.client_ram, clients_used)
+        try:
+            return self._measure(run_id, run, workload, points, clients_used)
+        finally:
+            if workload.engine == "dd":  # dd's files outlive trials (reads reuse them); local ones outlive the volume
+                try:
+                    remove_dd_files(self.cluster, self.ex, workload, points)
+                except GlmodelError as exc:
+                    self.report.status(f"could not remove dd files: {exc}")
+
+    def _measure(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str],
+                 clients_used: int) -> tuple[str, float, int]:
+        p = self.plan.protocol
         idx = 0
         engine_total = 0.0
         if p.target_seconds:
@@ -433,6 +453,11 @@ class Collector:
                 kept = [k for j, k in enumerate(kept) if j not in step.flag]
                 if step.more:
                     reruns += len(step.flag)
+                    # The replacement is measured in the state the rejected trial was: after the same warm-up.
+                    for _ in range(p.warmups if p.rewarm else 0):
+                        engine_total += self._trial(run_id, run, workload, points, idx, warmup=True)[1]
+                        idx += 1
+                        limit += 1
             unstable, reason = step.unstable, step.reason
             if not step.more:
                 break
@@ -469,25 +494,37 @@ class Collector:
         t0 = time.monotonic()
         if p.remount == "trial":
             points = remount(self.cluster, self.ex, run.volume.name)
-        if p.drop_caches:
-            drop_caches(self.cluster, self.ex)
-        result: IozoneRun = run_iozone(self.cluster, self.ex, run.volume.name, workload, points,
-                                       timeout=p.trial_timeout)
-        record = TrialRecord(idx=idx, warmup=warmup, status="ok" if result.output else "failed",
-                             file_size=parse_size(workload.file_size), started_at=started_at,
-                             seconds=time.monotonic() - t0, engine_seconds=result.seconds, argv=result.argv,
-                             error=result.error, raw={"iozone": result.raw, "client_file": result.client_file})
-        values: dict[str, float] = {}
-        if result.output is not None:
-            for name, m in result.output.metrics.items():
-                record.measurements.append((name, m.children_kbps, result.output.unit, m.min_kbps, m.max_kbps))
-                values[name] = m.children_kbps
+        record = TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=parse_size(workload.file_size),
+                             started_at=started_at, seconds=0.0, engine_seconds=0.0, argv=[])
+        drop = p.drop_caches if workload.cache is None else workload.cache == "dropped"
+        if workload.engine == "dd":
+            dd = run_dd_trial(self.cluster, self.ex, run.volume.name, workload, points, drop=drop,
+                              timeout=p.trial_timeout)
+            record.argv, record.engine_seconds, record.error = dd.argv, dd.seconds, dd.error
+            record.raw = {"dd": dd.raw}
+            record.measurements = dd.measurements()
+            values, raw_text = dd.values, dd.raw
+        else:
+            if drop:
+                drop_caches(self.cluster, self.ex)
+            result: IozoneRun = run_iozone(self.cluster, self.ex, run.volume.name, workload, points,
+                                           timeout=p.trial_timeout)
+            record.argv, record.engine_seconds, record.error = result.argv, result.seconds, result.error
+            record.raw = {"iozone": result.raw, "client_file": result.client_file}
+            values = {}
+            if result.output is not None:
+                for name, m in result.output.metrics.items():
+                    record.measurements.append((name, m.children_kbps, result.output.unit, m.min_kbps, m.max_kbps))
+                    values[name] = m.children_kbps
+            raw_text = result.raw
+        record.status = "ok" if values else "failed"
+        record.seconds = time.monotonic() - t0
         self.store.add_trial(run_id, record)
-        if result.output is None:
-            host = _host_named(result.raw + " " + (result.error or ""), self.cluster)
+        if not values:
+            host = _host_named(raw_text + " " + (record.error or ""), self.cluster)
             raise TrialFailed(f"trial {idx} ({'warm-up' if warmup else 'measured'}, file {gluster_size(record.file_size)})"
-                              f" failed: {result.error}", host, " ".join(result.argv))
-        return values, result.seconds
+                              f" failed: {record.error}", host, " ".join(record.argv)[:2000])
+        return values, record.engine_seconds
 
 
 def describe_failure(exc: GlmodelError) -> tuple[str | None, str | None]:

@@ -115,6 +115,8 @@ class HostEntry(Frozen):
     ssh: SSHOverride | None = None
     brick_paths: BrickList | None = None
     mount_root: RemotePath | None = None
+    local_dir: RemotePath | None = Field(default=None, description="a directory on this client's own filesystem "
+                                         "(local reads of the read-cost study)")
     glusterd_socket: RemotePath | None = None
     hardware: HardwareLabels | None = None
     source_address: str | None = Field(
@@ -148,6 +150,7 @@ class HostDefaults(Frozen):
 
     brick_paths: BrickList | None = None
     mount_root: RemotePath = "/mnt/glmodel"
+    local_dir: RemotePath = "/var/tmp/glmodel"
     glusterd_socket: RemotePath | None = None
 
 
@@ -215,6 +218,7 @@ class Host:
     glusterd_socket: str | None
     hardware: HardwareLabels
     source_address: str | None = None
+    local_dir: str = "/var/tmp/glmodel"
 
     @property
     def is_server(self) -> bool:
@@ -317,6 +321,7 @@ def resolve(cf: ClusterFile, source: str, base: Path) -> ClusterSpec:
                 glusterd_socket=e.glusterd_socket or cf.defaults.glusterd_socket,
                 hardware=hw,
                 source_address=e.source_address,
+                local_dir=e.local_dir or cf.defaults.local_dir,
             )
         )
     names = [h.name for h in hosts]

@@ -112,10 +112,10 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
             continue
         t = trials.get(r["trial_id"])
         if t is None:
-            t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id")}
+            t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features")}
             t.update(hw.get(r["campaign"], {}))
             trials[r["trial_id"]] = t
-        if r["metric"] is not None:
+        if r["metric"] is not None and r["unit"] in _UNIT_TO_MBPS:  # throughputs; per-reader seconds stay out
             t[r["metric"]] = r["value"] * _UNIT_TO_MBPS.get(r["unit"], float("nan"))
     frame = pd.DataFrame(list(trials.values()))
     if frame.empty:

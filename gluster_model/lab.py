@@ -75,6 +75,11 @@ class NodeState:
     def mounts(self) -> str:
         return str(self.path / "mnt")
 
+    @property
+    def local(self) -> str:
+        """The node's "own filesystem" for local reads (the machine's disk, beside the node's bricks)."""
+        return str(self.path / "local")
+
 
 @dataclass
 class LabState:
@@ -406,7 +411,7 @@ def _write_cluster_file(state: LabState) -> None:
             # source_address: the node's clients connect from its own address (not 127.0.0.1), so its link
             # shaping covers its client traffic as well as its bricks'.
             {"host": n.address, "name": f"node{n.index}", "brick_paths": [n.bricks], "mount_root": n.mounts,
-             "glusterd_socket": n.socket, "source_address": n.address}
+             "local_dir": n.local, "glusterd_socket": n.socket, "source_address": n.address}
             for n in state.nodes
         ],
     }

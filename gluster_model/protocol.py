@@ -3,7 +3,7 @@
 The runner asks ``next_step`` after every measured trial. Outlier rules:
 
 - ``three_sigma``: a trial with any metric outside mean ± 3 s of the run's kept trials is flagged and replaced by
-  a fresh trial (the rule of the read-cost studies). With n kept trials no value can lie further than
+  a fresh trial (the rule of the read-cost studies; with ``rewarm`` the replacement follows the same warm-up). With n kept trials no value can lie further than
   (n-1)/sqrt(n) standard deviations from their mean, so the rule can only fire from n >= 11 on; for fewer
   repetitions use ``rsd``.
 - ``rsd``: while a metric's relative standard deviation exceeds ``rsd_max``, the trial furthest from the median
@@ -38,6 +38,7 @@ class Protocol(Frozen):
     outlier_rule: Literal["none", "three_sigma", "rsd"] = "rsd"
     rsd_max: float = Field(default=0.15, gt=0, le=10)
     max_reruns: int = Field(default=3, ge=0, le=100, description="replacement trials an outlier rule may add")
+    rewarm: bool = Field(default=False, description="run the warm-ups again before each replacement trial")
     adaptive: bool = False
     ci_fraction: float = Field(default=0.05, gt=0, lt=1, description="target 95% CI half-width / mean")
     drop_caches: bool = True

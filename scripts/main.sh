@@ -2,7 +2,8 @@
 # Set up from nothing (as root) and run glmodel's main job end to end on the local lab:
 # bring up a 3-node GlusterFS lab, check every host, run a short real campaign into ./glmodel.db
 # (resumable: running this again skips what is done), list its runs, export the trial table, fit it, and ask the
-# fitted model a what-if question (experiments/whatif/lab.yaml).
+# fitted model a what-if question (experiments/whatif/lab.yaml), run the read-cost study at its quick scale, and
+# write the report (results/report/index.html).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh"
@@ -24,6 +25,11 @@ glmodel=$here/.venv/bin/glmodel
 "$glmodel" fit --data data/hardware_family.csv --family hardware --out "$here/results/hardware-model.json"
 "$glmodel" predict --model "$here/results/hardware-model.json" --scenarios experiments/whatif/study_decision.yaml \
     --csv "$here/results/hardware-whatif.csv"
+# A methodology study at its quick scale (read cost, local vs distributed: 3-sigma rule with re-run), then the
+# report over everything in the store, with the smoke campaign's model.
+"$glmodel" collect --cluster "$lab_dir/lab.yaml" --plan experiments/read_cost.yaml --variant quick --store "$store"
+"$glmodel" report --store "$store" --model "$here/results/smoke-model.json" --out "$here/results/report"
 echo
+echo "Report: $here/results/report/index.html (summary: $here/results/report/report.md)"
 echo "The lab stays up for you to use. Cluster file: $lab_dir/lab.yaml; results: $store, results/smoke.csv, results/smoke-model.json, results/smoke-whatif.{csv,png}, results/hardware-model.json, results/hardware-whatif.csv"
 echo "Tear it down with: $glmodel lab down --dir $lab_dir"

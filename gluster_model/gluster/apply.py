@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -11,11 +12,13 @@ from ..errors import CommandFailed, GlmodelError
 from ..remote.executor import Executor, shell
 from .cli import GlusterCommandError, GlusterVersion, parse_version
 from .volume import (
+    BrickStatus,
     VolumeConfig,
     VolumeInfo,
     VolumePlan,
     parse_volume_get_xml,
     parse_volume_info_xml,
+    parse_volume_status_xml,
     plan_volume,
     values_match,
     volume_argv,
@@ -150,6 +153,58 @@ def teardown_volume(cluster: ClusterSpec, executor: Executor, name: str) -> bool
     _gluster(executor, admin, "volume", "delete", name)
     _remove_bricks(executor, info.bricks)
     return True
+
+
+# -- degraded operation ---------------------------------------------------------------------------------------
+
+def brick_status(cluster: ClusterSpec, executor: Executor, name: str) -> list[BrickStatus]:
+    return parse_volume_status_xml(_gluster(executor, _admin(cluster), "volume", "status", name, xml=True, timeout=60))
+
+
+def stop_one_brick(cluster: ClusterSpec, executor: Executor, name: str) -> BrickStatus:
+    """Kill the brick process serving the last brick of the first replica set, as a failed server would leave
+    it: the volume stays up on the other copies (degraded). Bring it back with ``start_bricks``."""
+    bricks = brick_status(cluster, executor, name)
+    info = volume_info(cluster, executor, name)
+    if info is None or info.replica < 2 or not bricks:
+        raise VolumeError(f"volume {name} has no second copy: a brick can only be stopped on a replicated volume")
+    victim = bricks[info.replica - 1]
+    if victim.pid is None or not victim.online:
+        raise VolumeError(f"volume {name}: brick {victim.host}:{victim.path} is not running, cannot stop it")
+    host = next((h for h in cluster.hosts if victim.host in (h.address, h.name)), None)
+    if host is None:
+        raise VolumeError(f"volume {name}: brick host {victim.host!r} is not in {cluster.source}")
+    # Only a pid the volume's own status names, and only after checking it is that brick's glusterfsd. SIGTERM:
+    # the brick exits at once and removes its pidfile; after SIGKILL, where nothing reaps the dead process (a
+    # container without an init), glusterd would find the zombie, take the brick for running, and never restart it.
+    pid = str(int(victim.pid))
+    executor.run(host.address, shell(f"grep -qa glusterfsd /proc/{pid}/cmdline && kill -TERM {pid}"), timeout=30)
+    _wait_bricks(cluster, executor, name, lambda b: not any(x.path == victim.path and x.online for x in b),
+                 "stop", 30)
+    return victim
+
+
+def _wait_bricks(cluster: ClusterSpec, executor: Executor, name: str, done: Callable[[list[BrickStatus]], bool],
+                 what: str, timeout: float) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        bricks = brick_status(cluster, executor, name)
+        if done(bricks):
+            return
+        if time.monotonic() > deadline:
+            down = [b.host + ":" + b.path for b in bricks if not b.online]
+            raise VolumeError(f"volume {name}: bricks did not {what} within {timeout:g}s (offline: "
+                              f"{', '.join(down) or 'none'})")
+        time.sleep(0.3)
+
+
+def start_bricks(cluster: ClusterSpec, executor: Executor, name: str, timeout: float = 60) -> None:
+    """Restart every brick of a started volume that is down (``volume start force``) and wait until all are
+    online again."""
+    _gluster(executor, _admin(cluster), "volume", "start", name, "force")
+    _wait_bricks(cluster, executor, name, lambda b: all(x.online for x in b), "come back", timeout)
 
 
 # -- clients ---------------------------------------------------------------------------------------------------

@@ -43,10 +43,14 @@ _F = [
     Factor("quick_read", "volume", "bool", help="performance.quick-read"),
     Factor("md_cache", "volume", "bool", help="performance.stat-prefetch"),
     Factor("cache_size", "volume", "size", help="performance.cache-size"),
-    Factor("file_size", "workload", "size", help="iozone -s, per thread"),
-    Factor("record_size", "workload", "size", help="iozone -r (block size)"),
+    Factor("file_size", "workload", "size", help="iozone -s / dd's file, per thread"),
+    Factor("record_size", "workload", "size", help="block size: iozone -r (1KB..16MB), dd bs= (from 1 byte)"),
     Factor("threads", "workload", "int", help="iozone -t, spread over the clients used"),
     Factor("sync", "workload", "choice", ("none", "osync", "odirect"), "O_SYNC (-o) or O_DIRECT (-I)"),
+    Factor("engine", "workload", "choice", ("iozone", "dd"), "iozone -+m, or dd per file (any block size)"),
+    Factor("target", "workload", "choice", ("gluster", "local"), "the Gluster mount or each client's own disk"),
+    Factor("degraded", "workload", "bool", help="reads with one replica's brick stopped (layout replicate)"),
+    Factor("cache", "workload", "choice", ("dropped", "kept"), "caches dropped before each pass, or kept warm"),
     Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
     Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
     # Hardware a plan can only change on the local lab: the driver asks the lab between volumes.
@@ -60,6 +64,7 @@ TRANSLATOR_FACTORS = {"write_behind": "write-behind", "read_ahead": "read-ahead"
                       "quick_read": "quick-read", "md_cache": "md-cache"}
 
 Level = int | str | bool
+IO_CACHE_MIN = 4 << 20  # io-cache's cache-size range starts here (its option table, GlusterFS 10)
 
 
 def normalize_level(factor: Factor, value: Any) -> Level:
@@ -72,8 +77,8 @@ def normalize_level(factor: Factor, value: Any) -> Level:
         return value
     if factor.kind == "size":
         n = parse_size(value)
-        if n < 1024:
-            raise ValueError(f"{value!r} is smaller than 1KB")
+        if n < 1:
+            raise ValueError(f"{value!r} is not a positive size")
         return n
     if factor.kind == "rate":
         from ..lab_links import parse_rate, show_rate
@@ -144,6 +149,9 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
             translators[tname] = bool(p[fname])
     vol["translators"] = translators
     if "cache_size" in p:
+        if translators.get("io-cache") and int(p["cache_size"]) < IO_CACHE_MIN:
+            # GlusterFS 10 accepts the option, then every client graph with io-cache fails to load (no mount).
+            raise ValueError("io-cache needs cache_size of at least 4MB (GlusterFS refuses less)")
         feats["cache_size"] = int(p["cache_size"])
         vol["cache_size"] = f"{int(p['cache_size'])}"
     if "servers" in p:
@@ -153,15 +161,20 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     for name in ("file_size", "record_size"):
         if name in p:
             wl[name] = f"{int(p[name])}"
-    for name in ("threads", "sync"):
+    for name in ("threads", "sync", "engine", "target", "degraded", "cache"):
         if name in p:
             wl[name] = p[name]
     if "clients" in p:
         wl["clients"] = int(p["clients"])
     lab = tuple((name, str(p[name])) for name in LAB_FACTORS if name in p)
     workload = IozoneWorkload.model_validate(wl)
+    if workload.degraded and (layout != "replicate" or int(p.get("replica", 3)) < 2):
+        raise ValueError("degraded reads need layout replicate with replica 2 or more")
     feats.update(file_size=parse_size(workload.file_size), record_size=parse_size(workload.record_size),
                  threads=workload.threads, sync=workload.sync)
+    # Only away from their defaults: older runs, which had no such setting, keep their features and hash.
+    feats.update({k: v for k, v in workload.identity.items()  # type: ignore[misc]
+                  if k in ("engine", "target", "degraded", "cache")})
     if workload.clients is not None:
         feats["clients"] = workload.clients
     volume_body = VolumeConfig.model_validate({**vol, "name": "probe"}).model_dump(exclude={"name"}, mode="json")
@@ -169,5 +182,5 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     # The lab setting is part of the volume's identity: the same volume on other hardware is another volume.
     volume_key = digest({**volume_body, **({"lab": dict(lab)} if lab else {})})
     volume = VolumeConfig.model_validate({**vol, "name": f"gm{volume_key[:10]}"})
-    config = {"volume": volume_body, "workload": workload.model_dump(mode="json"), **({"lab": dict(lab)} if lab else {})}
+    config = {"volume": volume_body, "workload": workload.identity, **({"lab": dict(lab)} if lab else {})}
     return RunSpec(feats, volume, workload, digest(config), volume_key, lab)

@@ -42,15 +42,60 @@ class Baselines(Frozen):
     fio: DiskSpec = DiskSpec(size="64MB", runtime=5)
 
 
+Study = Literal["read_cost", "concurrent_reads", "block_size_sweep", "replication_overhead", "study_hardware",
+                "study_gluster"]
+
+
+class Variant(Frozen):
+    """Another scale of the same plan (e.g. ``quick`` for the lab): what it changes, the rest is inherited.
+    A factor set to null is removed; protocol keys override one by one; design and baselines replace."""
+
+    description: str = ""
+    factors: dict[str, Any] = {}
+    design: Design | None = None
+    protocol: dict[str, Any] = {}
+    baselines: Baselines | None = None
+
+
 class PlanFile(Frozen):
     name: str = Field(pattern=_NAME)
     description: str = ""
+    study: Study | None = Field(default=None, description="which methodology study's tables the report draws")
     factors: dict[str, list[Any]]
     design: Design = Design()
     protocol: Protocol = Protocol()
     workload: FixedWorkload = FixedWorkload()
     volume_options: dict[str, str] = Field(default={}, description="other `gluster volume set` options for every volume")
     baselines: Baselines = Baselines()
+    variants: dict[str, Variant] = {}
+
+    def variant(self, name: str, source: str = "plan") -> PlanFile:
+        """The plan at another scale, named ``<name>.<variant>`` (a campaign of its own)."""
+        v = self.variants.get(name)
+        if v is None:
+            known = ", ".join(self.variants) or "none"
+            raise ConfigError(source, "variants", f"no variant '{name}' (this plan has: {known})")
+        base = self.model_dump(mode="json", exclude={"variants"})
+        factors = dict(base["factors"])
+        for key, levels in v.factors.items():
+            if levels is None:
+                factors.pop(key, None)
+            else:
+                factors[key] = levels
+        data = {**base, "name": f"{self.name}.{name}"[:64], "factors": factors,
+                "description": v.description or base["description"],
+                "protocol": {**base["protocol"], **v.protocol}}
+        if v.design is not None:
+            data["design"] = v.design.model_dump(mode="json")
+        if v.baselines is not None:
+            data["baselines"] = v.baselines.model_dump(mode="json")
+        try:
+            return PlanFile.model_validate(data)
+        except ValidationError as exc:
+            from ..yamlio import validation_message
+
+            err = validation_message(exc, source, PlanFile)
+            raise ConfigError(source, f"variants.{name}.{err.key}", err.problem) from None
 
     @field_validator("factors", mode="before")
     @classmethod
@@ -95,8 +140,9 @@ class PlanFile(Frozen):
         return self
 
 
-def load_plan(path: str | Path) -> PlanFile:
-    return load_model(path, PlanFile, "with name, factors, design, protocol")
+def load_plan(path: str | Path, variant: str | None = None) -> PlanFile:
+    plan = load_model(path, PlanFile, "with name, factors, design, protocol")
+    return plan.variant(variant, str(path)) if variant else plan
 
 
 @dataclass

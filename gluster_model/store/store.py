@@ -273,7 +273,7 @@ class Store:
         """One row per trial: campaign, run, features, trial flags, and every metric (long form)."""
         q = (select(t.campaigns.c.name.label("campaign"), t.runs.c.id.label("run_id"), t.runs.c.config_hash,
                     t.runs.c.status.label("run_status"), t.runs.c.regime, t.runs.c.unstable,
-                    *[t.runs.c[n] for n in _FEATURE_COLUMNS],
+                    *[t.runs.c[n] for n in _FEATURE_COLUMNS], t.runs.c.features,
                     t.trials.c.id.label("trial_id"), t.trials.c.idx.label("trial"), t.trials.c.warmup,
                     t.trials.c.outlier, t.trials.c.status.label("trial_status"), t.trials.c.seconds,
                     t.trials.c.engine_seconds, t.trials.c.file_size.label("trial_file_size"),

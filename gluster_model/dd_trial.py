@@ -1,0 +1,117 @@
+"""One trial with the dd engine: write and/or read passes over every client used, caches dropped before each
+pass, one replica's brick stopped around the read pass of a degraded run. The side effects live here; the
+scripts and the parser are in ``bench.dd``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .bench.dd import (DdPass, count_for, local_roots, reap, remove_dirs, run_dd_pass, run_prepare, spread,
+                       workdirs)
+from .bench.iozone import IozoneWorkload
+from .config import ClusterSpec, Host
+from .errors import GlmodelError
+from .gluster.apply import drop_caches, start_bricks, stop_one_brick
+from .remote.executor import Executor
+from .units import parse_size
+
+RUN_DIR = "glmodel-dd"
+
+
+@dataclass
+class DdTrial:
+    passes: list[DdPass] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def argv(self) -> list[str]:
+        """What ran, for the record: one line per pass and client."""
+        return [f"{p.op}@{a}: {s}" for p in self.passes for a, s in p.scripts.items()]
+
+    @property
+    def raw(self) -> str:
+        return "\n".join([*self.notes, *(f"# {p.op}\n{p.raw}" for p in self.passes)])
+
+    @property
+    def values(self) -> dict[str, float]:
+        """Aggregate kB/s per test (sum over readers), only when every reader succeeded."""
+        return {} if self.error else {p.op: p.kbps for p in self.passes}
+
+    def measurements(self) -> list[tuple[str, float, str, float | None, float | None]]:
+        """Per test the aggregate with the slowest and fastest reader's rate; per reader its time in seconds
+        (``read_time.0``, ``read_time.1``, ...: numbered over the clients in cluster-file order)."""
+        if self.error:
+            return []
+        out: list[tuple[str, float, str, float | None, float | None]] = []
+        for p in self.passes:
+            rates = [r.kbps for r in p.readers]
+            out.append((p.op, p.kbps, "kB/s", min(rates), max(rates)))
+            out += [(f"{p.op}_time.{k}", r.seconds, "s", None, None) for k, r in enumerate(p.readers)]
+        return out
+
+
+def used_clients(cluster: ClusterSpec, points: dict[str, str], workload: IozoneWorkload) -> list[Host]:
+    clients = [h for h in cluster.clients if h.address in points][: workload.clients or None]
+    if not clients:
+        raise GlmodelError("the volume is not mounted on any client")
+    return clients
+
+
+def _roots(cluster: ClusterSpec, clients: list[Host], points: dict[str, str], workload: IozoneWorkload) -> dict[str, str]:
+    return local_roots(cluster, clients) if workload.target == "local" else {h.address: points[h.address]
+                                                                               for h in clients}
+
+
+def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: IozoneWorkload, points: dict[str, str],
+                 *, drop: bool, timeout: float) -> DdTrial:
+    """Run the workload's tests (write before read) as dd passes. A read without a write in the same trial reads
+    files prepared (once, kept between trials) before the caches are dropped."""
+    clients = used_clients(cluster, points, workload)
+    roots = _roots(cluster, clients, points, workload)
+    dirs = workdirs(clients, roots, RUN_DIR)
+    per_client = spread(workload.threads, clients)
+    size, block = parse_size(workload.file_size), parse_size(workload.record_size)
+    count = count_for(size, block)
+    trial = DdTrial()
+    t0 = time.monotonic()
+    reap(ex, dirs)  # a dd a killed earlier glmodel left behind would share the disk with this trial
+    try:
+        for op in ("write", "read"):
+            if op not in workload.tests:
+                continue
+            if op == "read" and "write" not in workload.tests:
+                run_prepare(ex, dirs, per_client, count * block, timeout)
+            if drop:
+                drop_caches(cluster, ex)
+            if op == "read" and workload.degraded:
+                brick = stop_one_brick(cluster, ex, volume)
+                trial.notes.append(f"# degraded: stopped brick {brick.host}:{brick.path} (pid {brick.pid})")
+                try:
+                    trial.passes.append(run_dd_pass(ex, op, dirs, per_client, block, count, workload.sync, timeout))
+                finally:
+                    start_bricks(cluster, ex, volume)
+            else:
+                trial.passes.append(run_dd_pass(ex, op, dirs, per_client, block, count, workload.sync, timeout))
+            errors = trial.passes[-1].errors
+            if errors:
+                trial.error = "; ".join(errors[:3]) + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else "")
+                break
+    except GlmodelError as exc:
+        trial.error = str(exc)
+        reap(ex, dirs)
+    except BaseException:  # Ctrl-C, SIGTERM: the remote dd processes would run on without us
+        reap(ex, dirs)
+        raise
+    trial.seconds = time.monotonic() - t0
+    return trial
+
+
+def remove_dd_files(cluster: ClusterSpec, ex: Executor, workload: IozoneWorkload, points: dict[str, str]) -> None:
+    """Remove a run's dd files (from the local directories too, which no volume teardown would clear)."""
+    clients = used_clients(cluster, points, workload)
+    remove_dirs(ex, clients, _roots(cluster, clients, points, workload), RUN_DIR)
+

@@ -1,0 +1,279 @@
+"""`glmodel report`: a static HTML report (figures as PNG files beside it) and a Markdown summary, from a store
+and optionally a model file. Nothing is fetched from the network: styles are inline, images are local files.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import GlmodelError
+from ..store.store import Store
+from . import figures, tables
+from .data import CampaignView, baselines, campaigns, study_trials
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STUDY_TITLES = {"read_cost": "Read cost, local vs distributed", "concurrent_reads": "Concurrent reads",
+                "block_size_sweep": "Block-size sweep", "replication_overhead": "Replication overhead",
+                "study_hardware": "The reference study's hardware model",
+                "study_gluster": "The reference study's Gluster model"}
+
+
+@dataclass
+class Block:
+    kind: str              # h2 | h3 | p | table | img
+    text: str = ""
+    frame: Any = None
+    anchor: str = ""
+
+
+@dataclass
+class Doc:
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+
+    def h2(self, text: str, anchor: str) -> None:
+        self.blocks.append(Block("h2", text, anchor=anchor))
+
+    def h3(self, text: str) -> None:
+        self.blocks.append(Block("h3", text))
+
+    def p(self, text: str) -> None:
+        self.blocks.append(Block("p", text))
+
+    def table(self, frame: pd.DataFrame, caption: str = "") -> None:
+        if frame is not None and not frame.empty:
+            self.blocks.append(Block("table", caption, frame))
+
+    def img(self, name: str | None, alt: str) -> None:
+        if name:
+            self.blocks.append(Block("img", alt, anchor=name))
+
+
+@dataclass
+class Written:
+    html: Path
+    markdown: Path
+    images: list[Path]
+    sections: list[str]
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def to_html(doc: Doc) -> str:
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(doc.title)}"
+             "</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+             "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em}th,td{border:1px solid #ccc;"
+             "padding:3px 7px;text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}"
+             "caption{text-align:left;font-weight:bold;padding:.3em 0}img{max-width:100%;display:block;"
+             "margin:.5em 0 1.5em}nav a{margin-right:1em}.wide{overflow-x:auto}</style></head><body>",
+             f"<h1>{html.escape(doc.title)}</h1>"]
+    nav = [b for b in doc.blocks if b.kind == "h2"]
+    parts.append("<nav>" + "".join(f"<a href=\"#{b.anchor}\">{html.escape(b.text)}</a>" for b in nav) + "</nav>")
+    for b in doc.blocks:
+        if b.kind == "h2":
+            parts.append(f"<section id=\"{b.anchor}\"><h2>{html.escape(b.text)}</h2></section>")
+        elif b.kind == "h3":
+            parts.append(f"<h3>{html.escape(b.text)}</h3>")
+        elif b.kind == "p":
+            parts.append(f"<p>{html.escape(b.text)}</p>")
+        elif b.kind == "table":
+            head = "".join(f"<th>{html.escape(str(c))}</th>" for c in b.frame.columns)
+            body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
+                           for row in b.frame.itertuples(index=False))
+            cap = f"<caption>{html.escape(b.text)}</caption>" if b.text else ""
+            parts.append(f"<div class=\"wide\"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+                         "</table></div>")
+        elif b.kind == "img":
+            parts.append(f"<img src=\"{html.escape(b.anchor)}\" alt=\"{html.escape(b.text)}\">")
+    parts.append(f"<p><small>glmodel {__version__}</small></p></body></html>")
+    return "\n".join(parts)
+
+
+def to_markdown(doc: Doc) -> str:
+    out = [f"# {doc.title}", ""]
+    for b in doc.blocks:
+        if b.kind == "h2":
+            out += [f"## {b.text}", ""]
+        elif b.kind == "h3":
+            out += [f"### {b.text}", ""]
+        elif b.kind == "p":
+            out += [b.text, ""]
+        elif b.kind == "table":
+            cols = [str(c) for c in b.frame.columns]
+            if b.text:
+                out += [f"**{b.text}**", ""]
+            out.append("| " + " | ".join(cols) + " |")
+            out.append("|" + "|".join("---" for _ in cols) + "|")
+            out += ["| " + " | ".join(_fmt(v).replace("|", "/") for v in row) + " |"
+                    for row in b.frame.itertuples(index=False)]
+            out.append("")
+        elif b.kind == "img":
+            out += [f"![{b.text}]({b.anchor})", ""]
+    return "\n".join(out)
+
+
+# -- sections ---------------------------------------------------------------------------------------------------
+
+def _campaign_section(doc: Doc, store: Store, views: list[CampaignView]) -> None:
+    import pandas as pd
+
+    doc.h2("Campaigns and hosts", "campaigns")
+    doc.table(pd.DataFrame([{"campaign": v.name, "study": v.study or "", "cluster": v.cluster,
+                             "runs done": v.runs.get("done", 0), "runs failed": v.runs.get("failed", 0),
+                             "trials": v.trials, "glmodel": v.version, "created": str(v.created)[:19]}
+                            for v in views]), "campaigns in the store")
+    hosts: dict[str, dict[str, Any]] = {}
+    for v in views:
+        for h in v.hosts:
+            hosts.setdefault(h["address"], {"host": h["address"], "name": h["name"], "roles": h["roles"],
+                                            "cpus": h["cpus"], "RAM (GiB)": (h["ram_bytes"] or 0) / 2**30,
+                                            "kernel": h["kernel"], "gluster": h["gluster_version"],
+                                            "NIC (Mbit/s)": h["nic_speed_mbps"]})
+    doc.table(pd.DataFrame(list(hosts.values())), "hosts (facts gathered at the start of each campaign)")
+    base = baselines(store, [v.name for v in views])
+    if not base.empty:
+        net = base[base["kind"] == "network"]
+        if not net.empty:
+            doc.table(net.pivot_table(index=["campaign", "host", "target"], columns="test", values="figure",
+                                      aggfunc="mean").reset_index(), "measured network baseline (iperf3, Gbit/s)")
+        disk = base[(base["kind"] == "disk") & (base["figure_unit"] == "MB/s")]
+        if not disk.empty:
+            doc.table(disk.pivot_table(index=["campaign", "host", "target"], columns="test", values="figure",
+                                       aggfunc="mean").reset_index(), "measured disk baseline (fio, MB/s)")
+
+
+def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int) -> None:
+    assert view.study is not None
+    df = study_trials(store, view.name)
+    doc.h2(f"{STUDY_TITLES[view.study]}: {view.name}", f"study-{n}")
+    if view.description:
+        doc.p(view.description)
+    if df.empty:
+        doc.p("No trials stored yet.")
+        return
+    if view.study == "read_cost":
+        t = tables.read_cost_table(df)
+        doc.table(t, "read throughput per file size (KB/s): mean, sd, 3-sigma band, rejected trials")
+        doc.img(figures.read_cost(t, out, f"study{n}_read_cost.png"), "read throughput against file size")
+    elif view.study == "replication_overhead":
+        t = tables.replication_table(df)
+        doc.table(t, "write/read time per file (ms) and overhead against one copy (%); degraded: one brick down")
+        doc.img(figures.replication(t, out, f"study{n}_replication.png"), "write time against copies")
+    elif view.study == "concurrent_reads":
+        groups = tables.reader_times(df)
+        doc.table(tables.concurrent_table(groups), "per-reader read times (s) and their modes (Gaussian mixture, "
+                                                   "components by BIC)")
+        doc.img(figures.read_times(groups, out, f"study{n}_read_times.png"), "distribution of read times")
+    elif view.study == "block_size_sweep":
+        from ..studies.stats import plateau
+
+        curves = tables.sweep_curves(df)
+        doc.table(tables.sweep_table(curves), "throughput (MB/s) against block size; plateau: under 5% gain per "
+                                              "doubling from there on")
+        doc.img(figures.sweep(curves, {k: plateau(v) for k, v in curves.items()}, out, f"study{n}_sweep.png"),
+                "throughput against block size")
+    else:
+        doc.table(tables.config_table(df), "mean throughput per run (MB/s)")
+        if view.study == "study_gluster":
+            from ..dataset import trial_frame
+
+            doc.img(figures.block_size_sync(trial_frame(store, view.name), out, f"study{n}_block_size_sync.png"),
+                    "throughput against block size, O_SYNC on and off")
+        doc.p("Fit these runs with `glmodel fit --campaign " + view.name + " --family "
+              + ("hardware" if view.study == "study_hardware" else "gluster") + "` and pass the model file to "
+              "`glmodel report --model`.")
+
+
+def _model_frame(store: Store, provenance: dict[str, Any]) -> pd.DataFrame | None:
+    """The rows a model was fitted on: its campaigns from the store, or the table file it names."""
+    from ..dataset import read_table, trial_frame
+
+    names = list(provenance.get("campaigns") or [])
+    known = {c["name"] for c in store.campaigns()}
+    if names and all(n in known for n in names):
+        import pandas as pd
+
+        return pd.concat([trial_frame(store, n) for n in names], ignore_index=True)
+    source = Path(str(provenance.get("store", "")))
+    if source.suffix in (".csv", ".parquet") and source.is_file():
+        return read_table(source)
+    return None
+
+
+def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
+    import pandas as pd
+
+    from ..model.artifact import load
+    from ..model.features import with_derived
+    from ..model.fit import rows_for
+
+    mf = load(model_path)
+    prov = mf.doc.get("provenance", {})
+    doc.h2(f"Model: {model_path.name}", "model")
+    doc.p(f"family {prov.get('family', '?')}, fitted on {prov.get('rows', '?')} rows from {prov.get('store', '?')}.")
+    frame = _model_frame(store, prov)
+    for metric in mf.metrics:
+        rep = mf.doc["metrics"][metric]["report"]
+        doc.h3(f"{metric}: selected model {rep['selected']}")
+        comp = pd.DataFrame([{"model": s["model"], "params": s.get("n_params"), "adj R²": s.get("adj_r2"),
+                              "75/25 R²": (s.get("holdout") or {}).get("r2"),
+                              "MAPE %": (s.get("holdout") or {}).get("mape"),
+                              "CV R²": (s.get("cv") or {}).get("r2_mean"),
+                              "90% coverage": (s.get("holdout") or {}).get("coverage")} for s in rep["comparison"]])
+        doc.table(comp, f"{metric}: adjusted R² and validation (75/25 split, grouped cross-validation)")
+        coef = pd.DataFrame(rep["coefficients"])
+        doc.table(coef, f"{metric}: the study's MLR coefficients")
+        imp: list[dict[str, Any]] = rep["importance"].get("mlr") or next(iter(rep["importance"].values()), [])
+        if imp:
+            doc.table(pd.DataFrame(imp)[["feature", "vi", "vi_low", "vi_high", "s1", "st"]],
+                      f"{metric}: predictor importance (S_i/ΣS_i, bootstrap interval)")
+            doc.img(figures.importance(imp, f"{metric}: importance (MLR)", out, f"model_{metric}_importance.png"),
+                    f"{metric} importance")
+        if frame is not None and metric in frame:
+            rows = with_derived(rows_for(frame, metric), metric)
+            y = rows[metric].astype(float).tolist()
+            yhat = [float(v) for v in mf.model(metric).predict(rows)]
+            doc.img(figures.predicted_measured(y, yhat, f"{metric}: {rep['selected']}", out,
+                                               f"model_{metric}_pred.png"), f"{metric} predicted vs measured")
+            doc.img(figures.residuals(y, yhat, f"{metric}: residuals", out, f"model_{metric}_resid.png"),
+                    f"{metric} residuals")
+        else:
+            doc.p("The rows this model was fitted on are not in this store, so predicted-vs-measured is left out.")
+    if frame is not None:
+        doc.img(figures.block_size_sync(frame, out, "model_block_size_sync.png"),
+                "throughput against block size, O_SYNC on and off")
+
+
+def write_report(store: Store, out: Path, model: Path | None = None, campaign_names: list[str] | None = None) -> Written:
+    """Write index.html, report.md and the figures into ``out``; return what was written."""
+    views = campaigns(store, campaign_names)
+    if not views and model is None:
+        raise GlmodelError(f"{store.where}: no campaign to report on" + (f" (asked for {', '.join(campaign_names)})"
+                                                                          if campaign_names else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):
+        old.unlink()  # a figure of an earlier report must not pass for this one's
+    doc = Doc("glmodel report")
+    if views:
+        _campaign_section(doc, store, views)
+    for n, v in enumerate([v for v in views if v.study], 1):
+        _study_section(doc, store, v, out, n)
+    if model is not None:
+        _model_section(doc, store, model, out)
+    html_path, md_path = out / "index.html", out / "report.md"
+    html_path.write_text(to_html(doc))
+    md_path.write_text(to_markdown(doc))
+    return Written(html_path, md_path, sorted(out.glob("*.png")), [b.text for b in doc.blocks if b.kind == "h2"])
