@@ -115,27 +115,30 @@ def importance(rows: list[dict[str, Any]], title: str, out: Path, name: str) -> 
     return _save(fig, out, name)
 
 
-def predicted_measured(y: Sequence[float], yhat: Sequence[float], title: str, out: Path, name: str) -> str:
+def _scatter(x: Sequence[float], y: Sequence[float], labels: tuple[str, str], reference: str, title: str, out: Path,
+             name: str, size: tuple[float, float]) -> str:
+    """Points with a dashed reference: the diagonal (``reference='diagonal'``) or the zero line."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(4.5, 4.5))
-    ax.scatter(y, yhat, s=14, alpha=0.7)
-    lim = [min(min(y), min(yhat)), max(max(y), max(yhat))]
-    ax.plot(lim, lim, color="grey", linestyle="--")
-    ax.set_xlabel("measured (MB/s)")
-    ax.set_ylabel("predicted (MB/s)")
+    fig, ax = plt.subplots(figsize=size)
+    ax.scatter(x, y, s=14, alpha=0.7)
+    if reference == "diagonal":
+        lim = [min(min(x), min(y)), max(max(x), max(y))]
+        ax.plot(lim, lim, color="grey", linestyle="--")
+    else:
+        ax.axhline(0, color="grey", linestyle="--")
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
     ax.set_title(title, fontsize=10)
     return _save(fig, out, name)
+
+
+def predicted_measured(y: Sequence[float], yhat: Sequence[float], title: str, out: Path, name: str) -> str:
+    return _scatter(y, yhat, ("measured (MB/s)", "predicted (MB/s)"), "diagonal", title, out, name, (4.5, 4.5))
 
 
 def residuals(y: Sequence[float], yhat: Sequence[float], title: str, out: Path, name: str) -> str:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.scatter(yhat, [a - b for a, b in zip(y, yhat)], s=14, alpha=0.7)
-    ax.axhline(0, color="grey", linestyle="--")
-    ax.set_xlabel("predicted (MB/s)")
-    ax.set_ylabel("measured - predicted (MB/s)")
-    ax.set_title(title, fontsize=10)
-    return _save(fig, out, name)
+    return _scatter(yhat, [a - b for a, b in zip(y, yhat)], ("predicted (MB/s)", "measured - predicted (MB/s)"),
+                    "zero", title, out, name, (5, 3.5))
 
 
 def block_size_sync(frame: pd.DataFrame, out: Path, name: str) -> str | None:
