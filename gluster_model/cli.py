@@ -16,7 +16,7 @@ import click
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from .config import ClusterSpec
     from .gluster.volume import VolumeConfig
@@ -693,11 +693,44 @@ def report(store: str, model_file: Path | None, campaigns: tuple[str, ...], out:
                f"summary: {written.markdown}")
 
 
+def _model_frame(store: str, data: Path | None, campaigns: Sequence[str],
+                 with_outliers: bool = False) -> tuple[Any, str]:
+    """The measured trials to model (warm-ups never; outliers only when asked), from a store or an exported table,
+    restricted to the campaigns named; and where they came from."""
+    from .dataset import read_table, trial_frame
+    from .store import open_store
+
+    if data is not None:
+        frame = read_table(data)
+        if not with_outliers and "outlier" in frame:
+            frame = frame[~frame["outlier"].astype(bool)].reset_index(drop=True)
+        if "warmup" in frame:
+            frame = frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
+        known, where = set(frame["campaign"].astype(str)), str(data)
+    else:
+        with open_store(store, create=False) as st:
+            known = {c["name"] for c in st.campaigns()}
+            frame = trial_frame(st, include_outliers=with_outliers)
+            where = st.where
+    missing = [c for c in campaigns if c not in known]
+    if missing:
+        raise Failure(f"--campaign: no campaign {', '.join(missing)} in {where} "
+                      f"(it has {', '.join(sorted(known)) or 'none'})")
+    if campaigns and not frame.empty:
+        frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
+    if frame.empty:
+        raise Failure(f"no finished trials to fit in {where}")
+    return frame, where
+
+
+data_option = click.option(
+    "--data", "data", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+    help="A table written by `glmodel export` (CSV or Parquet, e.g. data/hardware_family.csv) instead of a store.")
+
+
 @cli.command(short_help="Fit the study's MLR and its challengers per metric; validate, rank predictors, save.")
 @store_option
-@click.option("--data", "data", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
-              help="Fit a table written by `glmodel export` (CSV or Parquet, e.g. data/hardware_family.csv) "
-                   "instead of a store.")
+@data_option
 @click.option("--campaign", "campaigns", multiple=True, help="Only these campaigns (repeatable; default: all).")
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="unified", show_default=True,
               help="Feature family: the study's hardware or Gluster model, or everything.")
@@ -726,31 +759,10 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     """
     import json
 
-    from .dataset import read_table, trial_frame
     from .model import artifact
     from .model.fit import MODELS, fit_frame, provenance
-    from .store import open_store
 
-    if data is not None:
-        frame = read_table(data)
-        if not with_outliers and "outlier" in frame:
-            frame = frame[~frame["outlier"].astype(bool)].reset_index(drop=True)
-        if "warmup" in frame:
-            frame = frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
-        known, where = set(frame["campaign"].astype(str)), str(data)
-    else:
-        with open_store(store, create=False) as st:
-            known = {c["name"] for c in st.campaigns()}
-            frame = trial_frame(st, include_outliers=with_outliers)
-            where = st.where
-    missing = [c for c in campaigns if c not in known]
-    if missing:
-        raise Failure(f"--campaign: no campaign {', '.join(missing)} in {where} "
-                      f"(it has {', '.join(sorted(known)) or 'none'})")
-    if campaigns and not frame.empty:
-        frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
-    if frame.empty:
-        raise Failure(f"no finished trials to fit in {where}")
+    frame, where = _model_frame(store, data, campaigns, with_outliers)
     fits, skipped = fit_frame(frame, family, list(metrics) or None, models=list(models) or list(MODELS),
                               seed=seed, level=level, importance_n=samples, bootstrap=bootstrap)
     doc = artifact.build(fits, provenance(where, frame, family, seed))
@@ -765,6 +777,72 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     console = _console()
     print_fits(console, fits, skipped)
     console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in fits)})", highlight=False)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64") from None
+    if not values:
+        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64")
+    return values
+
+
+@cli.command("design-size", short_help="How many runs a design needs: subsample a full grid, refit, compare.")
+@store_option
+@data_option
+@click.option("--campaign", "campaigns", multiple=True, help="Only these campaigns (repeatable; default: all).")
+@click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="hardware",
+              show_default=True, help="Feature family of the MLR.")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) (default: every one with data).")
+@click.option("--sizes", help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
+              "fit the MLR up to all but an eighth of the grid).")
+@click.option("--subsets", type=click.IntRange(5, 10000), default=50, show_default=True,
+              help="Random subsets drawn per size.")
+@click.option("--tolerance", type=click.FloatRange(0.0, 1.0), default=0.05, show_default=True,
+              help="Median held-out R² may fall this far below the whole grid's cross-validated R².")
+@click.option("--top-share", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True,
+              help="Share of subsets that must rank the whole grid's top predictor first.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the subsets and the CV folds.")
+@click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Also write the curve (one row per metric "
+              "and size) to this CSV file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
+def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...],
+                sizes: str | None, subsets: int, tolerance: float, top_share: float, seed: int,
+                csv_out: Path | None, as_json: bool) -> None:
+    """Draw random subsets of a full grid's configurations at each size, fit the study's MLR on each, and judge
+    it on the configurations left out (R²) and by its importance ranking against the whole grid's. Prints the
+    curve and the smallest size that meets the criterion.
+
+    Example: glmodel design-size --data data/hardware_grid.csv
+    """
+    import json
+
+    from .dataset import METRICS
+    from .model.design_size import design_size as subsample
+
+    wanted = _option("--sizes", sizes, _int_list) if sizes else None
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise Failure(f"--metric: unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
+    frame, where = _model_frame(store, data, campaigns)
+    asked = list(metrics) or [m for m in METRICS if m in frame and frame[m].notna().any()]
+    if not asked:
+        raise Failure(f"no throughput metric in {where}")
+    results = [subsample(frame, m, family, sizes=wanted, subsets=subsets, seed=seed, tolerance=tolerance,
+                         top_share=top_share) for m in asked]
+    if csv_out is not None:
+        import pandas as pd
+
+        pd.DataFrame([{"metric": r.metric, **p.to_json(), "full_cv_r2": r.full_cv_r2, "top": r.top}
+                      for r in results for p in r.points]).to_csv(csv_out, index=False)
+    if as_json:
+        click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
+        return
+    from .model.show import print_design_size
+
+    print_design_size(_console(), results, where)
 
 
 @cli.command(short_help="What-if: predicted MB/s with intervals for candidate hardware/configurations.")

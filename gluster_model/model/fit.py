@@ -10,8 +10,8 @@ from ..dataset import FAMILIES
 from ..errors import GlmodelError
 from .diagnostics import Diagnostics, diagnose
 from .domain import Domain, build_domain
-from .features import DERIVED, DERIVED_INPUTS, Schema, design_matrix, main_effect_terms, schema_from_frame, with_derived
-from .importance import Importance, analytic_additive, bootstrap_vi, sobol_indices, with_intervals
+from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema_from_frame, with_derived
+from .importance import Importance, additive_vi, bootstrap_vi, sobol_indices, with_intervals
 from .learners import GROUP, Fitted, Learner, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
 from .validate import CrossValidation, Holdout, grouped_cv, holdout, r2
@@ -161,8 +161,6 @@ def select(scores: Sequence[Score], tolerance: float = 0.01) -> str:
 def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarray, schema: Schema, metric: str,
                 seed: int, n: int, rounds: int, additive: bool) -> list[Importance]:
     """Sobol' indices over the family's raw features; derived features are recomputed from each sample."""
-    import numpy as np
-
     def predictor(m: Fitted) -> Any:
         return lambda raw: m.predict(with_derived(raw, metric))
 
@@ -170,17 +168,7 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
     groups = rows[GROUP].to_numpy()
     ci = bootstrap_vi(lambda idx: predictor(learner.fit(rows.iloc[idx].reset_index(drop=True), y[idx], False)),
                       rows, schema, groups, rounds=rounds, n=max(64, n // 4), seed=seed) if rounds else {}
-    analytic = None
-    if additive and isinstance(model, LinearModel):
-        coef = dict(zip([model.terms[j] for j in model.kept], model.params[1:]))
-
-        def contribution(frame: pd.DataFrame, feature: str) -> np.ndarray:
-            terms = [t for t in coef if t.feature == feature]
-            if not terms:
-                return np.zeros(len(frame))
-            out: np.ndarray = design_matrix(frame, terms) @ np.array([coef[t] for t in terms])
-            return out
-        analytic = analytic_additive(rows, schema, contribution)
+    analytic = additive_vi(model, rows, schema.names) if additive and isinstance(model, LinearModel) else None
     return with_intervals(imps, ci, analytic)
 
 

@@ -23,11 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .features import Schema, numbers, strings
+from .features import Schema, design_matrix, numbers, strings
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+
+    from .linear import LinearModel
 
 Predict = Callable[["pd.DataFrame"], "np.ndarray"]
 
@@ -127,7 +129,7 @@ def sobol_indices(predict: Predict, frame: pd.DataFrame | Marginals, schema: Sch
                        float(pos[i] / total) if total > 0 else 0.0) for i, name in enumerate(schema.names)]
 
 
-def analytic_additive(frame: pd.DataFrame, schema: Schema,
+def analytic_additive(frame: pd.DataFrame, names: Sequence[str],
                       columns: Callable[[pd.DataFrame, str], np.ndarray]) -> dict[str, float]:
     """VI of an additive model with independent inputs: Var(feature's contribution), normalized.
 
@@ -137,9 +139,25 @@ def analytic_additive(frame: pd.DataFrame, schema: Schema,
     """
     import numpy as np
 
-    var = {f: float(np.var(columns(frame, f))) for f in schema.names}
+    var = {f: float(np.var(columns(frame, f))) for f in names}
     total = sum(var.values())
     return {f: v / total if total > 0 else 0.0 for f, v in var.items()}
+
+
+def additive_vi(model: LinearModel, frame: pd.DataFrame, names: Sequence[str]) -> dict[str, float]:
+    """:func:`analytic_additive` for a fitted linear model: each feature's contribution is its terms times their
+    coefficients (its dummies together for a categorical), with variances taken over ``frame``."""
+    import numpy as np
+
+    coef = dict(zip([model.terms[j] for j in model.kept], model.params[1:]))
+
+    def contribution(rows: pd.DataFrame, feature: str) -> np.ndarray:
+        terms = [t for t in coef if t.feature == feature]
+        if not terms:
+            return np.zeros(len(rows))
+        out: np.ndarray = design_matrix(rows, terms) @ np.array([coef[t] for t in terms])
+        return out
+    return analytic_additive(frame, names, contribution)
 
 
 def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataFrame, schema: Schema,

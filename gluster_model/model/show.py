@@ -1,10 +1,12 @@
-"""Rich tables for `glmodel fit`: model comparison, the MLR's coefficients, diagnostics, importance."""
+"""Rich tables for `glmodel fit` (model comparison, the MLR's coefficients, diagnostics, importance) and for
+`glmodel design-size`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from .design_size import DesignSize
 from .fit import MetricFit
 
 
@@ -75,3 +77,33 @@ def print_fits(console: Any, fits: Sequence[MetricFit], skipped: Sequence[str]) 
         console.print()
     for line in skipped:
         console.print(f"not fitted: {line}", highlight=False)
+
+
+def design_size_table(d: DesignSize) -> Any:
+    from rich.table import Table
+
+    vi = ", ".join(f"{f} {v:.2f}" for f, v in sorted(d.full_vi.items(), key=lambda kv: -kv[1])[:3])
+    t = Table(title=f"{d.metric}: MLR on random subsets of the {d.configs} configurations (whole grid: CV R² "
+                    f"{_f(d.full_cv_r2)}; VI {vi})", title_justify="left")
+    for col in ("n", "fitted", "held-out R² median", "p10", f"top = {d.top}", "VI rank corr"):
+        t.add_column(col, justify="right")
+    for p in d.points:
+        t.add_row(str(p.n), f"{p.fitted}/{p.subsets}", _f(p.r2_median), _f(p.r2_p10), _f(p.top_share, ".0%"),
+                  _f(p.rank_corr, ".2f"))
+    t.caption = ("n: configurations in a subset; held-out R²: 1 − MSE on the configurations it left out / the whole "
+                 "grid's variance; a subset where some feature did not vary cannot be fitted")
+    return t
+
+
+def print_design_size(console: Any, results: Sequence[DesignSize], where: str) -> None:
+    for d in results:
+        console.print(design_size_table(d))
+        if d.needed is None:
+            console.print(f"  {d.metric}: no size tried met the criterion (median held-out R² within "
+                          f"{d.tolerance:.2f} of {_f(d.full_cv_r2)} and the top predictor in ≥{d.top_share:.0%} of "
+                          "subsets, at that size and every larger one)", highlight=False)
+        else:
+            console.print(f"  {d.metric}: {d.needed} of {d.configs} configurations suffice: from there on the median "
+                          f"held-out R² is within {d.tolerance:.2f} of the whole grid's {_f(d.full_cv_r2)} and "
+                          f"{d.top} ranks first in ≥{d.top_share:.0%} of subsets", highlight=False)
+    console.print(f"data: {where}", highlight=False)

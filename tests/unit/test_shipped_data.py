@@ -50,3 +50,30 @@ def test_network_is_among_the_top_predictors_for_read_and_write(frame: pd.DataFr
         score = next(s for s in f.scores if s.model == "mlr")
         assert score.holdout.r2 > 0.6, (f.metric, score.holdout.r2)
     assert ranks["read"] == 1 and ranks["write"] <= 2, ranks
+
+
+@pytest.fixture(scope="module")
+def grid() -> pd.DataFrame:
+    return read_table(DATA / "hardware_grid.csv")
+
+
+def test_grid_is_every_combination_once_in_both_formats(grid: pd.DataFrame) -> None:
+    other = read_table(DATA / "hardware_grid.parquet")
+    assert len(other) == len(grid) == 192
+    pd.testing.assert_series_equal(other["read"], grid["read"])
+    factors = ["campaign", "layout", "servers", "clients", "shard", "file_size"]
+    combos = grid.groupby(factors, observed=True).size()
+    assert len(combos) == 6 * 2 * 2 * 2 * 2 * 2 and (combos == 1).all()
+    assert grid["config_hash"].nunique() == 192 and (grid["run_status"] == "done").all()
+    assert (grid["trial_status"] == "ok").all() and not grid["warmup"].any()
+    assert (grid["write"] > 0).all() and (grid["read"] > 0).all()
+
+
+def test_grid_subsamples_recover_the_network_for_read(grid: pd.DataFrame) -> None:
+    from gluster_model.model.design_size import design_size
+
+    d = design_size(grid, "read", "hardware", sizes=[15, 144], subsets=20, seed=0)
+    assert d.top == "network_gbps" and d.full_vi["network_gbps"] > 0.8
+    small, large = d.points
+    assert large.top_share >= 0.9 and large.r2_median > 0.7
+    assert small.r2_median < large.r2_median and small.rank_corr < large.rank_corr
