@@ -797,7 +797,7 @@ def _int_list(text: str) -> list[int]:
               show_default=True, help="Feature family of the MLR.")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) (default: every one with data).")
 @click.option("--sizes", help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
-              "fit the MLR up to all but an eighth of the grid).")
+              "fit the MLR up to three quarters of the grid).")
 @click.option("--subsets", type=click.IntRange(5, 10000), default=50, show_default=True,
               help="Random subsets drawn per size.")
 @click.option("--tolerance", type=click.FloatRange(0.0, 1.0), default=0.05, show_default=True,
@@ -819,15 +819,12 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     """
     import json
 
-    from .dataset import METRICS
     from .model.design_size import design_size as subsample
+    from .model.fit import metrics_asked
 
     wanted = _option("--sizes", sizes, _int_list) if sizes else None
-    unknown = [m for m in metrics if m not in METRICS]
-    if unknown:
-        raise Failure(f"--metric: unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
     frame, where = _model_frame(store, data, campaigns)
-    asked = list(metrics) or [m for m in METRICS if m in frame and frame[m].notna().any()]
+    asked = metrics_asked(frame, metrics)
     if not asked:
         raise Failure(f"no throughput metric in {where}")
     results = [subsample(frame, m, family, sizes=wanted, subsets=subsets, seed=seed, tolerance=tolerance,

@@ -172,20 +172,24 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
     return with_intervals(imps, ci, analytic)
 
 
+def metrics_asked(frame: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
+    """The metrics named (each checked), or every metric with data in ``frame``."""
+    from ..dataset import METRICS
+
+    unknown = [m for m in metrics or () if m not in METRICS]
+    if unknown:
+        raise FitError(f"--metric: unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
+    return list(metrics) if metrics else [m for m in METRICS if m in frame and frame[m].notna().any()]
+
+
 def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[str] | None = None,
               **kw: Any) -> tuple[list[MetricFit], list[str]]:
     """Fit every metric that has data (or those asked for); returns the fits and one line per metric left out.
 
     Raises FitError when no metric could be fitted.
     """
-    from ..dataset import METRICS
-
-    asked = list(metrics) if metrics else [m for m in METRICS if m in frame and frame[m].notna().any()]
-    unknown = [m for m in asked if m not in METRICS]
-    if unknown:
-        raise FitError(f"--metric: unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
     fits, skipped = [], []
-    for metric in asked:
+    for metric in metrics_asked(frame, metrics):
         try:
             fits.append(fit_metric(frame, metric, family, **kw))
         except FitError as exc:
