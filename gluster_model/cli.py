@@ -473,12 +473,13 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
     """
     import signal
 
-    from .collect import (Collector, TrialCost, apply_lab_setting, campaign_name, estimate_seconds,
-                          lab_setting_now, setting_campaign, stored_trial_cost, trial_count)
-    from .errors import GlmodelError
+    from .campaign import run_plan
+    from .collect import TrialCost, campaign_name, estimate_seconds, setting_campaign, stored_trial_cost, trial_count
     from .plan.file import expand, load_plan
     from .remote.executor import SSHExecutor
+    from .errors import GlmodelError
     from .store import open_store
+    from .store.store import store_exists
 
     spec = _load(cluster)
     plan = load_plan(plan_file, variant)
@@ -489,9 +490,12 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
     console = _console()
     if dry_run:
         cost = TrialCost()
-        if Path(store).exists() or "://" in store:
-            with open_store(store, create=False) as st:
-                cost = stored_trial_cost(st, spec.name) or cost
+        if store_exists(store):
+            try:  # a dry run needs no store: one that cannot be read leaves the lab's default costs
+                with open_store(store, create=False) as st:
+                    cost = stored_trial_cost(st, spec.name) or cost
+            except GlmodelError as exc:
+                console.print(f"  (store not read: {exc})", highlight=False)
         est = estimate_seconds(expanded, plan.protocol, cost=cost) + 60 * (len(settings) - 1)
         console.print(f"campaign {base}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
                       f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
@@ -512,37 +516,30 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
         return
     # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    failed = 0
-    varied = {k for setting in settings for k, _ in setting}
-    before = tuple((k, v) for k, v in lab_setting_now(spec) if k in varied)
-    plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
     with open_store(store) as st, SSHExecutor(spec) as ex:
-        try:
-            for setting in settings:
-                part = expanded.with_setting(setting)
-                name = setting_campaign(base, setting)
-                existing = st.campaign(name)
-                done = 0
-                if existing is not None:
-                    planned = {x.config_hash for x in part.runs}
-                    done = sum(1 for r in st.runs(int(existing["id"]))
-                               if r["status"] == "done" and r["config_hash"] in planned)
-                console.print(f"campaign {name}: {len(part.runs)} run(s), {done} already done; store {st.where}",
-                              highlight=False)
-                with _ProgressReporter(console, len(part.runs), done) as rep:
-                    summary = Collector(spec, plan, part, st, ex, campaign=name, fail_fast=fail_fast, reporter=rep,
-                                        setting=setting, plan_volumes=plan_volumes).run()
-                failed += summary.failed
-                _campaign_line(console, summary)
-        finally:
-            if before and before != settings[-1]:
-                try:  # the lab goes back to the hardware it had (nothing of the plan's is left on its bricks)
-                    apply_lab_setting(spec, before, lambda m: console.print(f"restoring {m}", highlight=False))
-                except GlmodelError as exc:
-                    console.print(f"could not restore the lab's setting {before}: {exc}", highlight=False)
+        summaries = run_plan(spec, plan, expanded, st, ex, base=base, fail_fast=fail_fast,
+                             reporter=_PlanConsole(console))
+    failed = sum(s.failed for s in summaries)
     if failed:
         raise Failure(f"{failed} run(s) failed; `glmodel runs list --status failed` shows them; "
                       "run collect again to retry them")
+
+
+class _PlanConsole:
+    """Renders run_plan's campaigns: a line per campaign, a progress bar per run."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+
+    def campaign(self, name: str, total: int, done: int, where: str) -> _ProgressReporter:
+        self.console.print(f"campaign {name}: {total} run(s), {done} already done; store {where}", highlight=False)
+        return _ProgressReporter(self.console, total, done)
+
+    def finished(self, summary: Any) -> None:
+        _campaign_line(self.console, summary)
+
+    def note(self, message: str) -> None:
+        self.console.print(message, highlight=False)
 
 
 def _campaign_line(console: Any, summary: Any) -> None:
@@ -905,35 +902,58 @@ lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path
                               show_default=True, help="Directory holding the lab's state and lab.yaml.")
 
 
+def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The per-node hardware options shared by `lab up` and `lab node` (see gluster_model.lab.hardware)."""
+    for option, help_text in reversed([
+            ("--link", "Link rate, shaped with tc: 100mbit, 1gbit, 10gbit, unlimited."),
+            ("--backing", "Brick backing: dir (the lab directory), ext4 or xfs (a loop device), tmpfs."),
+            ("--disk", "Disk read and write rate of the brick device (block throttling): 40MB/s, 150MB/s, "
+                       "unlimited. Gives dir-backed nodes an ext4 loop device."),
+            ("--disk-read", "Disk read rate only, e.g. 120MB/s."),
+            ("--disk-write", "Disk write rate only, e.g. 60MB/s."),
+            ("--disk-iops", "Disk read and write IOPS limit, e.g. 500, or unlimited."),
+            ("--ram", "RAM of the node's processes and page cache (a memory cgroup): 512MB, 2GB, unlimited."),
+            ("--cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.")]):
+        f = click.option(option, option.lstrip("-").replace("-", "_"), metavar="VALUE", help=help_text)(f)
+    return f
+
+
+def _hardware(options: dict[str, str | None]) -> dict[str, Any]:
+    """The given hardware options, parsed; a bad value is one usage line naming its option."""
+    from .lab import parse_setting
+
+    settings: dict[str, Any] = {}
+    for name, text in options.items():
+        if text is not None:
+            settings.update(_option("--" + name.replace("_", "-"), text, lambda t, n=name: parse_setting(n, t)))
+    return settings
+
+
 @lab.command("up", short_help="Start N nodes and write DIR/lab.yaml.")
 @click.option("--nodes", "-n", type=click.IntRange(1, 16), default=3, show_default=True, help="Number of nodes.")
 @lab_dir_option
 @click.option("--ssh-port", type=click.IntRange(1, 65535), default=2222, show_default=True,
               help="Port each node's sshd listens on (at its own address).")
-@click.option("--link", metavar="RATE", help="Shape every node's link to RATE (e.g. 1gbit, 10gbit) with tc.")
-@click.option("--backing", metavar="KIND", default="dir", show_default=True,
-              help="Every node's brick backing: dir (the lab directory), ext4 or xfs (a loop device), tmpfs.")
+@hardware_options
 @click.option("--brick-size", metavar="SIZE", default="4GB", show_default=True,
               help="Size of each node's loop image or tmpfs.")
-def lab_up(nodes: int, lab_dir: Path, ssh_port: int, link: str | None, backing: str, brick_size: str) -> None:
-    """Bring up a local lab. Clears what an earlier lab left in the same directory.
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: str, **hardware: str | None) -> None:
+    """Bring up a local lab; every node gets the hardware given. Clears what an earlier lab left in the same
+    directory.
 
     Example: glmodel lab up --nodes 3 --dir /var/tmp/lab
+    Example: glmodel lab up --dir /var/tmp/lab --link 1gbit --disk 150MB/s --ram 2GB --cpu 0.5
     """
     import time
 
     from .lab import lab_up as up
-
-    from .lab_bricks import parse_backing
-    from .lab_links import parse_rate
     from .units import parse_size
 
-    rate = _option("--link", link, parse_rate) if link else None
-    kind = _option("--backing", backing, parse_backing)
+    settings = _hardware(hardware)
     size = _option("--brick-size", brick_size, parse_size)
     started = time.monotonic()
     state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
-               link=rate, backing=kind, brick_size=size)
+               hardware=settings, brick_size=size)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 
@@ -945,19 +965,47 @@ def _option(option: str, text: str, parse: Callable[[str], T]) -> T:
         raise click.BadParameter(str(exc), param_hint=option) from None
 
 
-def _lab_nodes(lab_dir: Path, nodes: tuple[str, ...]) -> tuple[LabState, list[str]]:
-    """The lab in ``lab_dir`` and the addresses of the nodes named (every node when none is)."""
-    from .lab import LabState, node
+def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None = None,
+               columns: tuple[str, ...] = ("link", "bricks", "disk", "ram", "cpu")) -> None:
+    """Give the nodes named (every node when none is) the settings, then print each node's settings."""
+    from .lab import find_node, load_lab, node_settings, set_hardware
 
-    state = LabState.load(lab_dir.expanduser().absolute())
-    if state is None:
-        raise Failure(f"no lab in {lab_dir}; start one with `glmodel lab up --dir {lab_dir}`")
-    return state, [node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
+    state = load_lab(lab_dir)
+    targets = [find_node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
+    if settings or size is not None:
+        set_hardware(state, targets, settings, brick_size=size, progress=lambda m: click.echo(f"lab: {m}", err=True))
+    for n in state.nodes:
+        shown = node_settings(state, n.address)
+        click.echo(f"{n.address}  " + "  ".join(shown[c] if len(columns) == 1 else f"{c} {shown[c]}"
+                                                  for c in columns))
 
 
-@lab.command("link", short_help="Set nodes' link rates (tc shaping on loopback), or show them.")
+node_option = click.option("--node", "nodes", multiple=True,
+                           help="Node address, index or nodeN (repeatable; default: every node).")
+
+
+@lab.command("node", short_help="Set nodes' hardware (link, bricks, disk, RAM, CPU), or show it.")
 @lab_dir_option
-@click.option("--node", "nodes", multiple=True, help="Node address or index (repeatable; default: every node).")
+@node_option
+@hardware_options
+@click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs with --backing (default: the lab's).")
+def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: str | None, **hardware: str | None) -> None:
+    """Change the hardware of lab nodes; what is not given stays. Without settings: show every node's.
+    A new backing is refused while a volume has bricks there.
+
+    Example: glmodel lab node --node 2 --disk-read 120MB/s --disk-write 60MB/s --ram 1GB --cpu 0.25
+    """
+    from .units import parse_size
+
+    settings = _hardware(hardware)
+    if size is not None and "backing" not in settings:
+        raise click.BadParameter("give --backing with --size", param_hint="--size")
+    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None)
+
+
+@lab.command("link", short_help="Set nodes' link rates (same as `lab node --link`), or show them.")
+@lab_dir_option
+@node_option
 @click.option("--rate", help="Link rate: 100mbit, 1gbit, 10gbit, ... or unlimited. Without it: show the rates.")
 def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
     """Shape the links of lab nodes: a node's sends and receives are each limited to RATE, shared by all its
@@ -965,20 +1013,13 @@ def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
 
     Example: glmodel lab link --node 127.1.1.2 --rate 10gbit
     """
-    from .lab import set_links
-    from .lab_links import parse_rate, show_rate
-
-    state, targets = _lab_nodes(lab_dir, nodes)
-    if rate is not None:
-        bits = _option("--rate", rate, parse_rate)
-        set_links(state, {a: bits for a in targets})
-    for n in state.nodes:
-        click.echo(f"{n.address}  {show_rate(state.links.get(n.address))}")
+    settings = _option("--rate", rate, lambda t: _parse_one("link", t)) if rate is not None else {}
+    _set_nodes(lab_dir, nodes, settings, columns=("link",))
 
 
-@lab.command("brick", short_help="Set nodes' brick backing (ext4/xfs loop device, tmpfs, dir), or show it.")
+@lab.command("brick", short_help="Set nodes' brick backing (same as `lab node --backing`), or show it.")
 @lab_dir_option
-@click.option("--node", "nodes", multiple=True, help="Node address or index (repeatable; default: every node).")
+@node_option
 @click.option("--backing", metavar="KIND", help="dir, ext4, xfs or tmpfs. Without it: show each node's backing.")
 @click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs (default: the lab's, 4GB).")
 def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: str | None) -> None:
@@ -986,18 +1027,18 @@ def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: 
 
     Example: glmodel lab brick --node 2 --backing xfs
     """
-    from .lab import set_backing
-    from .lab_bricks import parse_backing
     from .units import parse_size
 
-    state, targets = _lab_nodes(lab_dir, nodes)
-    if backing is not None:
-        kind = _option("--backing", backing, parse_backing)
-        set_backing(state, {a: kind for a in targets}, _option("--size", size, parse_size) if size else None)
-    elif size is not None:
+    if backing is None and size is not None:
         raise click.BadParameter("give --backing with --size", param_hint="--size")
-    for n in state.nodes:
-        click.echo(f"{n.address}  {state.backing.get(n.address, 'dir')}")
+    settings = _option("--backing", backing, lambda t: _parse_one("backing", t)) if backing is not None else {}
+    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None, columns=("bricks",))
+
+
+def _parse_one(name: str, text: str) -> dict[str, Any]:
+    from .lab import parse_setting
+
+    return parse_setting(name, text)
 
 
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")
@@ -1022,16 +1063,16 @@ def lab_status(lab_dir: Path) -> None:
     from rich.table import Table
 
     from .lab import lab_status as status
+    from .lab import node_settings
 
     state, nodes = status(lab_dir)
-    from .lab_links import show_rate
-
     table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "glusterd", "sshd", "peers", "link", "bricks"):
+    for col in ("node", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu"):
         table.add_column(col)
     for n in nodes:
+        hw = node_settings(state, n.address)
         table.add_row(n.address, _yes(n.glusterd), _yes(n.sshd), f"{n.peers_connected}/{n.peers_total}",
-                      show_rate(state.links.get(n.address)), state.backing.get(n.address, "dir"))
+                      hw["link"], hw["bricks"], hw["disk"], hw["ram"], hw["cpu"])
     _console().print(table)
     if not all(n.glusterd and n.sshd and n.peers_connected == n.peers_total for n in nodes):
         raise Failure("lab is degraded; `glmodel lab up` again restarts it from scratch")

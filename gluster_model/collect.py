@@ -91,39 +91,32 @@ def setting_campaign(base: str, setting: LabSetting) -> str:
 
 def apply_lab_setting(cluster: ClusterSpec, setting: LabSetting, progress: Callable[[str], None]) -> None:
     """Ask the local lab for a hardware setting (plans with lab factors only run on a lab: see plan.expand)."""
-    from .lab import LabState, set_backing, set_links
-    from .lab_links import parse_rate
+    from .lab import load_lab, parse_setting, set_hardware
 
     if cluster.lab_dir is None:
         raise LabError(f"{cluster.name} is not a glmodel lab; its hardware cannot be changed by a plan")
-    state = LabState.load(cluster.lab_dir)
-    if state is None:
-        raise LabError(f"no lab state in {cluster.lab_dir}; bring the lab up again with `glmodel lab up`")
-    wanted = dict(setting)
-    if "link" in wanted:
-        progress(f"lab: every node's link to {wanted['link']}")
-        set_links(state, {n.address: parse_rate(wanted["link"]) for n in state.nodes})
-    if "brick_backing" in wanted:
-        progress(f"lab: every node's bricks on {wanted['brick_backing']}")
-        set_backing(state, {n.address: wanted["brick_backing"] for n in state.nodes})
+    state = load_lab(cluster.lab_dir)
+    settings: dict[str, Any] = {}
+    for factor, text in setting:
+        settings.update(parse_setting("backing" if factor == "brick_backing" else factor, text))
+    progress("lab: every node's " + ", ".join(f"{k}={v}" for k, v in setting))
+    set_hardware(state, [n.address for n in state.nodes], settings, progress=progress)
 
 
-def lab_setting_now(cluster: ClusterSpec) -> LabSetting:
-    """The lab's current link rate and brick backing, as a setting (to put back after a campaign)."""
-    from .lab import LabState
-    from .lab_links import show_rate
+def lab_snapshot(cluster: ClusterSpec) -> dict[str, dict[str, Any]] | None:
+    """The lab's hardware before a plan changes it (None for a real cluster), for ``restore_lab``."""
+    from .lab import LabState, snapshot
 
     state = LabState.load(cluster.lab_dir) if cluster.lab_dir else None
-    if state is None:
-        return ()
-    links = {state.links.get(n.address) for n in state.nodes}
-    backings = {state.backing.get(n.address, "dir") for n in state.nodes}
-    out: list[tuple[str, str]] = []
-    if len(links) == 1:
-        out.append(("link", show_rate(links.pop())))
-    if len(backings) == 1:
-        out.append(("brick_backing", backings.pop()))
-    return tuple(out)
+    return snapshot(state) if state is not None else None
+
+
+def restore_lab(cluster: ClusterSpec, snap: dict[str, dict[str, Any]], progress: Callable[[str], None]) -> None:
+    """Put the lab's hardware back as ``lab_snapshot`` found it."""
+    from .lab import load_lab, restore
+
+    assert cluster.lab_dir is not None
+    restore(load_lab(cluster.lab_dir), snap, progress)
 
 
 def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
@@ -141,7 +134,10 @@ def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting
     for address, f in sorted(facts.items()):
         bricks = f.get("bricks") or {}
         f = {**f, "bricks_fstype": sorted((p, b.get("fstype")) for p, b in bricks.items())}
-        hosts.append([address, *[f.get(k) for k in keep]])
+        limits = {"cpu_quota_cores": f.get("cpu_quota_cores"),
+                  "throttle": sorted((p, sorted(b["throttle"].items())) for p, b in bricks.items() if b.get("throttle"))}
+        # Limits only where there are any, so a host without them keeps the key it had before they were facts.
+        hosts.append([address, *[f.get(k) for k in keep], *([limits] if any(limits.values()) else [])])
     return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
 
 

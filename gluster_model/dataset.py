@@ -20,14 +20,14 @@ if TYPE_CHECKING:
 
 METRICS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb")
+           "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
 BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
 # The study's feature families. "hardware": what is bought and how the cluster is laid out; "gluster": the
 # volume's tuning once the hardware is fixed; "unified": everything, the study's future work.
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "hardware": ("network_gbps", "disk_read_mbps", "disk_write_mbps", "base_filesystem", "servers", "clients",
-                 "shard", "replica", "file_size"),
+    "hardware": ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
+                 "base_filesystem", "servers", "clients", "shard", "replica", "file_size"),
     "gluster": ("record_size", "cache_size", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"),
 }
 FAMILIES["unified"] = (*FAMILIES["hardware"], *FAMILIES["gluster"], "layout", "disperse", "redundancy",
@@ -68,6 +68,9 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
             "servers_total": sum(1 for r in roles if "server" in r) or None,
             "clients_total": sum(1 for r in roles if "client" in r) or None,
             "client_ram_gb": min(rams) / 2**30 if rams else None,
+            # The slowest host's measured score: a Gluster I/O path runs through client and server alike.
+            "cpu_score": min(scores) if (scores := [float(h["facts"]["cpu_score"]) for h in hosts
+                                                    if h["facts"].get("cpu_score")]) else None,
             "network_gbps": statistics.median(d["net"]) if d["net"] else None,
             "disk_read_mbps": statistics.median(d["dr"]) if d["dr"] else None,
             "disk_write_mbps": statistics.median(d["dw"]) if d["dw"] else None,

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from .config import ClusterSpec, Host
 from .errors import ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
+from .hostlimits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
+                         parse_throttles, throttle_script)
 from .remote.executor import Executor, shell
 from .remote.sections import parse_sections, section
 
@@ -52,6 +54,7 @@ def probe_script(host: Host) -> str:
         section("iperf3", ["iperf3", "--version"]),
         section("os", ["sh", "-c", ". /etc/os-release && echo \"$PRETTY_NAME\""]),
         section("nic", ["sh", "-c", nic_script(host.address)]),
+        section("limits", ["sh", "-c", LIMITS_SCRIPT]),
     ]
     if host.is_server:
         parts += [
@@ -61,6 +64,7 @@ def probe_script(host: Host) -> str:
         ]
         for i, path in enumerate(host.brick_paths):
             parts.append(section(f"brick{i}", ["df", "-B1", "--output=avail,fstype,target", path]))
+        parts.append(section("throttle", ["sh", "-c", throttle_script(list(host.brick_paths))]))
     if host.is_client:
         parts += [
             section("iozone", ["sh", "-c", "command -v iozone && iozone -v | grep -m1 Version"]),
@@ -118,7 +122,13 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
     ram = mem.get("MemTotal")
     rc, out = get("nproc")
     cpus = int(out) if out.isdigit() else None
-    rep.facts.update(ram_bytes=ram, cpus=cpus)
+    rep.facts.update(ram_bytes=ram, mem_total_bytes=ram, cpus=cpus)
+    if "limits" in sections:  # older captures lack it
+        limits = parse_limits(sections["limits"][1], ram, cpus)
+        rep.facts.update(limits)
+        if ram and isinstance(limits["ram_limit_bytes"], int):
+            # What a client's page cache can really hold: the regime and the models need this, not the DIMMs.
+            rep.facts["ram_bytes"] = min(ram, limits["ram_limit_bytes"])
     rc, out = get("cpumodel")
     rep.facts["cpu_model"] = out.split(":", 1)[1].strip() if ":" in out else out
     rep.checks.append(Check("hardware", bool(ram and cpus), f"{cpus} CPU, {_fmt_bytes(float(ram or 0))} RAM"))
@@ -153,6 +163,10 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
         bricks: dict[str, dict[str, object]] = {}
         for i, path in enumerate(host.brick_paths):
             rep.checks.append(_brick_check(path, get(f"brick{i}"), min_free_bytes, bricks))
+        if "throttle" in sections:
+            for path, limits in parse_throttles(sections["throttle"][1]).items():
+                if path in bricks:
+                    bricks[path]["throttle"] = limits
         rep.facts["bricks"] = bricks
     if host.is_client:
         rc, out = get("iozone")
@@ -288,7 +302,8 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
 
 
 def gather_facts(cluster: ClusterSpec, executor: Executor) -> dict[str, dict[str, object]]:
-    """Host facts (CPU, RAM, kernel, OS, NIC, tool versions, brick filesystems) of every host, by address.
+    """Host facts (CPU and its score, RAM and its limit, kernel, OS, NIC, tool versions, brick filesystems and
+    throttles) of every host, by address.
 
     Raises MultiHostError naming every host that could not be probed: a campaign's facts must be complete.
     """
@@ -297,4 +312,17 @@ def gather_facts(cluster: ClusterSpec, executor: Executor) -> dict[str, dict[str
                    if c.name in ("ssh", "probe") and not c.ok]
     if unreachable:
         raise MultiHostError(unreachable)
-    return {r.host.address: {"name": r.host.name, "roles": sorted(r.host.roles), **r.facts} for r in result.reports}
+    facts = {r.host.address: {"name": r.host.name, "roles": sorted(r.host.roles), **r.facts} for r in result.reports}
+    for address, f in facts.items():
+        f["cpu_score"] = cpu_score(executor, address)
+    return facts
+
+
+def cpu_score(executor: Executor, address: str) -> float:
+    """One host's CPU score (MB/s of SHA-256 by one process, under whatever quota it runs).
+
+    Hosts are scored one after another: hosts that share cores (the lab's nodes, VMs on one machine) would
+    otherwise slow each other down and the score would measure the crowd.
+    """
+    result = executor.run(address, shell(cpu_score_script()), timeout=120)
+    return parse_cpu_score(result.stdout, SCORE_BYTES, address)

@@ -18,7 +18,7 @@ from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 
 Family = Literal["volume", "workload", "cluster", "lab"]
-Kind = Literal["int", "size", "bool", "choice", "rate"]
+Kind = Literal["int", "size", "bool", "choice", "hardware"]
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,15 @@ _F = [
     Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
     Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
     # Hardware a plan can only change on the local lab: the driver asks the lab between volumes.
-    Factor("link", "lab", "rate", help="every lab node's link rate (tc), e.g. 1gbit, 10gbit, unlimited"),
+    Factor("link", "lab", "hardware", help="every lab node's link rate (tc), e.g. 1gbit, 10gbit, unlimited"),
     Factor("brick_backing", "lab", "choice", ("dir", "ext4", "xfs", "tmpfs"),
            "every lab node's brick backing: a loop device formatted ext4/xfs, tmpfs, or the lab directory"),
+    Factor("disk", "lab", "hardware", help="every lab node's disk read and write rate (block throttling), e.g. 150MB/s"),
+    Factor("disk_read", "lab", "hardware", help="every lab node's disk read rate, e.g. 120MB/s"),
+    Factor("disk_write", "lab", "hardware", help="every lab node's disk write rate, e.g. 60MB/s"),
+    Factor("disk_iops", "lab", "hardware", help="every lab node's disk read and write IOPS limit, e.g. 500"),
+    Factor("ram", "lab", "hardware", help="every lab node's RAM (a memory cgroup), e.g. 1GB, 4GB, unlimited"),
+    Factor("cpu", "lab", "hardware", help="every lab node's CPU in cores (a CPU quota), e.g. 0.25, 0.5, 1"),
 ]
 FACTORS: dict[str, Factor] = {f.name: f for f in _F}
 LAB_FACTORS = tuple(f.name for f in _F if f.family == "lab")
@@ -80,10 +86,10 @@ def normalize_level(factor: Factor, value: Any) -> Level:
         if n < 1:
             raise ValueError(f"{value!r} is not a positive size")
         return n
-    if factor.kind == "rate":
-        from ..lab_links import parse_rate, show_rate
+    if factor.kind == "hardware":
+        from ..lab.hardware import canonical
 
-        return show_rate(parse_rate(str(value)))  # canonical text: "1gbit", "unlimited"
+        return canonical(factor.name, str(value))  # canonical text: "1gbit", "150MB/s", "unlimited"
     if str(value) not in factor.choices:
         raise ValueError(f"{value!r} is not one of {', '.join(factor.choices)}")
     return str(value)

@@ -315,6 +315,12 @@ def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
+def store_exists(value: str | Path) -> bool:
+    """Whether a store is there to read: an SQLite file (as a path or a URL) that exists, or any server URL."""
+    url = store_url(value)
+    return Path(url.removeprefix("sqlite:///")).is_file() if url.startswith("sqlite:///") else True
+
+
 def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Store:
     """Open (and migrate) a store; SQLite files are created on first use unless ``create`` is False."""
     url = store_url(value)

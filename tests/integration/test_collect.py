@@ -106,7 +106,7 @@ def _fit_end_to_end(store: str, tmp_path: Path) -> None:
     for heading in ("write: models on the same data (8 trials, 4 configurations)", "write: the study's MLR (OLS)",
                     "write: predictor importance, mlr model", "model file:"):
         assert heading in shown.stdout, shown.stdout
-    assert "layout left out: identical to replica in these data" in shown.stdout
+    assert "layout left out: varied together with replica in these data" in shown.stdout
     report = json.loads(glmodel("fit", "--store", store, "--out", str(model_path), "--json", "--bootstrap", "0",
                                 "--samples", "128", check=True).stdout)["metrics"]["write"]
     assert [c["model"] for c in report["comparison"]] == ["mlr", "loglinear", "physical", "gbm"]

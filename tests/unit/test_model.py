@@ -145,13 +145,20 @@ def test_select_prefers_the_simpler_model_within_tolerance() -> None:
     assert select([score("mlr", 0.70), score("gbm", 0.90), score("loglinear", 0.895)]) == "loglinear"
 
 
-def test_schema_drops_constants_and_twins() -> None:
+def test_schema_drops_constants_and_linearly_dependent_features() -> None:
     frame = pd.DataFrame({"layout": ["distribute", "replicate"] * 3, "replica": [1, 3] * 3, "servers": [3] * 6,
-                          "record_size": [4096, 4096, 8192, 8192, 16384, 16384], "write": [1.0] * 6})
-    schema = schema_from_frame(frame, ["replica", "servers", "record_size", "layout", "threads"], "write")
+                          "record_size": [4096, 4096, 8192, 8192, 16384, 16384],
+                          "file_size": [3 * 4096 + 10, 3 * 4096 + 10 + 2, 3 * 8192 + 10, 3 * 8192 + 12,
+                                        3 * 16384 + 10, 3 * 16384 + 12], "write": [1.0] * 6})
+    schema = schema_from_frame(frame, ["replica", "servers", "record_size", "layout", "threads", "file_size"],
+                               "write")
     assert schema.names == ["replica", "record_size"]
-    assert dict(schema.dropped) == {"servers": "constant (3)", "threads": "not in the data",
-                                    "layout": "identical to replica in these data"}
+    dropped = dict(schema.dropped)
+    assert dropped["servers"] == "constant (3)" and dropped["threads"] == "not in the data"
+    assert dropped["layout"].startswith("varied together with replica in these data")
+    # file_size = 3·record_size + replica + 9: the combination is found and written out.
+    assert dropped["file_size"] == ("varied together with replica, record_size in these data "
+                                    "(file_size = 1·replica + 3·record_size + c)")
 
 
 def test_model_file_round_trip_gives_identical_predictions(tmp_path: Path) -> None:

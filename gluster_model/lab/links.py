@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .errors import LabError
-from .lab import _run  # the lab's one way to run a local command (errors, timeouts, the root hint)
+from ..errors import LabError
+from .run import run
 
 IFB = "glmifb0"
 LAB_NET = "127.1.1.0/24"
@@ -100,11 +100,11 @@ def _index(address: str) -> int:
 
 def foreign_qdisc() -> str | None:
     """A root or ingress qdisc on lo, or a device of our IFB name, already there (None if lo is clear)."""
-    shown = _run(["tc", "qdisc", "show", "dev", "lo"], check=False).stdout
+    shown = run(["tc", "qdisc", "show", "dev", "lo"], check=False).stdout
     for line in shown.splitlines():
         if line.startswith("qdisc") and "noqueue" not in line and " parent " not in line:
             return f"lo already has `{line.strip()}`"
-    if _run(["ip", "link", "show", IFB], check=False).returncode == 0:
+    if run(["ip", "link", "show", IFB], check=False).returncode == 0:
         return f"a network device {IFB} already exists"
     return None
 
@@ -114,7 +114,7 @@ def install(rates: Mapping[str, int]) -> None:
     remove()
     try:
         for argv in shaping_argv(rates):
-            _run(argv)
+            run(argv)
     except LabError:
         remove()
         raise
@@ -123,4 +123,4 @@ def install(rates: Mapping[str, int]) -> None:
 def remove() -> None:
     """Remove lo's root and ingress qdiscs and the IFB device (each may already be gone)."""
     for argv in removal_argv():
-        _run(argv, check=False)
+        run(argv, check=False)

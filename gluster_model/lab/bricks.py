@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
-from .errors import LabError
-from .lab import _run
+from ..errors import LabError
+from .run import run
 
 Backing = Literal["dir", "ext4", "xfs", "tmpfs"]
 BACKINGS: tuple[str, ...] = get_args(Backing)
@@ -62,13 +62,13 @@ def attach_argv(kind: Backing, image: str, mount_point: str, size: int, device: 
 
 def loop_devices(image: str) -> list[str]:
     """Loop devices attached to ``image`` (``losetup -j`` prints ``/dev/loop3: []: (/path)`` per device)."""
-    out = _run(["losetup", "-j", image], check=False).stdout
+    out = run(["losetup", "-j", image], check=False).stdout
     return [line.split(":", 1)[0] for line in out.splitlines() if line.startswith("/dev/loop")]
 
 
 def mounted(mount_point: str) -> str | None:
     """The filesystem type mounted exactly at ``mount_point`` (None if nothing is)."""
-    proc = _run(["findmnt", "-n", "-o", "FSTYPE", "--mountpoint", mount_point], check=False)
+    proc = run(["findmnt", "-n", "-o", "FSTYPE", "--mountpoint", mount_point], check=False)
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
@@ -81,13 +81,13 @@ def attach(kind: Backing, node_dir: Path, mount_point: Path, size: int = DEFAULT
     image = str(node_dir / IMAGE)
     try:
         for argv in attach_argv(kind, image, str(mount_point), size):
-            proc = _run(argv, timeout=60)
+            proc = run(argv, timeout=60)
         if kind in ("ext4", "xfs"):
             device = proc.stdout.strip()
             if not device.startswith("/dev/loop"):
                 raise LabError(f"losetup gave {device!r} instead of a loop device for {image}")
             for argv in attach_argv(kind, image, str(mount_point), size, device):
-                _run(argv, timeout=120)
+                run(argv, timeout=120)
     except LabError:
         detach(node_dir, mount_point)
         raise
@@ -96,10 +96,10 @@ def attach(kind: Backing, node_dir: Path, mount_point: Path, size: int = DEFAULT
 def detach(node_dir: Path, mount_point: Path) -> None:
     """Unmount the node's brick backing, detach its loop devices and delete its image (each may be gone)."""
     if mounted(str(mount_point)):
-        if _run(["umount", str(mount_point)], check=False, timeout=60).returncode != 0:
-            _run(["umount", "-l", str(mount_point)], check=False)  # busy (a brick process dying late)
+        if run(["umount", str(mount_point)], check=False, timeout=60).returncode != 0:
+            run(["umount", "-l", str(mount_point)], check=False)  # busy (a brick process dying late)
     image = node_dir / IMAGE
     if image.exists():
         for device in loop_devices(str(image)):  # only devices backed by our own image file
-            _run(["losetup", "-d", device], check=False)
+            run(["losetup", "-d", device], check=False)
         image.unlink(missing_ok=True)

@@ -1,0 +1,78 @@
+"""A whole plan run: one campaign per lab hardware setting, each by a Collector, and the lab put back after.
+
+``run_plan`` is the library's entry point for ``glmodel collect`` (the CLI only parses options and renders what
+the reporter is told), so a Python caller gets the same loop, the same restore of the lab's hardware, and the
+same resumption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import ContextManager, Protocol
+
+from .collect import (CampaignSummary, Collector, Reporter, SilentReporter, lab_snapshot, restore_lab,
+                      setting_campaign)
+from .config import ClusterSpec
+from .errors import GlmodelError
+from .plan.file import Expanded, PlanFile
+from .remote.executor import Executor
+from .store.store import Store
+
+
+class PlanReporter(Protocol):
+    """What ``run_plan`` tells its caller, campaign by campaign."""
+
+    def campaign(self, name: str, total: int, done: int, where: str) -> ContextManager[Reporter]: ...
+
+    def finished(self, summary: CampaignSummary) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class SilentPlanReporter:
+    @contextmanager
+    def campaign(self, name: str, total: int, done: int, where: str) -> Iterator[Reporter]:
+        yield SilentReporter()
+
+    def finished(self, summary: CampaignSummary) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        pass
+
+
+def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor, *,
+             base: str, fail_fast: bool = False, reporter: PlanReporter | None = None) -> list[CampaignSummary]:
+    """Run every unfinished run of an expanded plan, one campaign per lab hardware setting.
+
+    A plan that changes the lab's hardware leaves the lab as it found it, even when a run fails or the
+    campaign is interrupted (the restore runs in ``finally``).
+    """
+    rep: PlanReporter = reporter or SilentPlanReporter()
+    settings = expanded.lab_settings
+    snap = lab_snapshot(cluster) if settings != [()] else None
+    plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
+    summaries: list[CampaignSummary] = []
+    try:
+        for setting in settings:
+            part = expanded.with_setting(setting)
+            name = setting_campaign(base, setting)
+            existing = store.campaign(name)
+            done = 0
+            if existing is not None:
+                planned = {x.config_hash for x in part.runs}
+                done = sum(1 for r in store.runs(int(existing["id"]))
+                           if r["status"] == "done" and r["config_hash"] in planned)
+            with rep.campaign(name, len(part.runs), done, store.where) as run_reporter:
+                summary = Collector(cluster, plan, part, store, executor, campaign=name, fail_fast=fail_fast,
+                                    reporter=run_reporter, setting=setting, plan_volumes=plan_volumes).run()
+            summaries.append(summary)
+            rep.finished(summary)
+    finally:
+        if snap is not None:
+            try:  # the lab goes back to the hardware it had (nothing of the plan's is left on its bricks)
+                restore_lab(cluster, snap, lambda m: rep.note(f"restoring {m}"))
+            except GlmodelError as exc:
+                rep.note(f"could not restore the lab's hardware: {exc}")
+    return summaries

@@ -1,0 +1,123 @@
+"""What a host's processes may really use: memory and CPU limits of their control group, disk throttles on the
+brick devices, and a short fixed CPU score — host facts read the same way on a lab node and on a real server.
+
+A host's RAM as a model sees it is the smaller of its memory and the limit of the control group glmodel's
+commands run in (a container, a systemd slice, or a lab node's group); its CPU is measured, not named: the
+score is the rate at which one process hashes a fixed buffer under whatever quota applies. Scripts are built
+and parsed by pure functions; ``preflight`` runs them.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from .errors import ParseError
+
+# Limits at or above this are "no limit" (cgroup v1 prints 2^63 rounded down to a page).
+_UNLIMITED = 1 << 60
+SCORE_BYTES = 32 << 20
+SCORE_REPEATS = 3
+
+# One POSIX sh script: for each cgroup level from the process's own group up to the root, the memory and CPU
+# limits of cgroup v1 and v2 (whichever exist) as "name=value" lines.
+LIMITS_SCRIPT = r"""
+level() { # hierarchy-root relative-path file...
+  d="$1${2%/}"
+  while [ -n "$d" ]; do
+    for f in $3; do [ -r "$d/$f" ] && printf '%s=%s\n' "$f" "$(tr '\n' ' ' < "$d/$f")"; done
+    [ "$d" = "$1" ] && break
+    d=${d%/*}; [ ${#d} -lt ${#1} ] && d="$1"
+  done
+}
+while read -r _ mnt type opts _; do
+  case "$type" in
+    cgroup2) rel=$(awk -F: '$1=="0"{print $3}' /proc/self/cgroup); level "$mnt" "$rel" "memory.max cpu.max" ;;
+    cgroup)
+      for c in memory cpu; do
+        case ",$opts," in *",$c,"*)
+          rel=$(awk -F: -v c="$c" '{n=split($2,a,","); for(i=1;i<=n;i++) if(a[i]==c) print $3}' /proc/self/cgroup)
+          if [ "$c" = memory ]; then level "$mnt" "$rel" "memory.limit_in_bytes"
+          else level "$mnt" "$rel" "cpu.cfs_quota_us cpu.cfs_period_us"; fi ;;
+        esac
+      done ;;
+  esac
+done < /proc/self/mounts
+"""
+
+
+def parse_limits(text: str, mem_total: int | None = None, cpus: int | None = None) -> dict[str, float | int | None]:
+    """{ram_limit_bytes, cpu_quota_cores} from LIMITS_SCRIPT's output: the tightest limit on any level.
+
+    A cgroup v1 level prints its quota and period as two lines; v2 prints "quota period" as one. None: no limit.
+    """
+    mem: list[int] = []
+    cores: list[float] = []
+    quota: int | None = None
+    for line in text.splitlines():
+        if "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        words = value.split()
+        try:
+            if key in ("memory.limit_in_bytes", "memory.max") and words and words[0] != "max":
+                mem.append(int(words[0]))
+            elif key == "cpu.max" and len(words) == 2 and words[0] != "max":
+                cores.append(int(words[0]) / int(words[1]))
+            elif key == "cpu.cfs_quota_us" and words:
+                quota = int(words[0])
+            elif key == "cpu.cfs_period_us" and words and quota is not None:
+                if quota > 0:
+                    cores.append(quota / int(words[0]))
+                quota = None
+        except (ValueError, ZeroDivisionError):
+            raise ParseError("cgroup limits", f"unexpected line {line.strip()[:80]!r}") from None
+    limit = min([m for m in mem if m < _UNLIMITED], default=None)
+    if limit is not None and mem_total is not None and limit >= mem_total:
+        limit = None
+    quota_cores = min(cores, default=None)
+    if quota_cores is not None and cpus is not None and quota_cores >= cpus:
+        quota_cores = None
+    return {"ram_limit_bytes": limit, "cpu_quota_cores": quota_cores}
+
+
+def cpu_score_script(nbytes: int = SCORE_BYTES, repeats: int = SCORE_REPEATS) -> str:
+    """Shell text printing the nanoseconds one process takes to SHA-256 ``nbytes`` of zeros, ``repeats`` times."""
+    n, r = int(nbytes), int(repeats)
+    return (f"i=0; while [ $i -lt {r} ]; do s=$(date +%s%N); head -c {n} /dev/zero | sha256sum >/dev/null; "
+            f"e=$(date +%s%N); echo $((e - s)); i=$((i + 1)); done")
+
+
+def parse_cpu_score(text: str, nbytes: int = SCORE_BYTES, host: str | None = None) -> float:
+    """CPU score in MB/s of SHA-256 (10⁶ bytes per second) from the fastest repeat; refuses anything else."""
+    times = []
+    for line in text.split():
+        if not line.isdigit() or int(line) <= 0:
+            raise ParseError("cpu score", f"not a time in nanoseconds: {line[:40]!r}", host)
+        times.append(int(line))
+    if not times:
+        raise ParseError("cpu score", "no timing printed", host)
+    return nbytes / (min(times) / 1e9) / 1e6
+
+
+def throttle_script(brick_paths: list[str]) -> str:
+    """Shell text printing each brick's device (MAJ:MIN) and the block throttle entries of cgroup v1's root."""
+    parts = [f"printf 'dev %s %s\\n' {shlex.quote(p)} \"$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null)\""
+             for p in brick_paths]
+    files = " ".join(f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps", "read_iops", "write_iops"))
+    parts.append(f"for f in {files}; do [ -r /sys/fs/cgroup/blkio/$f ] && sed \"s/^/$f /\" /sys/fs/cgroup/blkio/$f; "
+                 "done; true")
+    return "; ".join(parts)
+
+
+def parse_throttles(text: str) -> dict[str, dict[str, int]]:
+    """{brick path: {read_bps, write_bps, read_iops, write_iops}} for bricks whose device is throttled."""
+    devices: dict[str, str] = {}
+    limits: dict[str, dict[str, int]] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "dev":
+            devices[words[1]] = words[2]
+        elif len(words) == 3 and words[0].startswith("blkio.throttle.") and words[2].isdigit():
+            kind = words[0].removeprefix("blkio.throttle.").removesuffix("_device")
+            limits.setdefault(words[1], {})[kind] = int(words[2])
+    return {path: limits[dev] for path, dev in devices.items() if dev in limits}

@@ -1,0 +1,22 @@
+"""The local lab: N real GlusterFS nodes on loopback addresses 127.1.1.1..N of one machine, each a small machine.
+
+Data flows one way through the package; no module imports one that imports it:
+
+- ``run``: the one way to run a local command, write a kernel setting and find processes;
+- ``state``: what the lab is made of (``state.json``), written before anything is added to the machine;
+- ``links`` (tc), ``bricks`` (loop devices), ``disk`` (block throttling), ``ram`` and ``cpu`` (control groups,
+  via ``cgroups``): one module per kind of hardware;
+- ``hardware``: ``set_hardware`` applies a node's settings through those modules; ``remove_all`` undoes them;
+- ``clusterfile``: the lab's ``lab.yaml``, an ordinary cluster file;
+- ``lifecycle``: ``lab_up``, ``lab_down``, ``lab_status`` and the daemons of each node.
+"""
+
+from .hardware import KNOBS, PAIRS, node_settings, parse_setting, restore, set_backing, set_hardware, set_links, snapshot
+from .lifecycle import (DEFAULT_SSH_PORT, GLUSTERD_PORT, NodeStatus, lab_down, lab_mounts, lab_pids, lab_status, lab_up,
+                        start_glusterd, start_sshd, stop_sshd)
+from .state import LabState, NodeState, find_node, load_lab
+
+__all__ = ["DEFAULT_SSH_PORT", "GLUSTERD_PORT", "KNOBS", "PAIRS", "LabState", "NodeState", "NodeStatus", "find_node",
+           "lab_down", "lab_mounts", "lab_pids", "lab_status", "lab_up", "load_lab", "node_settings", "parse_setting",
+           "restore", "set_backing", "set_hardware", "set_links", "snapshot", "start_glusterd", "start_sshd",
+           "stop_sshd"]

@@ -1,0 +1,55 @@
+"""The lab's ``lab.yaml``: an ordinary cluster file, so every other command treats the lab as a real cluster."""
+
+from __future__ import annotations
+
+import getpass
+
+from .links import show_rate
+from .run import run
+from .state import LabState
+
+_KNOWN_FS = ("ext4", "xfs", "btrfs", "zfs", "tmpfs")
+
+
+def write_cluster_file(state: LabState) -> None:
+    """Write (or rewrite, after a hardware change) the cluster file; its hardware labels are labels only: the
+    models take every figure from the measured host facts and baselines."""
+    import yaml
+
+    fstype = run(["df", "--output=fstype", str(state.path)]).stdout.split()[-1]
+    kinds = {state.backing.get(n.address, "dir") for n in state.nodes}
+    if len(kinds) == 1 and kinds != {"dir"}:
+        fstype = kinds.pop()
+    elif len(kinds) > 1:
+        fstype = "mixed"
+    rates = {state.links.get(n.address) for n in state.nodes}
+    network: dict[str, object] = {"name": "loopback", "gbps": 100}
+    rate = rates.pop() if len(rates) == 1 else None
+    if rate is not None:
+        network = {"name": f"loopback shaped to {show_rate(rate)}", "gbps": rate / 1e9}
+    elif state.links:
+        network = {"name": "loopback, some nodes shaped", "gbps": min(state.links.values()) / 1e9}
+    data = {
+        "name": "lab",
+        "lab": {"state_dir": "."},
+        "ssh": {
+            "user": getpass.getuser(),
+            "port": state.ssh_port,
+            "identity_file": "ssh/id_ed25519",
+            "known_hosts": "ssh/known_hosts",
+            "connect_timeout": 10,
+        },
+        "hardware": {
+            "network": network,
+            "base_filesystem": fstype if fstype in _KNOWN_FS else "other",
+        },
+        "servers": [
+            # source_address: the node's clients connect from its own address (not 127.0.0.1), so its link
+            # shaping covers its client traffic as well as its bricks'.
+            {"host": n.address, "name": f"node{n.index}", "brick_paths": [n.bricks], "mount_root": n.mounts,
+             "local_dir": n.local, "glusterd_socket": n.socket, "source_address": n.address}
+            for n in state.nodes
+        ],
+    }
+    header = "# Written by `glmodel lab up`: an ordinary cluster file for the local lab (clients = servers).\n"
+    state.cluster_file.write_text(header + yaml.safe_dump(data, sort_keys=False))

@@ -1,0 +1,214 @@
+"""Each lab node as a small machine: its link, brick backing, disk speed, RAM and CPU as settings.
+
+``set_hardware`` is the one way to change them (``lab up``, ``lab node`` and plans with lab factors all use it):
+it checks every value first, then applies each kind through its own module, in an order that works (a disk
+limit needs the node's brick device, so the backing comes first). Each module records what it adds in the
+lab's state before adding it; ``remove_all`` takes the throttles and groups away again.
+
+Settings, with their text forms (the same in the CLI, plans and ``lab status``):
+
+======================  ==============================================  ================
+name                    value                                           module
+======================  ==============================================  ================
+link                    bit/s: 100mbit, 1gbit, unlimited                links (tc)
+backing                 dir, ext4, xfs, tmpfs                           bricks (loop)
+disk_read, disk_write   bytes/s: 40MB/s, 150MB/s, unlimited             disk (blkio/io)
+disk_read_iops, ..      operations/s: 500, unlimited                    disk
+ram                     bytes: 512MB, 2GB, unlimited                    ram (memory)
+cpu                     cores: 0.25, 1, unlimited                       cpu (cpu quota)
+======================  ==============================================  ================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import LabError
+from . import bricks, cgroups, cpu, disk, links, ram
+from .clusterfile import write_cluster_file
+from .run import Progress, quiet
+from .state import LabState
+
+# name -> (parser of its text, shower of its value); "unlimited" parses to None everywhere but backing.
+KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
+    "link": (links.parse_rate, links.show_rate),
+    "backing": (bricks.parse_backing, str),
+    "disk_read": (disk.parse_disk_rate, disk.show_disk_rate),
+    "disk_write": (disk.parse_disk_rate, disk.show_disk_rate),
+    "disk_read_iops": (disk.parse_iops, lambda v: "unlimited" if v is None else str(v)),
+    "disk_write_iops": (disk.parse_iops, lambda v: "unlimited" if v is None else str(v)),
+    "ram": (ram.parse_ram, ram.show_ram),
+    "cpu": (cpu.parse_cpu, cpu.show_cpu),
+}
+# Shorthands that set a read and a write knob to one value.
+PAIRS = {"disk": ("disk_read", "disk_write"), "disk_iops": ("disk_read_iops", "disk_write_iops")}
+_DISK_KEYS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
+              "disk_write_iops": "write_iops"}
+
+
+def parse_setting(name: str, text: str) -> dict[str, Any]:
+    """One setting's text -> {knob: value}; ValueError saying what is allowed (a shorthand sets two knobs)."""
+    targets = PAIRS.get(name, (name,))
+    if targets[0] not in KNOBS:
+        raise ValueError(f"{name!r} is not a lab setting (use {', '.join([*KNOBS, *PAIRS])})")
+    value = KNOBS[targets[0]][0](text)
+    return {t: value for t in targets}
+
+
+def canonical(name: str, text: str) -> str:
+    """A setting's text in its one canonical form ('1 Gbit' -> '1gbit', '150 MB/s' -> '150MB/s')."""
+    knob = PAIRS.get(name, (name,))[0]
+    return str(KNOBS[knob][1](parse_setting(name, text)[knob]))
+
+
+def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[str, Any],
+                 brick_size: int | None = None, progress: Progress = quiet) -> None:
+    """Give the nodes at ``addresses`` the parsed ``settings`` (knob -> value; None is unlimited).
+
+    A disk limit on a node whose bricks sit on the lab directory gives that node an ext4 loop device first,
+    since only a block device of its own can be throttled.
+    """
+    state.check_known(list(addresses))
+    unknown = sorted(set(settings) - set(KNOBS))
+    if unknown:
+        raise LabError(f"unknown lab setting(s) {', '.join(unknown)} (use {', '.join(KNOBS)})")
+    backing = settings.get("backing")
+    wants_disk = any(settings.get(k) is not None for k in _DISK_KEYS)
+    if backing is None and wants_disk:
+        plain = [a for a in addresses if state.backing.get(a, "dir") in ("dir", "tmpfs")]
+        if plain:
+            progress("disk limits need a block device: backing those nodes' bricks with ext4")
+            set_backing(state, {a: "ext4" for a in plain}, brick_size)
+    elif backing is not None or brick_size is not None:
+        set_backing(state, {a: backing or state.backing.get(a, "dir") for a in addresses}, brick_size)
+    if "link" in settings:
+        set_links(state, {a: settings["link"] for a in addresses})
+    disk_knobs = {k: v for k, v in settings.items() if k in _DISK_KEYS}
+    if disk_knobs:
+        for a in addresses:
+            limits = dict(state.disk.get(a, {}))
+            for knob, value in disk_knobs.items():
+                if value is None:
+                    limits.pop(_DISK_KEYS[knob], None)
+                else:
+                    limits[_DISK_KEYS[knob]] = int(value)
+            if limits:
+                state.disk[a] = limits
+            else:
+                state.disk.pop(a, None)
+            disk.apply(state, state.node(a))
+    for knob, table, module in (("ram", state.ram, ram), ("cpu", state.cpu, cpu)):
+        if knob in settings:
+            for a in addresses:
+                if settings[knob] is None:
+                    table.pop(a, None)  # type: ignore[attr-defined]
+                else:
+                    table[a] = settings[knob]  # type: ignore[index]
+                state.save()
+                module.apply(state, state.node(a))  # type: ignore[attr-defined]
+    state.save()
+    if state.status == "up":
+        write_cluster_file(state)
+
+
+def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
+    """Give nodes a link rate (bit/s; None: unlimited) and apply every node's rate with tc (see links)."""
+    state.check_known(rates)
+    wanted = {**state.links, **{a: r for a, r in rates.items() if r is not None}}
+    for a, r in rates.items():
+        if r is None:
+            wanted.pop(a, None)
+    if not state.shaping and wanted:
+        foreign = links.foreign_qdisc()
+        if foreign:
+            raise LabError(f"cannot shape the lab's links: {foreign}, which this lab did not add; if it is a "
+                           f"leftover remove it (`tc qdisc del dev lo root`, `tc qdisc del dev lo ingress`, "
+                           f"`ip link del {links.IFB}`)")
+        state.shaping = True
+        state.save()  # recorded before anything is added, so lab down removes it even after a crash
+    if state.shaping:
+        links.install(wanted)
+    state.links = wanted
+    state.shaping = bool(wanted)
+    state.save()
+    if state.status == "up":
+        write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
+
+
+def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = None) -> list[str]:
+    """Give nodes a brick backing (dir, ext4, xfs, tmpfs; see bricks); returns the nodes that changed.
+
+    A node whose bricks directory holds anything (a volume's bricks) is refused: its data would be lost. A
+    node's disk limits follow it onto its new device.
+    """
+    state.check_known(kinds)
+    size = size or state.brick_size
+    wanted = {a: bricks.parse_backing(k) for a, k in kinds.items()}
+    changed = [a for a, k in wanted.items()
+               if state.backing.get(a, "dir") != k or (k != "dir" and size != state.brick_size)]
+    for address in changed:
+        bricks_dir = Path(state.node(address).bricks)
+        used = [p.name for p in bricks_dir.iterdir() if p.name != "lost+found"] if bricks_dir.is_dir() else []
+        if used:
+            raise LabError(f"{address}: its bricks directory {bricks_dir} is in use ({', '.join(sorted(used)[:3])}); "
+                           f"delete the volumes on it first (glmodel volume teardown)")
+        if state.disk.get(address) and wanted[address] in ("dir", "tmpfs"):
+            raise LabError(f"{address} has disk limits, which need a block device; remove them first "
+                           f"(`--disk unlimited`) or choose ext4 or xfs")
+    state.brick_size = size
+    for address in changed:
+        n = state.node(address)
+        old = disk.device_of(n)
+        if old is not None:
+            disk.clear(state, old)  # before the device is let go: a loop device outlives its image
+        bricks.detach(n.path, Path(n.bricks))
+        state.backing.pop(address, None)
+        if wanted[address] != "dir":
+            state.backing[address] = wanted[address]
+        state.save()  # recorded before it is mounted, so lab down undoes it even after a crash
+        bricks.attach(wanted[address], n.path, Path(n.bricks), size)
+        if state.disk.get(address):
+            disk.apply(state, n)
+    if changed and state.status == "up":
+        write_cluster_file(state)
+    return changed
+
+
+def node_settings(state: LabState, address: str) -> dict[str, str]:
+    """One node's settings as text, for ``lab status`` and ``lab node``."""
+    return {"link": links.show_rate(state.links.get(address)),
+            "bricks": state.backing.get(address, "dir"),
+            "disk": disk.show_limits(state.disk.get(address, {})),
+            "ram": ram.show_ram(state.ram.get(address)),
+            "cpu": cpu.show_cpu(state.cpu.get(address))}
+
+
+def snapshot(state: LabState) -> dict[str, dict[str, Any]]:
+    """Every node's settings as parsed values, to put the lab back with ``restore`` after a plan changed it."""
+    return {n.address: {"link": state.links.get(n.address), "backing": state.backing.get(n.address, "dir"),
+                        **{k: state.disk.get(n.address, {}).get(key) for k, key in _DISK_KEYS.items()},
+                        "ram": state.ram.get(n.address), "cpu": state.cpu.get(n.address)}
+            for n in state.nodes}
+
+
+def restore(state: LabState, snap: Mapping[str, Mapping[str, Any]], progress: Progress = quiet) -> None:
+    """Give every node the settings of a ``snapshot`` again (nodes with equal settings in one call)."""
+    groups: dict[str, list[str]] = {}
+    for address, settings in snap.items():
+        groups.setdefault(repr(sorted(settings.items())), []).append(address)
+    for addresses in groups.values():
+        settings = dict(snap[addresses[0]])
+        # Limits go first so a backing without a block device is never asked to keep a disk limit.
+        set_hardware(state, addresses, {k: v for k, v in settings.items() if k != "backing"}, progress=progress)
+        set_hardware(state, addresses, {"backing": settings["backing"]}, progress=progress)
+
+
+def remove_all(state: LabState) -> list[str]:
+    """Remove every throttle entry and cgroup the lab recorded; returns what could not be removed."""
+    failed = disk.clear(state)
+    left = cgroups.remove(state.cgroups)
+    state.cgroups = [p for p in state.cgroups if any(x.startswith(p + " ") for x in left)]
+    state.save()
+    return failed + [f"cgroup {x}" for x in left]

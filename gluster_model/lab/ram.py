@@ -1,0 +1,72 @@
+"""RAM per lab node: a memory limit on the control group that holds every process of the node.
+
+Page cache is charged to the group whose process first touched the page, so a node whose group may use 1 GiB
+caches at most about that much of what its FUSE client, iozone or bricks read and write: a file larger than the
+limit is really read from the cluster. Pages cached earlier by another group are not charged again, so the
+caches are dropped whenever a limit changes. The limit is measured back as a host fact (the effective RAM a
+process on the node sees), never taken from the label.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from ..units import gluster_size, parse_size
+from . import cgroups
+from .run import write_knob
+from .state import LabState, NodeState
+
+MIN_RAM = 256 << 20  # below this the node's glusterfsd, FUSE client and sshd themselves do not fit
+
+
+def machine_ram() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def parse_ram(text: str, total: int | None = None) -> int | None:
+    """'2GB', '512MB' (binary units, as RAM is sold) -> bytes; 'unlimited' -> None. At most the machine's RAM."""
+    t = str(text).strip()
+    if t.lower() in ("unlimited", "none", "off"):
+        return None
+    try:
+        n = parse_size(t)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an amount of RAM (use e.g. 512MB, 2GB, or unlimited)") from None
+    if n < MIN_RAM:
+        raise ValueError(f"{text!r}: a node needs at least {gluster_size(MIN_RAM)} of RAM (or unlimited)")
+    total = machine_ram() if total is None else total
+    if total and n > total:
+        raise ValueError(f"{text!r} is more than this machine's {total / 2**30:.1f} GiB of RAM")
+    return n
+
+
+def show_ram(n: int | None) -> str:
+    return "unlimited" if n is None else gluster_size(n) if n % (1 << 20) == 0 else f"{n}B"
+
+
+def limit_knob(version: int, n: int | None) -> tuple[str, str]:
+    """(file, text) that sets a group's memory limit to ``n`` bytes (None: no limit)."""
+    if version == 1:
+        return "memory.limit_in_bytes", "-1" if n is None else str(n)
+    return "memory.max", "max" if n is None else str(n)
+
+
+def drop_caches() -> None:
+    """Write back and drop the page cache, so that every page is charged anew to the group that reads it."""
+    subprocess.run(["sync"], check=False, timeout=120)
+    write_knob(Path("/proc/sys/vm/drop_caches"), "3")
+
+
+def apply(state: LabState, node: NodeState) -> None:
+    """Give the node the RAM recorded in ``state.ram`` (no entry: unlimited, if the node has a group at all)."""
+    n = state.ram.get(node.address)
+    if n is None and not cgroups.exists(state, node, "memory"):
+        return  # never limited: no group is needed
+    group, where = cgroups.ensure(state, node, "memory")
+    drop_caches()  # first, so a lower limit needs no reclaim and no page stays charged elsewhere
+    name, text = limit_knob(where.version, n)
+    write_knob(group / name, text)
