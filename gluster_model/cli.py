@@ -920,12 +920,14 @@ def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _hardware(options: dict[str, str | None]) -> dict[str, Any]:
     """The given hardware options, parsed; a bad value is one usage line naming its option."""
+    from functools import partial
+
     from .lab import parse_setting
 
     settings: dict[str, Any] = {}
     for name, text in options.items():
         if text is not None:
-            settings.update(_option("--" + name.replace("_", "-"), text, lambda t, n=name: parse_setting(n, t)))
+            settings.update(_option("--" + name.replace("_", "-"), text, partial(parse_setting, name)))
     return settings
 
 
@@ -1013,7 +1015,11 @@ def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
 
     Example: glmodel lab link --node 127.1.1.2 --rate 10gbit
     """
-    settings = _option("--rate", rate, lambda t: _parse_one("link", t)) if rate is not None else {}
+    from functools import partial
+
+    from .lab import parse_setting
+
+    settings = _option("--rate", rate, partial(parse_setting, "link")) if rate is not None else {}
     _set_nodes(lab_dir, nodes, settings, columns=("link",))
 
 
@@ -1027,18 +1033,15 @@ def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: 
 
     Example: glmodel lab brick --node 2 --backing xfs
     """
+    from functools import partial
+
+    from .lab import parse_setting
     from .units import parse_size
 
     if backing is None and size is not None:
         raise click.BadParameter("give --backing with --size", param_hint="--size")
-    settings = _option("--backing", backing, lambda t: _parse_one("backing", t)) if backing is not None else {}
+    settings = _option("--backing", backing, partial(parse_setting, "backing")) if backing is not None else {}
     _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None, columns=("bricks",))
-
-
-def _parse_one(name: str, text: str) -> dict[str, Any]:
-    from .lab import parse_setting
-
-    return parse_setting(name, text)
 
 
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")
@@ -1083,8 +1086,23 @@ def _yes(ok: bool) -> str:
 
 
 def main() -> NoReturn:
-    cli.main(prog_name="glmodel")
-    raise SystemExit(0)  # pragma: no cover - click exits itself
+    """Run the CLI; a usage error (a bad option or value) is one line naming the command and the option."""
+    try:
+        code = cli.main(prog_name="glmodel", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `glmodel` or a group alone: its help, as click does
+        click.echo(exc.format_message(), err=True)
+        raise SystemExit(exc.exit_code) from None
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "glmodel"
+        click.echo(f"glmodel: error: {where}: {exc.format_message()} (see `{where} --help`)", err=True)
+        raise SystemExit(exc.exit_code) from None
+    except click.ClickException as exc:
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except click.exceptions.Abort:
+        click.echo("glmodel: interrupted", err=True)
+        raise SystemExit(130) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -164,9 +164,9 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
         for i, path in enumerate(host.brick_paths):
             rep.checks.append(_brick_check(path, get(f"brick{i}"), min_free_bytes, bricks))
         if "throttle" in sections:
-            for path, limits in parse_throttles(sections["throttle"][1]).items():
+            for path, throttle in parse_throttles(sections["throttle"][1]).items():
                 if path in bricks:
-                    bricks[path]["throttle"] = limits
+                    bricks[path]["throttle"] = throttle
         rep.facts["bricks"] = bricks
     if host.is_client:
         rc, out = get("iozone")

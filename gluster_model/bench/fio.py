@@ -7,7 +7,6 @@ share a disk (always so on the lab) would otherwise measure each other.
 
 from __future__ import annotations
 
-import json
 import shlex
 import uuid
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ..config import ClusterSpec, Frozen
+from .jsonout import find_json_object
 from ..errors import GlmodelError, ParseError
 from ..units import parse_size
 from ..remote.executor import Executor, shell
@@ -58,6 +58,7 @@ class DiskJob:
     read_iops: float
     write_iops: float
     mean_latency_us: float | None  # completion latency over the job's reads and writes
+    processes: int = 1  # entries fio printed under this name (numjobs without group_reporting)
 
     @property
     def bytes_per_s(self) -> float:
@@ -107,19 +108,12 @@ def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
     fio may print warnings before the JSON; they are skipped. Truncated or garbled JSON, a missing job
     section, or a job fio marks as failed raise ParseError naming it.
     """
-    start = text.find("{")
-    if start < 0:
-        raise ParseError("fio JSON output", "no JSON object in it" + (f": {text.strip()[:120]!r}" if text.strip()
-                                                                     else " (empty)"), host)
-    try:
-        data = json.loads(text[start:])
-    except json.JSONDecodeError as exc:
-        raise ParseError("fio JSON output", f"invalid JSON ({exc.msg} at char {exc.pos}; output truncated?)",
-                         host) from None
-    jobs = data.get("jobs") if isinstance(data, dict) else None
+    data = find_json_object(text, "fio JSON output", host)
+    jobs = data.get("jobs")
     if not isinstance(jobs, list) or not jobs:
         raise ParseError("fio JSON output", "no 'jobs' list", host)
     out: dict[str, DiskJob] = {}
+    entries: dict[str, list[list[tuple[float, float, float, int]]]] = {}
     for job in jobs:
         if not isinstance(job, dict) or "jobname" not in job:
             raise ParseError("fio JSON output", f"job entry without a name: {str(job)[:60]!r}", host)
@@ -131,9 +125,17 @@ def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
             sides = [_side(job["read"]), _side(job["write"])]
         except (KeyError, TypeError, ValueError):
             raise ParseError("fio JSON output", f"job {name} lacks read/write bw or iops", host) from None
-        (rbps, riops, rlat, rn), (wbps, wiops, wlat, wn) = sides
-        lat = (rlat * rn + wlat * wn) / (rn + wn) if rn + wn else None
-        out[name] = DiskJob(name, rbps, wbps, riops, wiops, lat)
+        entries.setdefault(name, []).append(sides)
+    # numjobs=N without group_reporting gives N entries of one name: the job's figure is their sum, as
+    # group_reporting would report it, and its latency the mean over all their I/Os.
+    for name, parts in entries.items():
+        rbps = sum(r[0] for r, _ in parts)
+        wbps = sum(w[0] for _, w in parts)
+        riops = sum(r[1] for r, _ in parts)
+        wiops = sum(w[1] for _, w in parts)
+        ios = sum(r[3] + w[3] for r, w in parts)
+        lat = sum(r[2] * r[3] + w[2] * w[3] for r, w in parts) / ios if ios else None
+        out[name] = DiskJob(name, rbps, wbps, riops, wiops, lat, processes=len(parts))
     return out
 
 

@@ -37,8 +37,18 @@ def _to_kb(value: float, unit: str) -> float:
     return value * 1024 if unit.upper() == "MB" else value
 
 
+def _unit(units: set[str]) -> str:
+    """The one unit of a run's figures: kB/s (kB or MB printed), or ops/s (iozone -O). Mixed is refused."""
+    kinds = {"ops/s" if u.lower() == "ops" else UNIT for u in units}
+    if len(kinds) > 1:
+        raise ParseError("iozone output", "figures in both kB/sec and ops/sec in one run; cannot tell which is which")
+    return kinds.pop() if kinds else UNIT
+
+
 @dataclass(frozen=True)
 class ThroughputMetric:
+    """One test's figures; ``*_kbps`` are in the output's ``unit`` (kB/s, or ops/s for iozone -O)."""
+
     name: str
     threads: int
     children_kbps: float
@@ -56,7 +66,8 @@ class IozoneOutput:
     table: list[dict[str, float]] = field(default_factory=list)
     version: str | None = None
     flags: tuple[str, ...] = ()
-    unit: str = UNIT
+    unit: str = UNIT  # "kB/s", or "ops/s" when iozone ran with -O (operations per second)
+    command: str | None = None  # iozone's "Command line used" line
 
 
 def _metric_name(label: str) -> str:
@@ -79,16 +90,43 @@ def _flags(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+_COMMAND = re.compile(r"^\s*Command line used:\s*(.*)$", re.M)
+
+
+def split_runs(text: str) -> list[str]:
+    """The runs in an output file that holds several (one "Command line used" line each), in order."""
+    starts = [m.start() for m in _COMMAND.finditer(text)]
+    if len(starts) <= 1:
+        return [text]
+    # Each run's text begins after the previous run's completion line (its banner stands before the command).
+    cuts = [0]
+    for pos in starts[1:]:
+        done = text.rfind("iozone test complete.", 0, pos)
+        cuts.append(done + len("iozone test complete.") if done >= cuts[-1] else pos)
+    return [text[a:b] for a, b in zip(cuts, [*cuts[1:], len(text)])]
+
+
+def parse_runs(text: str, expected: list[str] | None = None) -> list[IozoneOutput]:
+    """Every run in an output file (several iozone runs written one after another), each parsed on its own."""
+    return [parse_iozone(part, expected) for part in split_runs(text)]
+
+
 def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutput:
-    """Parse throughput-mode output ("Children see throughput for N <test> = X kB/sec" blocks).
+    """Parse throughput-mode output ("Children see throughput for N <test> = X kB/sec" blocks) of one run.
 
     Raises ParseError naming what is missing: the completion line (truncated output), a block's
-    min/max/avg lines, or an expected metric.
+    min/max/avg lines, or an expected metric; and for a file holding several runs (use ``parse_runs``) or
+    one test reported twice, which would otherwise leave only the last figure.
     """
     if "Children see throughput" not in text:
         raise ParseError("iozone output", "no 'Children see throughput' line (did iozone run in -t mode?)")
+    commands = _COMMAND.findall(text)
+    if len(commands) > 1:
+        raise ParseError("iozone output", f"holds {len(commands)} runs (one 'Command line used' line each); "
+                         "read them one by one (parse_runs)")
     lines = [ln.strip() for ln in text.splitlines()]
     metrics: dict[str, ThroughputMetric] = {}
+    units: set[str] = set()
     i = 0
     while i < len(lines):
         m = _CHILDREN.search(lines[i])
@@ -96,8 +134,11 @@ def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutp
             i += 1
             continue
         name = _metric_name(m.group(2))
+        if name in metrics:
+            raise ParseError("iozone output", f"test '{name}' is reported twice; is this several runs in one file?")
         threads = int(m.group(1))
         children = _to_kb(float(m.group(3)), m.group(4))
+        units.add(m.group(4))
         parent = None
         stats: dict[str, float] = {}
         min_xfer = None
@@ -105,12 +146,14 @@ def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutp
         while j < len(lines) and not _CHILDREN.search(lines[j]) and not lines[j].startswith(
                 ("Test running", "iozone test complete")):
             p = _PARENT.search(lines[j])
-            s = _STAT.search(lines[j])
+            st = _STAT.search(lines[j])
             x = _MINXFER.search(lines[j])
             if p:
                 parent = _to_kb(float(p.group(3)), p.group(4))
-            elif s:
-                stats[s.group(1).lower()] = _to_kb(float(s.group(2)), s.group(3))
+                units.add(p.group(4))
+            elif st:
+                stats[st.group(1).lower()] = _to_kb(float(st.group(2)), st.group(3))
+                units.add(st.group(3))
             elif x:
                 min_xfer = float(x.group(1))
             j += 1
@@ -126,7 +169,8 @@ def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutp
     for name in expected or []:
         if name not in metrics:
             raise ParseError("iozone output", f"expected test '{name}' is missing (got {', '.join(metrics)})")
-    return IozoneOutput("throughput", metrics, version=_version(text), flags=_flags(text))
+    return IozoneOutput("throughput", metrics, version=_version(text), flags=_flags(text), unit=_unit(units),
+                        command=commands[0].strip() if commands else None)
 
 
 # Column order of iozone's auto-mode table.
@@ -134,14 +178,30 @@ AUTO_COLUMNS = ("file_kb", "record_kb", "write", "rewrite", "read", "reread", "r
                 "backward_read", "record_rewrite", "stride_read", "fwrite", "frewrite", "fread", "freread")
 
 
+_AUTO_HEADER = re.compile(r"^\s*kB\s+reclen\s+write", re.I)
+
+
 def parse_auto(text: str) -> IozoneOutput:
-    """Parse auto/table mode (-a): one row per (file size, record size), columns matched by position."""
+    """Parse auto/table mode (-a): one row per (file size, record size).
+
+    A cell belongs to the header column whose right edge is nearest; iozone leaves the columns of tests it did
+    not run blank, so position, not order, says which test a figure is. Older versions print the header as
+    ``KB  reclen`` and some print fewer figures per row than the header names; both read the same way. A row
+    whose cells do not fall one to a column, in order, is refused.
+    """
+    if len(_COMMAND.findall(text)) > 1:
+        raise ParseError("iozone auto-mode output", "holds several runs (one 'Command line used' line each); "
+                         "read them one by one (parse_runs)")
+    if re.search(r"Output is in (ops|operations)", text, re.I):
+        raise ParseError("iozone auto-mode output", "figures are operations per second (-O); glmodel's tables are "
+                         "kB/s: run iozone without -O")
     lines = text.splitlines()
-    header_idx = next((k for k, ln in enumerate(lines) if re.match(r"^\s*kB\s+reclen\s+write", ln)), None)
+    header_idx = next((k for k, ln in enumerate(lines) if _AUTO_HEADER.match(ln)), None)
     if header_idx is None:
         raise ParseError("iozone auto-mode output", "no 'kB  reclen  write ...' header line")
-    header = lines[header_idx]
-    ends = [m.end() for m in re.finditer(r"\S+", header)]
+    if "iozone test complete." not in text:
+        raise ParseError("iozone auto-mode output", "no 'iozone test complete.' line: output truncated")
+    ends = [m.end() for m in re.finditer(r"\S+", lines[header_idx])]
     if len(ends) < 4:
         raise ParseError("iozone auto-mode output", "header has too few columns")
     rows: list[dict[str, float]] = []
@@ -150,22 +210,27 @@ def parse_auto(text: str) -> IozoneOutput:
             if rows:
                 break
             continue
+        if ln.strip().startswith("iozone test complete"):
+            break
         row: dict[str, float] = {}
+        last = -1
         for m in re.finditer(r"\S+", ln):
             if not re.fullmatch(r"\d+(\.\d+)?", m.group()):
                 raise ParseError("iozone auto-mode output", f"non-numeric cell {m.group()!r} in row {ln.strip()!r}")
             col = min(range(len(ends)), key=lambda c: abs(ends[c] - m.end()))
-            if abs(ends[col] - m.end()) > 3 or col >= len(AUTO_COLUMNS):
-                raise ParseError("iozone auto-mode output", f"cell {m.group()!r} is under no column")
+            if col <= last or col >= len(AUTO_COLUMNS):
+                raise ParseError("iozone auto-mode output", f"row {ln.strip()!r} does not line up with the header's "
+                                 "columns")
+            last = col
             row[AUTO_COLUMNS[col]] = float(m.group())
         if "file_kb" not in row or "record_kb" not in row:
             raise ParseError("iozone auto-mode output", f"row {ln.strip()!r} lacks file or record size")
         rows.append(row)
     if not rows:
         raise ParseError("iozone auto-mode output", "header without any result row (output truncated?)")
-    if "iozone test complete." not in text:
-        raise ParseError("iozone auto-mode output", f"no 'iozone test complete.' line: truncated after {len(rows)} rows")
-    return IozoneOutput("auto", table=rows, version=_version(text), flags=_flags(text))
+    commands = _COMMAND.findall(text)
+    return IozoneOutput("auto", table=rows, version=_version(text), flags=_flags(text),
+                        command=commands[0].strip() if commands else None)
 
 
 def parse_iozone(text: str, expected: list[str] | None = None) -> IozoneOutput:

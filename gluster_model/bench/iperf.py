@@ -7,7 +7,6 @@ a client failed. Command builders and the ``-J`` parser are pure; ``run_iperf`` 
 
 from __future__ import annotations
 
-import json
 import shlex
 import statistics
 import time
@@ -19,6 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..config import ClusterSpec, Frozen, Host
+from .jsonout import find_json_object
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
@@ -156,16 +156,7 @@ def parse_iperf_json(text: str, host: str | None = None) -> tuple[float, float, 
     Raises ParseError for truncated or garbled output, and for a run iperf3 itself reports as failed
     (its ``error`` field, e.g. connection refused).
     """
-    start = text.find("{")
-    if start < 0:
-        raise ParseError("iperf3 -J output", "no JSON object in it" + _excerpt(text), host)
-    try:
-        data = json.loads(text[start:])
-    except json.JSONDecodeError as exc:
-        raise ParseError("iperf3 -J output", f"invalid JSON ({exc.msg} at char {exc.pos}; output truncated?)",
-                         host) from None
-    if not isinstance(data, dict):
-        raise ParseError("iperf3 -J output", "top level is not an object", host)
+    data = find_json_object(text, "iperf3 -J output", host)
     if data.get("error"):
         raise ParseError("iperf3 -J output", f"iperf3 reported: {data['error']}", host)
     endpart = data.get("end")
@@ -179,11 +170,6 @@ def parse_iperf_json(text: str, host: str | None = None) -> tuple[float, float, 
         raise ParseError("iperf3 -J output", "'end' lacks sum_sent/sum_received bits_per_second", host) from None
     retr = sent.get("retransmits")
     return sent_bps, received_bps, int(retr) if isinstance(retr, int) else None
-
-
-def _excerpt(text: str) -> str:
-    text = " ".join(text.split())
-    return f": {text[:120]!r}" if text else " (empty)"
 
 
 def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,

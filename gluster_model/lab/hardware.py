@@ -103,11 +103,11 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
         if knob in settings:
             for a in addresses:
                 if settings[knob] is None:
-                    table.pop(a, None)  # type: ignore[attr-defined]
+                    table.pop(a, None)
                 else:
-                    table[a] = settings[knob]  # type: ignore[index]
+                    table[a] = settings[knob]
                 state.save()
-                module.apply(state, state.node(a))  # type: ignore[attr-defined]
+                module.apply(state, state.node(a))
     state.save()
     if state.status == "up":
         write_cluster_file(state)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gluster_model.lab import LabState, node, start_sshd, stop_sshd
+from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
 
 from .conftest import glmodel
@@ -206,7 +206,7 @@ def _has_campaign(store: str) -> bool:
 
 def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
-    _, n2 = node(lab.path, "127.1.1.2")
+    _, n2 = find_node(lab.path, "127.1.1.2")
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
                              "--plan", str(plan_file), "--store", store], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

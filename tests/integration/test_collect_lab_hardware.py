@@ -9,19 +9,23 @@ import yaml
 
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
+from gluster_model.model.features import schema_from_frame
 from gluster_model.store import open_store
 
 from .conftest import glmodel
 
 PLAN = {
     "name": "hwci",
-    # Two settings, to keep it short: (1gbit, xfs) and (1gbit, ext4).
-    "factors": {"link": "1gbit", "brick_backing": ["xfs", "ext4"], "file_size": "1MB", "record_size": "64KB",
-                "threads": 3},
+    # Three settings where disk and link move independently: (1gbit, 40MB/s), (1gbit, 300MB/s), (500mbit, 40MB/s).
+    "factors": {"link": ["1gbit", "500mbit"], "disk": ["40MB/s", "300MB/s"], "file_size": "4MB",
+                "record_size": "1MB", "threads": 3, "sync": "odirect"},
+    "design": {"type": "grid"},
     "workload": {"tests": ["write"]},
     "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none"},
-    "baselines": {"iperf": {"seconds": 2, "omit": 0}, "fio": {"size": "8MB", "runtime": 1}},
+    "baselines": {"iperf": {"seconds": 2, "omit": 0}, "fio": {"size": "32MB", "runtime": 2}},
 }
+SETTINGS = {"hwci@lab:link=1gbit,disk=40MB/s", "hwci@lab:link=1gbit,disk=300MB/s",
+            "hwci@lab:link=500mbit,disk=40MB/s", "hwci@lab:link=500mbit,disk=300MB/s"}
 
 
 def test_plan_changes_lab_hardware_and_baselines_measure_it(lab: LabState, tmp_path: Path) -> None:
@@ -30,24 +34,33 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab: LabState, tmp_p
     store = str(tmp_path / "hw.db")
     cf = str(lab.cluster_file)
     dry = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--dry-run", check=True)
-    assert "2 lab hardware setting(s)" in dry.stdout and "hwci@lab:link=1gbit,brick_backing=ext4" in dry.stdout
+    assert "4 lab hardware setting(s)" in dry.stdout and "hwci@lab:link=500mbit,disk=40MB/s" in dry.stdout
     out = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--store", store, timeout=900, check=True)
     assert "0 failed" in out.stdout and "restoring" in out.stdout
     with open_store(store, create=False) as st:
         camps = {c["name"]: c for c in st.campaigns()}
-        assert set(camps) == {"hwci@lab:link=1gbit,brick_backing=xfs", "hwci@lab:link=1gbit,brick_backing=ext4"}
-        assert len({c["hardware_key"] for c in camps.values()}) == 2  # each measured on its own
+        assert set(camps) == SETTINGS
+        assert len({c["hardware_key"] for c in camps.values()}) == 4  # each measured on its own
         frame = trial_frame(st)
-    by = frame.groupby("campaign", observed=True)
-    fs = by["base_filesystem"].first().astype(str).to_dict()
-    assert fs == {"hwci@lab:link=1gbit,brick_backing=xfs": "xfs", "hwci@lab:link=1gbit,brick_backing=ext4": "ext4"}
-    net = by["network_gbps"].first()
-    # A node's 1 Gbit/s link, shared by its two peers, counts whole: within 10% of 1 Gbit/s.
-    assert ((net > 0.9) & (net < 1.1)).all(), net
-    assert (frame["write"] > 0).all() and len(frame) == 2
-    # Put back as it was: unshaped, bricks in the lab directory.
+    per = frame.groupby("campaign", observed=True)[["network_gbps", "disk_write_mbps", "disk_read_mbps"]].first()
+    for name, row in per.iterrows():
+        link, disk = str(name).split(":")[1].split(",")
+        rate = 1.0 if link == "link=1gbit" else 0.5
+        # A node's link, shared by its two peers, counts whole; the disk is the throttle, measured by fio.
+        assert abs(row["network_gbps"] / rate - 1) < 0.1, (name, row["network_gbps"])
+        if disk == "disk=40MB/s":
+            assert abs(row["disk_write_mbps"] / 40 - 1) < 0.15 and abs(row["disk_read_mbps"] / 40 - 1) < 0.15, row
+        else:
+            assert row["disk_write_mbps"] > 150, row
+    # Varied independently by the design, measured figures are separate inputs to a model.
+    frame["write"] = frame["write"].astype(float)
+    schema = schema_from_frame(frame, ["network_gbps", "disk_write_mbps"], "write")
+    assert schema.names == ["network_gbps", "disk_write_mbps"], schema.dropped
+    assert (frame["write"] > 0).all() and len(frame) == 4
+    # Put back as it was: unshaped, unthrottled, bricks in the lab directory.
     state = LabState.load(lab.path)
-    assert state is not None and state.links == {} and state.backing == {}
+    assert state is not None and state.links == {} and state.disk == {} and state.backing == {}
+    assert state.throttles == []
 
 
 def test_lab_factor_on_a_real_cluster_is_one_line(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from gluster_model.errors import LabError
 from gluster_model.gluster.cli import gluster_argv
 from gluster_model.lab import LabState, lab_mounts, lab_pids, lab_status, lab_up
+from gluster_model.lab.cgroups import lab_group_name
 
 from .conftest import glmodel
 
@@ -54,7 +55,27 @@ def test_status_cli(lab: LabState) -> None:
     assert proc.returncode == 0 and proc.stdout.count("2/2") == 3
 
 
+def _hardware_traces(state: LabState) -> list[str]:
+    """What of the lab's own hardware settings is still on the machine: throttle entries, cgroups, loop devices."""
+    found = []
+    for kind in ("read_bps", "write_bps", "read_iops", "write_iops"):
+        path = Path(f"/sys/fs/cgroup/blkio/blkio.throttle.{kind}_device")
+        found += [f"{path.name}: {line}" for line in (path.read_text().splitlines() if path.exists() else [])]
+    found += [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/{lab_group_name(state.dir)}")]
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    found += [line for line in loops.splitlines() if state.dir in line]
+    return found
+
+
+def _small_machines(state: LabState) -> None:
+    glmodel("lab", "node", "--dir", state.dir, "--node", "1", "--disk", "100MB/s", "--size", "1GB", "--ram", "1GB",
+            "--cpu", "0.5", check=True)
+    glmodel("lab", "node", "--dir", state.dir, "--node", "2", "--disk-write", "80MB/s", "--size", "1GB", check=True)
+    assert len(_hardware_traces(state)) >= 5  # 2 throttle entries, 2 cgroups, 2 loop devices
+
+
 def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
+    _small_machines(lab)
     target = _mount_a_volume(lab)
     pids = lab_pids(lab.path)
     assert len(pids) >= 3 * 3  # glusterd, sshd and a brick per node at least, plus the FUSE client
@@ -65,13 +86,14 @@ def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
     assert target in lab_mounts(lab.path)
 
     state = lab_up(lab.path, nodes=3)
-    assert lab_mounts(lab.path) == []
+    assert lab_mounts(lab.path) == [] and _hardware_traces(state) == []
     _, nodes = lab_status(lab.path)
     assert all(n.glusterd and n.sshd and n.peers_connected == 2 for n in nodes)
     assert glmodel("check", "--cluster", str(state.cluster_file)).returncode == 0
 
 
 def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
+    _small_machines(lab)
     _mount_a_volume(lab)
     glmodel("lab", "link", "--dir", str(lab.path), "--node", "127.1.1.2", "--rate", "1gbit", check=True)
     before = lab_pids(lab.path)
@@ -83,6 +105,7 @@ def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
     qdiscs = subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
     assert "htb" not in qdiscs and "ingress" not in qdiscs
     assert lab_pids(lab.path) == [] and lab_mounts(lab.path) == []
+    assert "removed disk throttles and node cgroups" in proc.stderr and _hardware_traces(lab) == []
     # Dead or a zombie waiting for an init that may not reap (as in some containers): either way, not running.
     assert all(_zombie_or_gone(p) for p in before)
     assert not (lab.path / "state.json").exists()

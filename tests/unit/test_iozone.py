@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.iozone import IozoneWorkload, build_argv, client_file, rsh_wrapper
-from gluster_model.bench.iozone_parse import parse_auto, parse_iozone, parse_throughput
+from gluster_model.bench.iozone_parse import parse_auto, parse_iozone, parse_runs, parse_throughput, split_runs
 from gluster_model.config import cluster_from_data
 from gluster_model.errors import ParseError
 
@@ -53,8 +53,11 @@ def test_truncated_and_garbled() -> None:
     auto = (IZ / "auto_table.txt").read_text()
     with pytest.raises(ParseError, match="non-numeric cell"):
         parse_auto(auto.replace(" 24604 ", " 2x604 ", 1))
-    with pytest.raises(ParseError, match="truncated after"):
+    with pytest.raises(ParseError, match="output truncated"):
         parse_auto(auto[: auto.index("iozone test complete.")])
+    # Cut in the middle of a row: said to be truncated, not "a cell under no column".
+    with pytest.raises(ParseError, match="output truncated"):
+        parse_auto(auto[: auto.index(" 24604 ") + 4])
 
 
 def test_argv() -> None:
@@ -101,3 +104,47 @@ def test_reap_matches_only_the_children_of_this_master() -> None:
     assert not pattern.search("/usr/bin/iozone -+s -t 1 -r 4 -s 4 -+c 127a0b0c1")  # dots are literal
     assert not pattern.search("iozone -+m clients -+h 127.0.0.1 -t 4")  # the master itself
     assert not pattern.search(f"sh -c {' '.join(argv)}")  # nor the shell that runs pkill remotely
+
+
+def test_ops_per_second_output_is_read_as_ops_never_as_kb() -> None:
+    # Captured: iozone -t 2 -O -s 4m -r 64k -i 0 -i 1 (iozone 3.489).
+    out = parse_throughput((IZ / "throughput_ops_O_flag.txt").read_text())
+    assert out.unit == "ops/s"
+    assert out.metrics["write"].children_kbps == 63179.04 and out.metrics["reread"].children_kbps == 241913.04
+    mixed = (IZ / "throughput_ops_O_flag.txt").read_text().replace("241913.04 ops/sec", "241913.04 kB/sec")
+    with pytest.raises(ParseError, match="both kB/sec and ops/sec"):
+        parse_throughput(mixed)
+
+
+def test_a_file_of_several_runs_is_refused_whole_and_read_run_by_run() -> None:
+    # Captured: two iozone -t 1 -i 0 runs (2 MB / 64 KB records, then 4 MB / 128 KB) appended to one file.
+    text = (IZ / "two_runs_one_file.txt").read_text()
+    with pytest.raises(ParseError, match="holds 2 runs"):
+        parse_throughput(text)
+    runs = parse_runs(text)
+    assert [r.metrics["write"].children_kbps for r in runs] == [2470639.75, 4289813.50]
+    assert [r.metrics["rewrite"].children_kbps for r in runs] == [6440169.50, 5920406.50]
+    assert runs[0].command is not None and "-s 2m" in runs[0].command and "-s 4m" in str(runs[1].command)
+    # One run whose test is reported twice (pasted output) is refused, not answered with the last figure.
+    one = runs[0]
+    assert one.mode == "throughput"
+    doubled = split_runs(text)[0].replace("iozone test complete.", "") + split_runs(text)[1].split(
+        "Command line used")[1].split("\n", 1)[1]
+    with pytest.raises(ParseError, match="reported twice"):
+        parse_throughput(doubled)
+
+
+def test_auto_tables_of_this_and_older_iozone_versions() -> None:
+    # Captured: iozone -a -s 1m -y 64k -q 256k -i 0 -i 1 -i 2 (3.489): 6 of 15 columns filled, rest blank.
+    now = parse_auto((IZ / "auto_1mb_three_tests.txt").read_text())
+    assert now.table[1] == {"file_kb": 1024, "record_kb": 128, "write": 4995276, "rewrite": 23754601,
+                            "read": 26380939, "reread": 12790037, "random_read": 11614118, "random_write": 12639479}
+    # Older versions' layout ("KB  reclen", "Output is in Kbytes/sec", rows of 8 cells under a 15-column
+    # header), re-printed from the capture above since no older iozone is packaged here.
+    old = parse_auto((IZ / "auto_old_KB_header_8_columns.txt").read_text())
+    assert old.version == "3.308" and len(old.table) == 3
+    assert old.table[2] == {"file_kb": 1024, "record_kb": 256, "write": 541742, "rewrite": 2687618,
+                            "read": 3007560, "reread": 2774424, "random_read": 2687618, "random_write": 2848013}
+    ops = (IZ / "auto_1mb_three_tests.txt").read_text().replace("Output is in kBytes/sec", "Output is in ops/sec")
+    with pytest.raises(ParseError, match="operations per second"):
+        parse_auto(ops)

@@ -149,3 +149,29 @@ def test_fio_argv_and_script() -> None:
     assert "'/data/my brick/.glmodel-fio-r1'" in script and "--direct=0" in script and "rm -rf --" in script
     with pytest.raises(ValueError):
         DiskSpec(rand_block="1000")
+
+
+def test_fio_numjobs_without_group_reporting_sums_every_entry() -> None:
+    # Captured: fio --output-format=json, one job section with numjobs=4 and no group_reporting (fio 3.33).
+    text = (DATA / "fio" / "lab-3.33-numjobs4-no-group-reporting.json").read_text()
+    import json
+
+    entries = json.loads(text)["jobs"]
+    assert len(entries) == 4 and {e["jobname"] for e in entries} == {"seqw"}
+    job = parse_fio_json(text)["seqw"]
+    assert job.processes == 4
+    assert job.write_bps == sum(e["write"]["bw_bytes"] for e in entries)
+    assert job.write_iops == pytest.approx(sum(e["write"]["iops"] for e in entries))
+    ios = [e["write"]["total_ios"] for e in entries]
+    lat = sum(e["write"]["clat_ns"]["mean"] * n for e, n in zip(entries, ios)) / sum(ios) / 1000
+    assert job.mean_latency_us == pytest.approx(lat)
+
+
+def test_json_results_are_found_between_warning_lines() -> None:
+    good = (DATA / "iperf3" / "lab-3.12-P2.json").read_text()
+    noisy = ("iperf3: error - unable to set TCP_NODELAY: {mocked}\nwarning: report interval too small\n" + good +
+             "\niperf3: interrupt - the client has terminated\n")
+    assert parse_iperf_json(noisy) == parse_iperf_json(good)
+    fio = (DATA / "fio" / "lab-3.33-four-tests.json").read_text()
+    assert parse_fio_json("fio: note: both iodepth >= 1 and synchronous I/O engine\n" + fio + "\nfio: done {x}\n") \
+        == parse_fio_json(fio)

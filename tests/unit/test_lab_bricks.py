@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.lab_bricks import attach_argv, format_argv, parse_backing
+from gluster_model.lab.bricks import attach_argv, format_argv, parse_backing
 
 
 def test_parse_backing() -> None:

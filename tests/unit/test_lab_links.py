@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gluster_model.errors import LabError
-from gluster_model.lab_links import IFB, parse_rate, removal_argv, shaping_argv, show_rate
+from gluster_model.lab.links import IFB, parse_rate, removal_argv, shaping_argv, show_rate
 
 
 @pytest.mark.parametrize("text, bits", [("1gbit", 10**9), ("10Gbit", 10**10), ("100mbit", 10**8), ("2.5g", 25 * 10**8),
