@@ -81,11 +81,17 @@ def measure(cluster: Path, pairs: int, file_size: str) -> None:
             teardown_volume(spec, ex, VOLUME.name)
     print(f"\n{w.threads} threads x {w.file_size}, 64 KiB records, replica 3, {pairs} run(s) per arm, "
           f"{time.monotonic() - started:.0f}s in all")
-    print(f"{'metric':14s}{'hand MB/s':>12s}{'glmodel MB/s':>14s}{'ratio':>8s}  (target >= 0.97)")
+    from scipy.stats import mannwhitneyu
+
+    print(f"{'metric':14s}{'hand MB/s':>12s}{'glmodel MB/s':>14s}{'ratio':>8s}{'hand range':>18s}"
+          f"{'glmodel range':>18s}{'p':>7s}  (target >= 0.97; p: Mann-Whitney, arms differ?)")
     for metric in arms["hand"][0]:
-        hand = statistics.median(r[metric] for r in arms["hand"]) / 1024
-        glm = statistics.median(r[metric] for r in arms["glmodel"]) / 1024
-        print(f"{metric:14s}{hand:12.1f}{glm:14.1f}{glm / hand:8.3f}")
+        h = [r[metric] / 1024 for r in arms["hand"]]
+        g = [r[metric] / 1024 for r in arms["glmodel"]]
+        hand, glm = statistics.median(h), statistics.median(g)
+        p = float(mannwhitneyu(h, g).pvalue)
+        print(f"{metric:14s}{hand:12.1f}{glm:14.1f}{glm / hand:8.3f}{f'{min(h):.0f}-{max(h):.0f}':>18s}"
+              f"{f'{min(g):.0f}-{max(g):.0f}':>18s}{p:7.2f}")
 
 
 def main() -> None:

@@ -72,7 +72,8 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
     finally:
         if snap is not None:
             try:  # the lab goes back to the hardware it had (nothing of the plan's is left on its bricks)
-                restore_lab(cluster, snap, lambda m: rep.note(f"restoring {m}"))
+                rep.note("restoring the lab's hardware as it was before the plan")
+                restore_lab(cluster, snap, lambda m: rep.note(f"restoring: {m}"))
             except GlmodelError as exc:
                 rep.note(f"could not restore the lab's hardware: {exc}")
     return summaries

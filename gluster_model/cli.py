@@ -990,7 +990,7 @@ node_option = click.option("--node", "nodes", multiple=True,
 @lab_dir_option
 @node_option
 @hardware_options
-@click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs with --backing (default: the lab's).")
+@click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs of a new backing (default: the lab's).")
 def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: str | None, **hardware: str | None) -> None:
     """Change the hardware of lab nodes; what is not given stays. Without settings: show every node's.
     A new backing is refused while a volume has bricks there.
@@ -1000,8 +1000,8 @@ def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: str | None, **hardware
     from .units import parse_size
 
     settings = _hardware(hardware)
-    if size is not None and "backing" not in settings:
-        raise click.BadParameter("give --backing with --size", param_hint="--size")
+    if size is not None and "backing" not in settings and not any(k.startswith("disk") for k in settings):
+        raise click.BadParameter("give --backing (or a disk limit) with --size", param_hint="--size")
     _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None)
 
 
