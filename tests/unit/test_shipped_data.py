@@ -49,7 +49,11 @@ def test_network_is_among_the_top_predictors_for_read_and_write(frame: pd.DataFr
         ranks[f.metric] = order.index("network_gbps") + 1
         score = next(s for s in f.scores if s.model == "mlr")
         assert score.holdout.r2 > 0.6, (f.metric, score.holdout.r2)
-    assert ranks["read"] == 1 and ranks["write"] <= 2, ranks
+    # Write: replication and the network set it together; the per-campaign disk figures, kept now that only
+    # exact linear dependence removes a feature, take part of the network's share (see data/README.md).
+    assert ranks["read"] == 1 and ranks["write"] <= 3, ranks
+    kept = {f.name for f in fits[0].schema.features}
+    assert {"network_gbps", "disk_read_mbps", "disk_write_mbps"} <= kept
 
 
 @pytest.fixture(scope="module")
