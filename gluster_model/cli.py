@@ -652,14 +652,15 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
     Example: glmodel export --format parquet --out trials.parquet
     """
     from .dataset import trial_frame
+    from .outputs import check_output
     from .store import open_store
 
+    check_output(out, "--out")
     with open_store(store, create=False) as st:
         frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
                             include_failed=all_trials)
     if frame.empty:
         raise Failure(f"no trials to export from {store}" + (f" for campaign {campaign}" if campaign else ""))
-    out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         frame.to_csv(out, index=False)
     else:
@@ -681,9 +682,11 @@ def report(store: str, model_file: Path | None, campaigns: tuple[str, ...], out:
 
     Example: glmodel report --store glmodel.db --model results/smoke-model.json --out report
     """
+    from .outputs import check_output
     from .report.build import write_report
     from .store import open_store
 
+    check_output(out, "--out", directory=True)
     with open_store(store, create=False) as st:
         written = write_report(st, out, model_file, list(campaigns) or None)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
@@ -758,7 +761,9 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
 
     from .model import artifact
     from .model.fit import MODELS, fit_frame, provenance
+    from .outputs import check_output
 
+    check_output(out, "--out")  # before the fit, which may take minutes
     frame, where = _model_frame(store, data, campaigns, with_outliers)
     fits, skipped = fit_frame(frame, family, list(metrics) or None, models=list(models) or list(MODELS),
                               seed=seed, level=level, importance_n=samples, bootstrap=bootstrap)
@@ -819,7 +824,11 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     from .model.design_size import design_size as subsample
     from .model.fit import metrics_asked
 
+    from .outputs import check_output
+
     wanted = _option("--sizes", sizes, _int_list) if sizes else None
+    if csv_out is not None:
+        check_output(csv_out, "--csv")
     frame, where = _model_frame(store, data, campaigns)
     asked = metrics_asked(frame, metrics)
     if not asked:
@@ -871,6 +880,12 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     from .predict.scenarios import question
     from .predict.whatif import model_inputs, what_if
 
+    from .outputs import check_output
+
+    if figure is not None:
+        check_output(figure, "--figure", (".png", ".svg", ".pdf"))
+    if csv_out is not None and str(csv_out) != "-":
+        check_output(csv_out, "--csv")
     mf = artifact.load(model_file)
     q = question(model_inputs(mf, list(metrics) or mf.metrics), scenarios, sets)
     answer = what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)

@@ -21,14 +21,24 @@ from .yamlio import parse_yaml, read_text, validation_message
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9._+@%=/-]*$")
 _USER = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$")
+_SCOPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$")
+# Display names become parts of remote paths (per-client work directories) and of file names.
+DISPLAY_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
 def check_host(value: str) -> str:
     """Accept an IPv4/IPv6 address or an RFC 1123 host name; anything else could smuggle shell syntax."""
     try:
-        return str(ipaddress.ip_address(value))
+        address = ipaddress.ip_address(value)
     except ValueError:
         pass
+    else:
+        # An IPv6 scope ID is free text to the parser ("fe80::1%$(cmd)"); only an interface name is one.
+        scope = getattr(address, "scope_id", None)
+        if scope is not None and not _SCOPE.match(scope):
+            raise ValueError(f"'{value}': the scope ID after '%' must be an interface name (letters, digits, "
+                             f"'.', '_', '-')")
+        return str(address)
     if not _HOSTNAME.match(value):
         raise ValueError(f"'{value}' is not a host name or IP address (letters, digits, '-' and '.')")
     return value
@@ -111,7 +121,8 @@ class SSHSettings(Frozen):
 
 class HostEntry(Frozen):
     host: str
-    name: str | None = Field(default=None, max_length=64, description="display name; defaults to host")
+    name: str | None = Field(default=None, pattern=DISPLAY_NAME,
+                             description="display name (letters, digits, . _ -); defaults to host")
     ssh: SSHOverride | None = None
     brick_paths: BrickList | None = None
     mount_root: RemotePath | None = None
@@ -163,7 +174,7 @@ class LabRef(Frozen):
 class ClusterFile(Frozen):
     """The YAML cluster file exactly as written."""
 
-    name: str = Field(default="cluster", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    name: str = Field(default="cluster", pattern=DISPLAY_NAME)
     ssh: SSHSettings = SSHSettings()
     defaults: HostDefaults = HostDefaults()
     hardware: HardwareLabels = HardwareLabels()

@@ -142,7 +142,31 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     for col in (*NUMERIC, *METRICS):
         if col in frame:
             frame[col] = pd.to_numeric(frame[col])
+            _check_range(frame[col])
     return frame.reset_index(drop=True)
+
+
+# What `glmodel export` can write in each kind of column; a value outside is a wrong file, or wrong headers.
+COUNTS = {"servers": (1, 4096), "clients": (1, 4096), "replica": (1, 64), "threads": (1, 65536),
+          "disperse": (0, 256), "redundancy": (0, 128)}
+_LIMIT = {**{m: (0.0, 1e9) for m in METRICS}, "network_gbps": (0.0, 1e5), "disk_read_mbps": (0.0, 1e7),
+          "disk_write_mbps": (0.0, 1e7), "client_ram_gb": (0.0, 1e6), "cpu_score": (0.0, 1e7)}
+
+
+def _check_range(col: pd.Series) -> None:
+    """Finite, and within what the column can hold; ValueError naming the column, the value and its row."""
+    import numpy as np
+
+    values = col.to_numpy(dtype=float, na_value=np.nan)
+    low, high = COUNTS.get(str(col.name)) or _LIMIT.get(str(col.name)) or (0.0, float(1 << 60))
+    bad = ~np.isnan(values) & ~((values >= low) & (values <= high))
+    if str(col.name) in COUNTS:
+        bad |= ~np.isnan(values) & (values != np.round(values))
+    if bad.any():
+        row = int(np.argmax(bad))
+        kind = "a whole number" if str(col.name) in COUNTS else "a finite number"
+        raise ValueError(f"column {col.name}: {values[row]:g} in data row {row + 1} is not {kind} from {low:g} to "
+                         f"{high:g} (are the column headers right?)")
 
 
 def _bool(value: Any) -> bool:

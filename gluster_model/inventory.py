@@ -87,7 +87,15 @@ def _from_yaml(data: dict[str, Any], source: str) -> tuple[dict[str, dict[str, d
         for key in node:
             if key not in ("hosts", "vars", "children"):
                 raise ConfigError(source, f"{path}.{key}", "unknown key; allowed here: hosts, vars, children")
+        if path.count(".children.") > 32:  # only a YAML alias that contains itself nests this deep
+            raise ConfigError(source, path, "groups nested more than 32 deep (an alias that contains itself?)")
+        for key in ("hosts", "vars", "children"):
+            if not isinstance(node.get(key) or {}, dict):
+                raise ConfigError(source, f"{path}.{key}", f"expected a mapping (name: ...), got a "
+                                  f"{type(node[key]).__name__}")
         for h, hv in (node.get("hosts") or {}).items():
+            if not isinstance(hv or {}, dict):
+                raise ConfigError(source, f"{path}.hosts.{h}", "expected a mapping of host variables")
             hosts.setdefault(name, {})[str(h)] = {k: str(v) for k, v in (hv or {}).items()}
         gvars.setdefault(name, {}).update({k: str(v) for k, v in (node.get("vars") or {}).items()})
         for child, sub in (node.get("children") or {}).items():
@@ -106,10 +114,13 @@ def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "ya
     else:
         hosts, children, gvars = _from_yaml(content, source)
 
-    def members(group: str) -> dict[str, dict[str, str]]:
+    def members(group: str, seen: tuple[str, ...] = ()) -> dict[str, dict[str, str]]:
+        if group in seen:
+            raise ConfigError(source, f"{group}:children", f"groups contain each other in a cycle "
+                              f"({' -> '.join([*seen, group])}); a group cannot be its own member")
         out: dict[str, dict[str, str]] = {}
         for child in children.get(group, []):
-            for h, hv in members(child).items():
+            for h, hv in members(child, (*seen, group)).items():
                 out[h] = {**gvars.get(child, {}), **hv}
         for h, hv in hosts.get(group, {}).items():
             out[h] = {**out.get(h, {}), **hv}

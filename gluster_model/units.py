@@ -12,6 +12,8 @@ _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 2
 
 def parse_size(value: str | int) -> int:
     """'64MB', '64M', '4KB', 1048576 -> bytes (binary units, as Gluster uses them)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{value!r} is not a size (use e.g. 512KB, 64MB, 1GB)")
     if isinstance(value, int):
         if value < 0:
             raise ValueError("a size cannot be negative")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,8 +81,13 @@ def build(fits: Sequence[MetricFit], provenance: Mapping[str, Any]) -> dict[str,
 def save(doc: Mapping[str, Any], path: str | Path) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
-    tmp.replace(path)  # a half-written model file never replaces a good one
+    try:
+        tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        tmp.replace(path)  # a half-written model file never replaces a good one
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot write the model file ({exc.strerror})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,8 @@ class ModelFile:
         if name not in entry["models"]:
             raise ModelFileError(f"{self.path}: metric {metric} has no model {name!r} "
                                  f"(it has {', '.join(entry['models'])})")
-        return load_fitted(entry["models"][name])
+        with _part(Path(self.path), metric):
+            return load_fitted(entry["models"][name])
 
     def _metric(self, metric: str) -> dict[str, Any]:
         if metric not in self.doc["metrics"]:
@@ -120,14 +127,23 @@ class ModelFile:
         return self.doc["metrics"][metric]  # type: ignore[no-any-return]
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number a model may hold")
+
+
 def load(path: str | Path) -> ModelFile:
+    """Read a model file and check every part a prediction uses, so a damaged or forged file is refused here,
+    in one line, rather than answered with NaN or a stack trace later. The boosting model is checked when used
+    (skops, trusted types only)."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text())
+        doc = json.loads(p.read_text(), parse_constant=_no_constant)
     except FileNotFoundError:
         raise ModelFileError(f"{p}: no such model file (write one with `glmodel fit --out {p}`)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFileError(f"{p}: not a readable JSON model file ({exc})") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ModelFileError(f"{p}: not a readable JSON model file ({str(exc)[:200]})") from None
+    except RecursionError:
+        raise ModelFileError(f"{p}: not a glmodel model file: nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelFileError(f"{p}: not a glmodel model file (no \"format\": \"{FORMAT}\")")
     if doc.get("version") != VERSION:
@@ -135,4 +151,26 @@ def load(path: str | Path) -> ModelFile:
                              f"(fit it again with this glmodel)")
     if not isinstance(doc.get("metrics"), dict) or not doc["metrics"]:
         raise ModelFileError(f"{p}: the model file holds no metric")
-    return ModelFile(str(p), doc)
+    mf = ModelFile(str(p), doc)
+    for metric in mf.metrics:
+        with _part(p, metric):
+            entry = doc["metrics"][metric]
+            mf.schema(metric)
+            mf.domain(metric)
+            mf.selected(metric)
+            for name, model in entry["models"].items():
+                if model["type"] == "linear":
+                    mf.model(metric, name)
+    return mf
+
+
+@contextmanager
+def _part(path: Path, metric: str) -> Iterator[None]:
+    """Any error reading one part of an untrusted model file becomes one line naming the file and part."""
+    try:
+        yield
+    except ModelFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a forged file can break a reader anywhere; none may escape
+        what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyError) else f"missing {exc}"
+        raise ModelFileError(f"{path}: not a glmodel model file: metric {str(metric)[:40]}: {what[:200]}") from None

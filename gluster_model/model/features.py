@@ -22,6 +22,7 @@ SIZE_FEATURES = frozenset({"file_size", "record_size", "cache_size", "shard_bloc
 CATEGORICAL_FEATURES = frozenset({"layout", "sync", "base_filesystem", "regime"})
 BOOL_FEATURES = frozenset({"shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"})
 WRITE_METRICS = frozenset({"write", "rewrite", "random_write"})
+MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a document
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,11 @@ class Feature:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Feature:
+        if d["kind"] not in ("numeric", "bool", "categorical"):
+            raise ValueError(f"feature {str(d['name'])[:40]!r} has kind {str(d['kind'])[:40]!r} "
+                             "(numeric, bool or categorical)")
+        if any(len(str(level)) > MAX_LEVEL_CHARS for level in d.get("levels", ())):
+            raise ValueError(f"feature {str(d['name'])[:40]!r} has a level longer than {MAX_LEVEL_CHARS} characters")
         low, high = d.get("low"), d.get("high")
         return cls(d["name"], d["kind"], tuple(d.get("levels", ())), None if low is None else float(low),
                    None if high is None else float(high), tuple(float(v) for v in d.get("values", ())))

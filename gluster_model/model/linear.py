@@ -119,9 +119,22 @@ class LinearModel:
     def from_json(cls, d: Mapping[str, Any]) -> LinearModel:
         import numpy as np
 
-        return cls(d["name"], [Term.from_json(t) for t in d["terms"]], list(d["kept"]),
-                   np.asarray(d["params"], dtype=float), np.asarray(d["cov"], dtype=float), float(d["sigma2"]),
-                   int(d["df_resid"]), d["response"], float(d["smearing"]), list(d.get("aliased", [])))
+        model = cls(d["name"], [Term.from_json(t) for t in d["terms"]], list(d["kept"]),
+                    np.asarray(d["params"], dtype=float), np.asarray(d["cov"], dtype=float), float(d["sigma2"]),
+                    int(d["df_resid"]), d["response"], float(d["smearing"]), list(d.get("aliased", [])))
+        # A model that would answer with NaN, or with an interval from a negative variance, is refused here.
+        k = len(model.kept) + 1
+        if model.params.shape != (k,) or model.cov.shape != (k, k):
+            raise ValueError(f"{k} coefficients expected (intercept and {k - 1} kept terms), "
+                             f"{model.params.size} given")
+        if not (np.isfinite(model.params).all() and np.isfinite(model.cov).all() and np.isfinite(model.sigma2)
+                and np.isfinite(model.smearing)):
+            raise ValueError("coefficients or variances that are not finite numbers")
+        if model.sigma2 < 0 or (np.diag(model.cov) < 0).any():
+            raise ValueError("a negative variance")
+        if model.response not in ("identity", "log"):
+            raise ValueError(f"response {model.response!r} (identity or log)")
+        return model
 
 
 @dataclass

@@ -135,7 +135,14 @@ def space_filling(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed: i
     return pts
 
 
+MAX_GRID = 100_000  # points; a grid is expanded in memory, and no campaign runs this many
+
+
 def make_design(levels: Levels, kind: DesignType, n: int | None = None, seed: int = 0) -> list[dict[str, Level]]:
+    """The design's points; a grid (or a fractional design's candidate grid) above MAX_GRID is refused first."""
+    if kind in ("grid", "fractional") and (size := grid_size(levels)) > MAX_GRID:
+        raise ValueError(f"the full grid of these factors has {size:,} points (at most {MAX_GRID:,}); use a "
+                         f"space-filling design (type: lhs or sobol, with n) or fewer levels")
     if kind == "grid":
         return grid(levels)
     if kind == "fractional":

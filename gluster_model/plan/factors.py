@@ -70,6 +70,7 @@ TRANSLATOR_FACTORS = {"write_behind": "write-behind", "read_ahead": "read-ahead"
                       "quick_read": "quick-read", "md_cache": "md-cache"}
 
 Level = int | str | bool
+MAX_SIZE = 1 << 50  # 1 PiB: larger sizes are typing errors (a trial would run for years)
 IO_CACHE_MIN = 4 << 20  # io-cache's cache-size range starts here (its option table, GlusterFS 10)
 
 
@@ -85,6 +86,8 @@ def normalize_level(factor: Factor, value: Any) -> Level:
         n = parse_size(value)
         if n < 1:
             raise ValueError(f"{value!r} is not a positive size")
+        if n > MAX_SIZE:
+            raise ValueError(f"{value!r} is more than {MAX_SIZE >> 40} TB; no trial of that size would end")
         return n
     if factor.kind == "hardware":
         from ..lab.hardware import canonical
@@ -176,6 +179,8 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     workload = IozoneWorkload.model_validate(wl)
     if workload.degraded and (layout != "replicate" or int(p.get("replica", 3)) < 2):
         raise ValueError("degraded reads need layout replicate with replica 2 or more")
+    if parse_size(workload.record_size) > parse_size(workload.file_size):
+        raise ValueError(f"record_size {workload.record_size} is larger than file_size {workload.file_size}")
     feats.update(file_size=parse_size(workload.file_size), record_size=parse_size(workload.record_size),
                  threads=workload.threads, sync=workload.sync)
     # Only away from their defaults: older runs, which had no such setting, keep their features and hash.

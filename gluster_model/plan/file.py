@@ -180,7 +180,10 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
                 raise ConfigError(source, f"factors.{name}", f"only a glmodel lab can change its hardware between "
                                   f"runs; on {cluster.name} it is what it is (the baselines measure it): remove "
                                   f"'{name}' or run the plan on `glmodel lab up`")
-    points = make_design(plan.factors, plan.design.type, plan.design.n, plan.design.seed)
+    try:
+        points = make_design(plan.factors, plan.design.type, plan.design.n, plan.design.seed)
+    except ValueError as exc:
+        raise ConfigError(source, "design", str(exc)) from None
     fixed = plan.workload.model_dump()
     out = Expanded([])
     seen: set[str] = set()

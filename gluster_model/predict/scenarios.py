@@ -124,7 +124,17 @@ def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
         raise ConfigError(source, key, f"{value!r} is not a number{unit}") from None
     if not math.isfinite(number) or number < 0:
         raise ConfigError(source, key, f"{value!r}: must be a finite number ≥ 0")
+    if feature.name in COUNT_FEATURES and (number < 1 or number != int(number)):
+        raise ConfigError(source, key, f"{value!r}: {feature.name} is a count, a whole number of at least 1")
+    if feature.name in POSITIVE_FEATURES and number <= 0:
+        raise ConfigError(source, key, f"{value!r}: {feature.name} must be more than 0")
     return number
+
+
+# Inputs that count things (a cluster of 2.5 servers or 0 copies cannot be built) and inputs a ratio divides by.
+COUNT_FEATURES = frozenset({"servers", "clients", "replica", "threads"})
+POSITIVE_FEATURES = frozenset({"network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
+                               "file_size", "record_size"})
 
 
 def check_values(raw: Mapping[str, Any], inputs: Mapping[str, Feature], source: str, prefix: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ duplicate trial.
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,12 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, inspect, select, update
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
-from .migrate import migrate
+from .migrate import current_version, migrate
+from .schema import SCHEMA_VERSION
 
 DEFAULT_STORE = "glmodel.db"
 _FEATURE_COLUMNS = ("layout", "replica", "disperse", "redundancy", "shard", "shard_block_size", "write_behind",
@@ -322,15 +324,23 @@ def store_exists(value: str | Path) -> bool:
 
 
 def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Store:
-    """Open (and migrate) a store; SQLite files are created on first use unless ``create`` is False."""
+    """Open a store. With ``create`` (collect): make or migrate it; a SQLite file is created on first use, and
+    only in a new or empty file. Without (every read-only command): read it as it is, read-only, never
+    changing the file (no journal switch, no migration), and refuse anything that is not a glmodel store."""
     url = store_url(value)
     where = redact(url)
-    if url.startswith("sqlite:///") and not create:
-        path = Path(url.removeprefix("sqlite:///"))
+    path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    if path is not None and not create:
         if not path.is_file():
             raise StoreError(f"no store at {path} (collect writes one; pass --store)")
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        # Read-only: a store on a read-only medium or owned by someone else is readable, and nothing is written.
+        url = f"sqlite:///file:{path}?mode=ro&uri=true"
+        if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+            # A WAL store needs its -shm file even to be read; where nothing can be written, nothing can change
+            # the file either, and SQLite may read it as immutable.
+            url += "&immutable=1"
+    elif path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
         engine = create_engine(url, future=True, pool_pre_ping=True)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
@@ -340,19 +350,34 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
-            # WAL: readers (glmodel runs list) never block the collector; a killed process loses nothing committed.
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            if create:
+                # WAL: readers (glmodel runs list) never block the collector; a killed process loses nothing
+                # committed.
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
     try:
         with engine.begin() as conn:
-            migrate(conn, where=where)
-    except OperationalError as exc:
+            found = current_version(conn)
+            if not found and (create and inspect(conn).get_table_names() or not create):
+                others = ", ".join(sorted(inspect(conn).get_table_names())[:5]) or "no tables"
+                raise StoreError(f"{where} is not a glmodel store (it holds {others})" + (
+                    "; glmodel creates a store only in a new or empty file: pass another --store" if create else ""))
+            if create:
+                migrate(conn, where=where)
+            elif found != SCHEMA_VERSION:
+                raise StoreError(f"{where} has schema version {found}; this glmodel reads {SCHEMA_VERSION} "
+                                 f"({'upgrade glmodel' if found > SCHEMA_VERSION else 'run collect on it to upgrade it'})")
+    except StoreError:
         engine.dispose()
-        raise StoreError(f"cannot open store {where}: {str(exc.orig).splitlines()[0]}") from None
+        raise
+    except (OperationalError, DatabaseError) as exc:
+        engine.dispose()
+        reason = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc)
+        raise StoreError(f"cannot open store {where}: {reason}") from None
     except SQLAlchemyError as exc:
         engine.dispose()
-        raise StoreError(f"cannot open store {where}: {exc}") from None
+        raise StoreError(f"cannot open store {where}: {str(exc).splitlines()[0]}") from None
     return Store(engine, where)
