@@ -351,9 +351,6 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
             if create:
-                # WAL: readers (glmodel runs list) never block the collector; a killed process loses nothing
-                # committed.
-                cur.execute("PRAGMA journal_mode=WAL")
                 cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
@@ -370,6 +367,11 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
             elif found != SCHEMA_VERSION:
                 raise StoreError(f"{where} has schema version {found}; this glmodel reads {SCHEMA_VERSION} "
                                  f"({'upgrade glmodel' if found > SCHEMA_VERSION else 'run collect on it to upgrade it'})")
+        if create and engine.dialect.name == "sqlite":
+            # WAL, once the file is known to be ours: readers (glmodel runs list) never block the collector, and
+            # a killed process loses nothing committed. The mode is kept in the file.
+            with engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
     except StoreError:
         engine.dispose()
         raise
