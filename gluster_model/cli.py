@@ -801,7 +801,13 @@ def _int_list(text: str) -> list[int]:
 @click.option("--sizes", help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
               "fit the MLR up to three quarters of the grid).")
 @click.option("--subsets", type=click.IntRange(5, 10000), default=50, show_default=True,
-              help="Random subsets drawn per size.")
+              help="Designs drawn per size and strategy (seeds).")
+@click.option("--strategy", "strategies", multiple=True,
+              type=click.Choice(["random", "lhs", "dopt", "iopt", "adaptive"]),
+              help="How designs are chosen (repeatable; default: all, side by side). adaptive reads the grid's "
+                   "measurements as an oracle.")
+@click.option("--figure", type=click.Path(path_type=Path), help="Also draw held-out R² and top-predictor "
+              "recovery against runs, one line per strategy (PNG).")
 @click.option("--tolerance", type=click.FloatRange(0.0, 1.0), default=0.05, show_default=True,
               help="Median held-out R² may fall this far below the whole grid's cross-validated R².")
 @click.option("--top-share", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True,
@@ -811,8 +817,8 @@ def _int_list(text: str) -> list[int]:
               "and size) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
 def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...],
-                sizes: str | None, subsets: int, tolerance: float, top_share: float, seed: int,
-                csv_out: Path | None, as_json: bool) -> None:
+                sizes: str | None, subsets: int, strategies: tuple[str, ...], figure: Path | None, tolerance: float,
+                top_share: float, seed: int, csv_out: Path | None, as_json: bool) -> None:
     """Draw random subsets of a full grid's configurations at each size, fit the study's MLR on each, and judge
     it on the configurations left out (R²) and by its importance ranking against the whole grid's. Prints the
     curve and the smallest size that meets the criterion.
@@ -829,17 +835,26 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     wanted = _option("--sizes", sizes, _int_list) if sizes else None
     if csv_out is not None:
         check_output(csv_out, "--csv")
+    if figure is not None:
+        check_output(figure, "--figure", (".png",))
     frame, where = _model_frame(store, data, campaigns)
     asked = metrics_asked(frame, metrics)
     if not asked:
         raise Failure(f"no throughput metric in {where}")
+    from .model.choose import STRATEGIES
+
     results = [subsample(frame, m, family, sizes=wanted, subsets=subsets, seed=seed, tolerance=tolerance,
-                         top_share=top_share) for m in asked]
+                         top_share=top_share, strategy=st)  # type: ignore[arg-type]
+               for m in asked for st in (strategies or STRATEGIES)]
     if csv_out is not None:
         import pandas as pd
 
-        pd.DataFrame([{"metric": r.metric, **p.to_json(), "full_cv_r2": r.full_cv_r2, "top": r.top}
-                      for r in results for p in r.points]).to_csv(csv_out, index=False)
+        pd.DataFrame([{"metric": r.metric, "strategy": r.strategy, **p.to_json(), "full_cv_r2": r.full_cv_r2,
+                       "top": r.top} for r in results for p in r.points]).to_csv(csv_out, index=False)
+    if figure is not None:
+        from .report.figures import design_curves
+
+        design_curves(results, figure.parent, figure.name)
     if as_json:
         click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
         return

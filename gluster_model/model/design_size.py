@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..dataset import FAMILIES
-from .features import schema_from_frame, with_derived
+from .choose import Strategy, adaptive_order, dopt_order, iopt_order, lhs_design, random_order
+from .features import design_matrix, main_effect_terms, schema_from_frame, with_derived
 from .fit import FitError, rows_for
 from .importance import additive_vi
 from .learners import GROUP, mlr
@@ -44,6 +45,7 @@ from .linear import LinearModel
 from .validate import grouped_cv
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 
@@ -77,6 +79,7 @@ class DesignSize:
     needed: int | None  # None: no size tried met the criterion
     tolerance: float
     top_share: float
+    strategy: str = "random"
 
     @property
     def top(self) -> str:
@@ -85,7 +88,8 @@ class DesignSize:
     def to_json(self) -> dict[str, Any]:
         return {"metric": self.metric, "family": self.family, "configs": self.configs, "features": self.features,
                 "full_vi": self.full_vi, "full_cv_r2": self.full_cv_r2, "top": self.top,
-                "points": [p.to_json() for p in self.points], "needed": self.needed,
+                "points": [p.to_json() for p in self.points], "needed": self.needed, "strategy": self.strategy,
+                "runs_needed": self.needed,
                 "criterion": {"tolerance": self.tolerance, "top_share": self.top_share}}
 
 
@@ -114,8 +118,9 @@ def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def design_size(frame: pd.DataFrame, metric: str, family: str = "hardware", *, sizes: Sequence[int] | None = None,
-                subsets: int = 50, seed: int = 0, tolerance: float = 0.05, top_share: float = 0.9) -> DesignSize:
-    """Subsample ``frame``'s configurations at each size and judge the MLR fitted on each subset.
+                subsets: int = 50, seed: int = 0, tolerance: float = 0.05, top_share: float = 0.9,
+                strategy: Strategy = "random", batch: int = 4) -> DesignSize:
+    """Choose ``frame``'s configurations at each size by ``strategy`` and judge the MLR fitted on each design.
 
     Parameters
     ----------
@@ -123,8 +128,11 @@ def design_size(frame: pd.DataFrame, metric: str, family: str = "hardware", *, s
     metric : the throughput column to model.
     family : feature family, as for ``glmodel fit``.
     sizes : numbers of configurations to try (default: :func:`default_sizes`).
-    subsets : random subsets drawn per size.
+    subsets : designs drawn per size (for ``random`` a random subset; for the others a seeded run of the
+        strategy, so the curve's median is over that many seeds).
     tolerance, top_share : the criterion for the runs needed (module docstring).
+    strategy : how designs are chosen (:mod:`.choose`); ``adaptive`` reads the grid's measurements as an oracle.
+    batch : runs the adaptive strategy adds between refits.
 
     Raises
     ------
@@ -157,12 +165,20 @@ def design_size(frame: pd.DataFrame, metric: str, family: str = "hardware", *, s
                        f"configuration(s) and a size must leave at least one out (2..{len(uniq) - 1})")
     top = max(full_vi, key=lambda f: full_vi[f])
     variance = float(np.var(y))
+    # The candidates a strategy chooses among: one row per configuration, as the MLR's inputs, and (for the
+    # adaptive strategy's oracle) the configuration's mean measurement.
+    first = rows.groupby(GROUP, sort=True).head(1).set_index(GROUP).loc[uniq]
+    x = design_matrix(first, main_effect_terms(schema))
+    means = rows.groupby(GROUP)[metric].mean().loc[uniq].to_numpy(dtype=float)
     rng = np.random.default_rng(seed)
-    points = []
-    for n in sizes:
-        scores, tops, corrs = [], [], []
-        for _ in range(subsets):
-            pick = np.isin(groups, rng.choice(uniq, size=n, replace=False))
+    largest = max(sizes)
+    per_size: dict[int, tuple[list[float], list[bool], list[float]]] = {n: ([], [], []) for n in sizes}
+    for _ in range(subsets):
+        nested = _sequence(strategy, x, means, largest, rng, batch) if strategy in ("random", "dopt", "adaptive", "iopt") \
+            else None
+        for n in sizes:
+            chosen = nested[:n] if nested is not None else lhs_design(x, n, rng)
+            pick = np.isin(groups, uniq[chosen])
             train, test = rows[pick].reset_index(drop=True), rows[~pick].reset_index(drop=True)
             # A subset where a feature does not vary cannot estimate it: that draw failed, as such a design would.
             if len(schema_from_frame(train, FAMILIES[family], metric).features) < len(schema.features):
@@ -174,17 +190,33 @@ def design_size(frame: pd.DataFrame, metric: str, family: str = "hardware", *, s
             assert isinstance(model, LinearModel)
             if model.df_resid < 1:
                 continue
+            scores, tops, corrs = per_size[n]
             scores.append(1.0 - float(np.mean((y[~pick] - model.predict(test)) ** 2)) / variance)
             vi = _vi(model, rows, names)
             tops.append(max(vi, key=lambda f: vi[f]) == top)
             corrs.append(_spearman([vi[f] for f in names], [full_vi[f] for f in names]))
-        nan = float("nan")
+    nan = float("nan")
+    points = []
+    for n in sizes:
+        scores, tops, corrs = per_size[n]
         points.append(SizePoint(
             n, subsets, len(scores), float(np.median(scores)) if scores else nan,
             float(np.quantile(scores, 0.1)) if scores else nan, float(np.mean(tops)) if tops else nan,
             float(np.nanmean(corrs)) if corrs and not np.all(np.isnan(corrs)) else nan))
     return DesignSize(metric, family, len(uniq), names, full_vi, full_cv, points,
-                      runs_needed(points, full_cv, tolerance, top_share), tolerance, top_share)
+                      runs_needed(points, full_cv, tolerance, top_share), tolerance, top_share, strategy)
+
+
+def _sequence(strategy: Strategy, x: np.ndarray, means: np.ndarray, size: int, rng: np.random.Generator,
+              batch: int) -> list[int]:
+    """One nested run order of a strategy (its first n are its design of size n)."""
+    if strategy == "random":
+        return random_order(len(x), size, rng)
+    if strategy == "dopt":
+        return dopt_order(x, size, rng)
+    if strategy == "iopt":
+        return iopt_order(x, size, rng)
+    return adaptive_order(x, lambda idx: means[idx], size, rng, batch=batch)
 
 
 def runs_needed(points: Sequence[SizePoint], target_r2: float, tolerance: float, top_share: float) -> int | None:

@@ -83,7 +83,7 @@ def design_size_table(d: DesignSize) -> Any:
     from rich.table import Table
 
     vi = ", ".join(f"{f} {v:.2f}" for f, v in sorted(d.full_vi.items(), key=lambda kv: -kv[1])[:3])
-    t = Table(title=f"{d.metric}: MLR on random subsets of the {d.configs} configurations (whole grid: CV R² "
+    t = Table(title=f"{d.metric}: MLR on {d.strategy} designs from the {d.configs} configurations (whole grid: CV R² "
                     f"{_f(d.full_cv_r2)}; VI {vi})", title_justify="left")
     for col in ("n", "fitted", "held-out R² median", "p10", f"top = {d.top}", "VI rank corr"):
         t.add_column(col, justify="right")
@@ -99,11 +99,19 @@ def print_design_size(console: Any, results: Sequence[DesignSize], where: str) -
     for d in results:
         console.print(design_size_table(d))
         if d.needed is None:
-            console.print(f"  {d.metric}: no size tried met the criterion (median held-out R² within "
+            console.print(f"  {d.metric}, {d.strategy}: no size tried met the criterion (median held-out R² within "
                           f"{d.tolerance:.2f} of {_f(d.full_cv_r2)} and the top predictor in ≥{d.top_share:.0%} of "
                           "subsets, at that size and every larger one)", highlight=False)
         else:
-            console.print(f"  {d.metric}: {d.needed} of {d.configs} configurations suffice: from there on the median "
+            console.print(f"  {d.metric}, {d.strategy}: {d.needed} of {d.configs} configurations suffice: from there on the median "
                           f"held-out R² is within {d.tolerance:.2f} of the whole grid's {_f(d.full_cv_r2)} and "
                           f"{d.top} ranks first in ≥{d.top_share:.0%} of subsets", highlight=False)
+    by_metric: dict[str, list[DesignSize]] = {}
+    for d in results:
+        by_metric.setdefault(d.metric, []).append(d)
+    for metric, ds in by_metric.items():
+        if len(ds) > 1:
+            console.print(f"runs needed for {metric}: " + ", ".join(
+                f"{d.strategy} {d.needed if d.needed is not None else '–'}" for d in ds) +
+                f" (of {ds[0].configs})", highlight=False)
     console.print(f"data: {where}", highlight=False)

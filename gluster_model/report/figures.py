@@ -161,3 +161,28 @@ def block_size_sync(frame: pd.DataFrame, out: Path, name: str) -> str | None:
     ax.legend(fontsize=8)
     ax.set_title("Throughput against block size, O_SYNC on and off")
     return _save(fig, out, name)
+
+
+def design_curves(results: Sequence[Any], out: Path, name: str) -> str:
+    """Held-out R² (left) and top-predictor recovery (right) against runs, one line per strategy, a row per
+    metric (``results``: DesignSize curves)."""
+    plt = _plt()
+    metrics = list(dict.fromkeys(r.metric for r in results))
+    fig, axes = plt.subplots(len(metrics), 2, figsize=(10, 3.4 * len(metrics)), squeeze=False)
+    for row, metric in zip(axes, metrics):
+        for r in (r for r in results if r.metric == metric):
+            n = [p.n for p in r.points]
+            row[0].plot(n, [p.r2_median for p in r.points], marker="o", label=f"{r.strategy} (needs "
+                        f"{r.needed if r.needed is not None else '>' + str(max(n))})")
+            row[1].plot(n, [p.top_share for p in r.points], marker="o", label=r.strategy)
+            target = r.full_cv_r2 - r.tolerance
+        row[0].axhline(target, color="grey", linestyle="--", linewidth=1, label="criterion")
+        row[0].set(title=f"{metric}: median held-out R²", xlabel="runs (configurations)", ylim=(0, 1))
+        row[1].set(title=f"{metric}: top predictor found", xlabel="runs (configurations)", ylim=(0, 1.05))
+        for ax in row:
+            ax.set_xscale("log")
+            ax.minorticks_off()
+            ax.set_xticks(n, [str(v) for v in n], fontsize=8)
+        row[0].legend(fontsize=8)
+        row[1].legend(fontsize=8)
+    return _save(fig, out, name)

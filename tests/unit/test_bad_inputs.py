@@ -103,3 +103,12 @@ def test_bad_input_is_one_line_and_writes_nothing(case: tuple[str, list[str], st
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert expected in lines[0], lines[0]
     assert _snapshot(BAD, scratch) == before  # nothing created, changed or removed
+
+
+def test_a_dry_run_never_needs_the_store_to_exist(tmp_path: Path) -> None:
+    plan = DATA.parent.parent / "experiments" / "plans" / "smoke.yaml"
+    for store in (f"sqlite:///{tmp_path}/no/new.db", str(tmp_path / "new.db")):
+        proc = _cli("collect", "--cluster", str(CLUSTER), "--plan", str(plan), "--dry-run", "--store", store,
+                    cwd=tmp_path)
+        assert proc.returncode == 0 and "6 run(s)" in proc.stdout, proc.stderr
+    assert list(tmp_path.iterdir()) == []
