@@ -55,6 +55,11 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
     plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
     summaries: list[CampaignSummary] = []
     try:
+        if plan.design.type == "adaptive":  # one campaign, its runs chosen as it goes (plan.expand allows no more)
+            from .adaptive import run_adaptive
+
+            return run_adaptive(cluster, plan, expanded, store, executor, name=setting_campaign(base, settings[0]),
+                                fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         for setting in settings:
             part = expanded.with_setting(setting)
             name = setting_campaign(base, setting)

@@ -500,6 +500,11 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
         console.print(f"campaign {base}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
                       f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
                       f"estimated {est / 60:.0f} min ({cost.source})", highlight=False)
+        if plan.design.type == "adaptive":
+            d = plan.design
+            console.print(f"  adaptive: chooses at most {min(d.budget or 0, len(expanded.runs))} of these "
+                          f"{len(expanded.runs)} candidate run(s) as it goes, {d.batch} per round after the first "
+                          f"(the counts and estimate above are for all of them)", highlight=False)
         if settings != [()]:
             console.print(f"  {len(settings)} lab hardware setting(s), each a campaign with its own baselines:",
                           highlight=False)
@@ -598,6 +603,46 @@ def runs_list(store: str, campaign: str | None, status: str | None, as_json: boo
         table.add_row(str(r["id"]), r["campaign"], r["status"] + (" (unstable)" if r["unstable"] else ""),
                       str(counts[r["id"]]), r["regime"] or "", feats, err)
     _console().print(table)
+
+
+@runs.command("design", short_help="An adaptive campaign's decisions: each round's figures and why each run.")
+@store_option
+@click.option("--campaign", required=True, help="The adaptive campaign.")
+@click.option("--json", "as_json", is_flag=True, help="Print the log as JSON.")
+def runs_design(store: str, campaign: str, as_json: bool) -> None:
+    """Round by round: runs measured, how much the model's predictions moved, its importance ranking, and each
+    run it chose next with the reason; the last round says why the campaign stopped.
+
+    Example: glmodel runs design --campaign adaptive_smoke@lab
+    """
+    import json
+
+    from .plan.factors import show_features
+    from .store import open_store
+
+    with open_store(store, create=False) as st:
+        c = st.campaign(campaign)
+        if c is None:
+            names = ", ".join(x["name"] for x in st.campaigns()) or "none"
+            raise Failure(f"no campaign {campaign!r} in {st.where} (campaigns: {names})", 2)
+        log = st.design_log(int(c["id"]))
+        labels = {r["config_hash"]: show_features(r["features"]) for r in st.runs(int(c["id"]))}
+    if not log:
+        raise Failure(f"campaign {campaign} has no design log (it did not use an adaptive design)")
+    if as_json:
+        click.echo(json.dumps([{k: e[k] for k in ("round", "config_hash", "reason")} |
+                               {"figures": {k: v for k, v in e["figures"].items() if k != "predictions"}}
+                               for e in log], indent=1, default=str))
+        return
+    for e in log:
+        if e["config_hash"] is None:
+            f = e["figures"]
+            loo = f.get("loo_r2")
+            click.echo(f"round {e['round']}: {f.get('runs')} run(s), LOO R² {'–' if loo is None else f'{loo:.3f}'}; "
+                       f"{e['reason']}")
+        else:
+            click.echo(f"  round {e['round']} runs {labels.get(e['config_hash'], e['config_hash'][:12])}: "
+                       f"{e['reason']}")
 
 
 @runs.command("show", short_help="One run: config, every trial with its figures, the raw output of one trial.")

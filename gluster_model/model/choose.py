@@ -29,7 +29,7 @@ Burbidge, R., Rowland, J. J., King, R. D. (2007), Active learning for regression
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -137,49 +137,56 @@ def _ridge(a: np.ndarray, b: np.ndarray, lam: float) -> np.ndarray:
     return out
 
 
-def adaptive_order(x: np.ndarray, y: Callable[[list[int]], np.ndarray], size: int, rng: np.random.Generator, *,
-                   initial: int | None = None, batch: int = 4, committee: int = 8) -> list[int]:
-    """Query by committee over the challengers (Seung et al. 1992; Burbidge et al. 2007), after an I-optimal
-    start.
+def next_batch(x: np.ndarray, chosen: list[int], measured: Sequence[float], batch: int, rng: np.random.Generator,
+               committee: int = 8) -> tuple[list[int], list[dict[str, float]]]:
+    """The next ``batch`` candidates by query by committee over the challengers, with why each was picked.
 
-    ``y(indices)`` measures candidates (offline: looks them up in a finished grid; on a cluster: runs them).
-    The committee is ``committee`` bootstrap resamples of the runs so far, each fitted twice: the additive
-    main-effects model (the study's MLR) and a ridge fit that adds every pairwise interaction. Where they
-    disagree (the variance of all their predictions), the additive model is unsure or wrong — an interaction or
-    a curve — and the next batch goes there, weighted by each candidate's I-optimal gain so a run also informs
-    the rest of the grid, and discounted by the share of its leverage earlier picks of the batch already took.
+    The committee is ``committee`` bootstrap resamples of the runs so far (``chosen`` with their ``measured``
+    values), each fitted twice: the additive main-effects model (the study's MLR) and a ridge fit that adds every
+    pairwise interaction. Where they disagree (the variance of all their predictions), the additive model is
+    unsure or wrong — an interaction or a curve. A candidate's score is that disagreement times its I-optimal
+    gain (a run should also inform the rest of the grid), discounted by the share of its leverage that earlier
+    picks of the batch already took, so a batch does not pile up in one corner.
     """
     import numpy as np
 
     z = with_intercept(x)
     zp = with_pairs(z)
-    p = z.shape[1]
-    chosen = iopt_order(x, min(size, initial or p + 2), rng)
+    yy = np.asarray(measured, dtype=float)
+    scale = float(np.std(yy)) or 1.0
+    rows = np.arange(len(chosen))
+    preds = []
+    for _ in range(committee):
+        pick = rng.choice(rows, size=len(rows))
+        idx, target = np.asarray(chosen)[pick], yy[pick] / scale
+        preds.append(z @ _ridge(z[idx], target, RIDGE))
+        preds.append(zp @ _ridge(zp[idx], target, 1e-2 * len(idx)))
+    disagreement = np.var(np.array(preds), axis=0)
+    gain = _iopt_gain(z, chosen)
+    score = disagreement / (disagreement.max() or 1.0) * gain / (gain.max() or 1.0)
+    before = _leverage(z, chosen)
+    picks: list[int] = []
+    why: list[dict[str, float]] = []
+    open_ = len(x) - len(chosen)
+    for _ in range(min(batch, open_)):
+        s = score * (_leverage(z, chosen + picks) / np.maximum(before, 1e-12) if picks else 1.0)
+        s[chosen + picks] = -np.inf
+        j = int(np.argmax(s))
+        picks.append(j)
+        why.append({"disagreement": float(disagreement[j] / (disagreement.max() or 1.0)),
+                    "gain": float(gain[j] / (gain.max() or 1.0)), "score": float(s[j])})
+    return picks, why
+
+
+def adaptive_order(x: np.ndarray, y: Callable[[list[int]], np.ndarray], size: int, rng: np.random.Generator, *,
+                   initial: int | None = None, batch: int = 4, committee: int = 8) -> list[int]:
+    """Query by committee (``next_batch``) after an I-optimal start of ``initial`` runs (default: the
+    main-effects model's parameters + 2); ``y(indices)`` measures candidates (offline: looks them up in a
+    finished grid)."""
+    chosen = iopt_order(x, min(size, initial or x.shape[1] + 3), rng)
     measured = list(y(chosen))
     while len(chosen) < size:
-        yy = np.asarray(measured, dtype=float)
-        scale = float(np.std(yy)) or 1.0
-        preds = []
-        for _ in range(committee):
-            idx = np.asarray(chosen)[rng.integers(len(chosen), size=len(chosen))]
-            target = np.asarray(y_of(chosen, measured, idx)) / scale
-            preds.append(z @ _ridge(z[idx], target, RIDGE))
-            preds.append(zp @ _ridge(zp[idx], target, 1e-2 * len(idx)))
-        disagreement = np.var(np.array(preds), axis=0)
-        gain = _iopt_gain(z, chosen)
-        score = disagreement / (disagreement.max() or 1.0) * gain / (gain.max() or 1.0)
-        before = _leverage(z, chosen)
-        picks: list[int] = []
-        for _ in range(min(batch, size - len(chosen))):
-            s = score * (_leverage(z, chosen + picks) / np.maximum(before, 1e-12) if picks else 1.0)
-            s[chosen + picks] = -np.inf
-            picks.append(int(np.argmax(s)))
+        picks, _ = next_batch(x, chosen, measured, min(batch, size - len(chosen)), rng, committee)
         measured.extend(y(picks))
         chosen.extend(picks)
     return chosen[:size]
-
-
-def y_of(chosen: list[int], measured: list[float], idx: np.ndarray) -> list[float]:
-    """The measurements of the candidates ``idx`` (each one already run)."""
-    where = {c: m for c, m in zip(chosen, measured)}
-    return [where[int(i)] for i in idx]

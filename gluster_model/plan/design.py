@@ -26,7 +26,7 @@ import numpy as np
 
 from .factors import Level
 
-DesignType = Literal["grid", "fractional", "lhs", "sobol"]
+DesignType = Literal["grid", "fractional", "lhs", "sobol", "adaptive"]
 Levels = dict[str, list[Level]]
 
 
@@ -140,10 +140,10 @@ MAX_GRID = 100_000  # points; a grid is expanded in memory, and no campaign runs
 
 def make_design(levels: Levels, kind: DesignType, n: int | None = None, seed: int = 0) -> list[dict[str, Level]]:
     """The design's points; a grid (or a fractional design's candidate grid) above MAX_GRID is refused first."""
-    if kind in ("grid", "fractional") and (size := grid_size(levels)) > MAX_GRID:
+    if kind in ("grid", "fractional", "adaptive") and (size := grid_size(levels)) > MAX_GRID:
         raise ValueError(f"the full grid of these factors has {size:,} points (at most {MAX_GRID:,}); use a "
                          f"space-filling design (type: lhs or sobol, with n) or fewer levels")
-    if kind == "grid":
+    if kind == "grid" or kind == "adaptive":  # adaptive: the grid is the candidates it chooses from as it runs
         return grid(levels)
     if kind == "fractional":
         return fractional(levels, n, seed)

@@ -24,6 +24,27 @@ class Design(Frozen):
     type: DesignType = "grid"
     n: int | None = Field(default=None, ge=1, le=100000, description="points (lhs, sobol; optional for fractional)")
     seed: int = 0
+    # adaptive: start with `initial` I-optimal runs, then add `batch` at a time where a committee of models
+    # disagrees, until `budget` runs or the stopping rule (see gluster_model.adaptive).
+    initial: int | None = Field(default=None, ge=2, le=100000, description="adaptive: runs before the first fit "
+                                "(default: the model's parameters + 2)")
+    budget: int | None = Field(default=None, ge=2, le=100000, description="adaptive: at most this many runs")
+    batch: int = Field(default=4, ge=1, le=1000, description="adaptive: runs chosen per round")
+    metric: Literal["write", "rewrite", "read", "reread", "random_read", "random_write"] | None = Field(
+        default=None, description="adaptive: the metric the committee models (default: the first test's)")
+    tolerance: float = Field(default=0.02, gt=0, le=1, description="adaptive: stop when predictions move less "
+                             "than this share")
+    patience: int = Field(default=2, ge=1, le=100, description="adaptive: ... for this many rounds in a row, with "
+                          "the importance ranking unchanged")
+
+    @model_validator(mode="after")
+    def _adaptive(self) -> Design:
+        if self.type == "adaptive" and self.budget is None:
+            raise ValueError("an adaptive design needs a budget (the most runs it may spend)")
+        if self.type == "adaptive" and self.initial is not None and self.budget is not None \
+                and self.initial > self.budget:
+            raise ValueError(f"initial {self.initial} is more than the budget {self.budget}")
+        return self
 
 
 class FixedWorkload(Frozen):
@@ -180,6 +201,11 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
                 raise ConfigError(source, f"factors.{name}", f"only a glmodel lab can change its hardware between "
                                   f"runs; on {cluster.name} it is what it is (the baselines measure it): remove "
                                   f"'{name}' or run the plan on `glmodel lab up`")
+    if plan.design.type == "adaptive":
+        varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
+        if varied_lab:
+            raise ConfigError(source, f"factors.{varied_lab[0]}", "an adaptive design chooses runs within one "
+                              "campaign; vary lab hardware with a grid or space-filling design, or fix it here")
     try:
         points = make_design(plan.factors, plan.design.type, plan.design.n, plan.design.seed)
     except ValueError as exc:

@@ -11,17 +11,23 @@ from collections.abc import Callable, Mapping
 from sqlalchemy import Connection, inspect, select
 
 from ..errors import StoreError
-from .schema import SCHEMA_VERSION, metadata, schema_info
+from .schema import SCHEMA_VERSION, design_log, metadata, schema_info
 
 Step = Callable[[Connection], None]
+_LATER = {"design_log"}  # tables added by later steps
 
 
 def _v1(conn: Connection) -> None:
-    """Version 1: the first schema (every table of schema.py as first released)."""
-    metadata.create_all(conn)
+    """Version 1: the first schema (the tables of schema.py as first released)."""
+    metadata.create_all(conn, tables=[t for t in metadata.sorted_tables if t.name not in _LATER])
 
 
-STEPS: dict[int, Step] = {1: _v1}
+def _v2(conn: Connection) -> None:
+    """Version 2: the design_log table of adaptive designs."""
+    design_log.create(conn, checkfirst=True)
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2}
 
 
 def current_version(conn: Connection) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -162,4 +162,17 @@ raw_outputs = Table(
     Column("encoding", String(10), nullable=False),   # zlib
     Column("size", Integer, nullable=False),
     Column("data", LargeBinary, nullable=False),
+)
+
+# Version 2: what an adaptive design decided, round by round: each chosen run with the reason, and each round's
+# figures (runs so far, how much the predictions moved, the importance ranking, whether it stopped and why).
+design_log = Table(
+    "design_log", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("campaign_id", ForeignKey("campaigns.id", ondelete="CASCADE"), nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("config_hash", String(64), nullable=True),  # a chosen run; NULL for the round's summary
+    Column("reason", Text, nullable=False),
+    Column("figures", JSON, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -142,6 +142,23 @@ class Store:
             return [dict(r) for r in c.execute(select(t.hosts).where(t.hosts.c.campaign_id == campaign_id)
                                                 .order_by(t.hosts.c.id)).mappings()]
 
+    # -- adaptive designs -----------------------------------------------------------------------------------
+    def add_design_log(self, campaign_id: int, round_: int, entries: Sequence[tuple[str | None, str, dict[str, Any]]]
+                       ) -> None:
+        """One round's decisions in one transaction: (config hash or None for the round summary, reason, figures)."""
+        with self.tx() as c:
+            for config_hash, reason, figures in entries:
+                c.execute(t.design_log.insert().values(campaign_id=campaign_id, round=round_, config_hash=config_hash,
+                                                       reason=reason, figures=_jsonable(figures), created_at=now()))
+
+    def design_log(self, campaign_id: int) -> list[dict[str, Any]]:
+        """The campaign's adaptive decisions in order (none for a store from before they were kept)."""
+        with self.tx() as c:
+            if not inspect(c).has_table(t.design_log.name):
+                return []
+            return [dict(r) for r in c.execute(select(t.design_log).where(t.design_log.c.campaign_id == campaign_id)
+                                                .order_by(t.design_log.c.id)).mappings()]
+
     # -- baselines ------------------------------------------------------------------------------------------
     def baselines(self, hardware_key: str) -> list[dict[str, Any]]:
         with self.tx() as c:
@@ -364,9 +381,9 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
                     "; glmodel creates a store only in a new or empty file: pass another --store" if create else ""))
             if create:
                 migrate(conn, where=where)
-            elif found != SCHEMA_VERSION:
-                raise StoreError(f"{where} has schema version {found}; this glmodel reads {SCHEMA_VERSION} "
-                                 f"({'upgrade glmodel' if found > SCHEMA_VERSION else 'run collect on it to upgrade it'})")
+            elif found > SCHEMA_VERSION:  # an older store is read as it is (what it lacks reads as empty)
+                raise StoreError(f"{where} has schema version {found}, newer than this glmodel understands "
+                                 f"({SCHEMA_VERSION}); upgrade glmodel")
         if create and engine.dialect.name == "sqlite":
             # WAL, once the file is known to be ours: readers (glmodel runs list) never block the collector, and
             # a killed process loses nothing committed. The mode is kept in the file.

@@ -115,21 +115,26 @@ def test_store_urls_and_missing_store(tmp_path: Path) -> None:
 
 def test_newer_schema_refused_and_old_schema_migrated(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    with open_store(path) as st:
+    eng = create_engine(f"sqlite:///{path}")
+    with eng.begin() as conn:  # a store as the first glmodel wrote it: schema version 1, no design_log
+        assert migrate(conn, target=1) == (0, 1)
+        assert "design_log" not in inspect(conn).get_table_names()
+    eng.dispose()
+    with open_store(path) as st:  # opened by collect: brought to version 2, its data kept
         cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
         st.register_runs(cid, _runs())
     eng = create_engine(f"sqlite:///{path}")
 
-    def v2(conn: Connection) -> None:  # a future step: a new column with a default
+    def v3(conn: Connection) -> None:  # a future step: a new column with a default
         conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(50) DEFAULT 'none'"))
 
     with eng.begin() as conn:
-        assert current_version(conn) == 1
-        assert migrate(conn, {**STEPS, 2: v2}, target=2) == (1, 2)
+        assert current_version(conn) == 2 and "design_log" in inspect(conn).get_table_names()
+        assert migrate(conn, {**STEPS, 3: v3}, target=3) == (2, 3)
     with eng.begin() as conn:
-        assert current_version(conn) == 2
+        assert current_version(conn) == 3
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
         assert conn.execute(text("select count(*), min(note) from runs")).one() == (4, "none")  # data kept
     eng.dispose()
-    with pytest.raises(StoreError, match="schema version 2, newer than this glmodel understands"):
+    with pytest.raises(StoreError, match="schema version 3, newer than this glmodel understands"):
         open_store(path)
