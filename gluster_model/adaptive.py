@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .collect import CampaignSummary, Collector
+from .collect import CampaignSummary, Collector, runs_done
 from .config import ClusterSpec
 from .plan.factors import FACTORS, RunSpec
 from .plan.file import Expanded, PlanFile
@@ -159,8 +159,7 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
     assert cid is not None  # a log exists only in a campaign
     while True:
         part = Expanded([runs[i] for i in state.chosen])
-        done = _done(store, name, part)
-        with reporter.campaign(name, len(part.runs), done, store.where) as rep:
+        with reporter.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as rep:
             summaries.append(Collector(cluster, plan, part, store, executor, campaign=name, fail_fast=fail_fast,
                                        reporter=rep, plan_volumes=plan_volumes, setting=setting).run())
         reporter.finished(summaries[-1])
@@ -212,14 +211,6 @@ def _means(frame: Any, metric: str) -> dict[str, float]:
         return {}
     means = frame.groupby("config_hash", observed=True)[metric].mean().dropna()
     return {str(k): float(v) for k, v in means.items()}
-
-
-def _done(store: Store, name: str, part: Expanded) -> int:
-    existing = store.campaign(name)
-    if existing is None:
-        return 0
-    planned = {r.config_hash for r in part.runs}
-    return sum(1 for r in store.runs(int(existing["id"])) if r["status"] == "done" and r["config_hash"] in planned)
 
 
 def _ensure(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str) -> int:

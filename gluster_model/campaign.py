@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import ContextManager, Protocol
 
-from .collect import (CampaignSummary, Collector, Reporter, SilentReporter, lab_snapshot, restore_lab,
+from .collect import (CampaignSummary, Collector, Reporter, SilentReporter, lab_snapshot, restore_lab, runs_done,
                       setting_campaign)
 from .config import ClusterSpec
 from .errors import GlmodelError
@@ -63,13 +63,7 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
         for setting in settings:
             part = expanded.with_setting(setting)
             name = setting_campaign(base, setting)
-            existing = store.campaign(name)
-            done = 0
-            if existing is not None:
-                planned = {x.config_hash for x in part.runs}
-                done = sum(1 for r in store.runs(int(existing["id"]))
-                           if r["status"] == "done" and r["config_hash"] in planned)
-            with rep.campaign(name, len(part.runs), done, store.where) as run_reporter:
+            with rep.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
                 summary = Collector(cluster, plan, part, store, executor, campaign=name, fail_fast=fail_fast,
                                     reporter=run_reporter, setting=setting, plan_volumes=plan_volumes).run()
             summaries.append(summary)

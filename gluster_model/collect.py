@@ -89,6 +89,15 @@ def setting_campaign(base: str, setting: LabSetting) -> str:
     return base if not setting else f"{base}:{','.join(f'{k}={v}' for k, v in setting)}"
 
 
+def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
+    """How many of ``expanded``'s runs the store already has done in ``campaign``."""
+    existing = store.campaign(campaign)
+    if existing is None:
+        return 0
+    planned = {r.config_hash for r in expanded.runs}
+    return sum(1 for r in store.runs(int(existing["id"])) if r["status"] == "done" and r["config_hash"] in planned)
+
+
 def apply_lab_setting(cluster: ClusterSpec, setting: LabSetting, progress: Callable[[str], None]) -> None:
     """Ask the local lab for a hardware setting (plans with lab factors only run on a lab: see plan.expand)."""
     from .lab import load_lab, parse_setting, set_hardware
