@@ -12,6 +12,7 @@ lab_dir=${GLMODEL_LAB_DIR:-$here/glmodel-lab}
 store=${GLMODEL_STORE:-$here/glmodel.db}
 glmodel=$here/.venv/bin/glmodel
 
+mkdir -p "$here/results"  # outputs go here; glmodel makes no directory it is not asked for
 "$glmodel" lab up --nodes 3 --dir "$lab_dir"
 "$glmodel" check --cluster "$lab_dir/lab.yaml"
 "$glmodel" collect --cluster "$lab_dir/lab.yaml" --plan experiments/plans/smoke.yaml --store "$store"
