@@ -35,6 +35,9 @@ class DiskSpec(Frozen):
     tests: list[DiskTest] = Field(default=list(_ORDER), min_length=1)
     direct: bool = Field(default=True, description="O_DIRECT; falls back to buffered I/O where refused")
     parallel: bool = Field(default=False, description="measure all hosts at once (bricks on separate disks)")
+    steady: bool = Field(default=False, description="run each test for the whole runtime, looping over the file, "
+                         "so a disk's (or a throttle's) initial burst does not count; set it where the file "
+                         "takes under a second to move")
 
     @field_validator("size", "seq_block", "rand_block")
     @classmethod
@@ -84,7 +87,7 @@ def fio_argv(directory: str, spec: DiskSpec, direct: bool, fio: str = "fio") -> 
     """One fio run of the chosen tests, in order, on one file in ``directory``; JSON on stdout."""
     argv = [fio, "--output-format=json", f"--directory={directory}", "--filename=glmodel-fio.dat",
             f"--size={spec.size}", f"--direct={int(direct)}", "--ioengine=psync", f"--runtime={spec.runtime}",
-            "--invalidate=1"]
+            "--invalidate=1", *(["--time_based"] if spec.steady else [])]
     for i, test in enumerate(spec.tests):
         argv += [f"--name={test}", f"--rw={_RW[test]}",
                  f"--bs={spec.seq_block if test.startswith('seq') else spec.rand_block}"]

@@ -22,7 +22,8 @@ PLAN = {
     "design": {"type": "grid"},
     "workload": {"tests": ["write"]},
     "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none"},
-    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "32MB", "runtime": 2}},
+    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "32MB", "runtime": 2, "steady": True,
+                                                                 "tests": ["seq_write", "seq_read"]}},
 }
 SETTINGS = {"hwci@lab:link=1gbit,disk=40MB/s", "hwci@lab:link=1gbit,disk=300MB/s",
             "hwci@lab:link=500mbit,disk=40MB/s", "hwci@lab:link=500mbit,disk=300MB/s"}

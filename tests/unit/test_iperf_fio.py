@@ -175,3 +175,8 @@ def test_json_results_are_found_between_warning_lines() -> None:
     fio = (DATA / "fio" / "lab-3.33-four-tests.json").read_text()
     assert parse_fio_json("fio: note: both iodepth >= 1 and synchronous I/O engine\n" + fio + "\nfio: done {x}\n") \
         == parse_fio_json(fio)
+
+
+def test_steady_fio_runs_for_its_whole_runtime() -> None:
+    assert "--time_based" not in fio_argv("/b", DiskSpec(size="64MB", runtime=3), True)
+    assert "--time_based" in fio_argv("/b", DiskSpec(size="64MB", runtime=3, steady=True), True)
