@@ -22,7 +22,7 @@ PLAN = {
     "design": {"type": "grid"},
     "workload": {"tests": ["write"]},
     "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none"},
-    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "32MB", "runtime": 2, "steady": True,
+    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "32MB", "runtime": 2, "steady": True, "parallel": True,
                                                                  "tests": ["seq_write", "seq_read"]}},
 }
 SETTINGS = {"hwci@lab:link=1gbit,disk=40MB/s", "hwci@lab:link=1gbit,disk=300MB/s",
