@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
     from .config import ClusterSpec
     from .gluster.volume import VolumeConfig
-    from .lab import LabState
     from .remote.executor import SSHExecutor
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
