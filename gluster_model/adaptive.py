@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .collect import CampaignSummary, Collector, runs_done
+from .collect import CampaignSummary, Collector, ensure_campaign, runs_done
 from .config import ClusterSpec
 from .plan.factors import FACTORS, RunSpec
 from .plan.file import Expanded, PlanFile
@@ -153,7 +153,7 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
     if not state.chosen:
         start = min(budget, d.initial or x.shape[1] + 3)
         state.chosen = iopt_order(x, start, np.random.default_rng([d.seed, 0]))
-        cid = _ensure(store, cluster, plan, name)
+        cid = ensure_campaign(store, cluster, plan, name)  # the first choice is logged before its runs
         store.add_design_log(cid, 0, [(runs[i].config_hash, f"initial I-optimal design ({k + 1} of {start})", {})
                                       for k, i in enumerate(state.chosen)])
     assert cid is not None  # a log exists only in a campaign
@@ -211,14 +211,3 @@ def _means(frame: Any, metric: str) -> dict[str, float]:
         return {}
     means = frame.groupby("config_hash", observed=True)[metric].mean().dropna()
     return {str(k): float(v) for k, v in means.items()}
-
-
-def _ensure(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str) -> int:
-    """The campaign's id, made if new (so the first round's choice is logged before any of its runs start)."""
-    from . import __version__
-    from .collect import cluster_record
-    from .plan.factors import digest
-
-    plan_json = plan.model_dump(mode="json")
-    return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
-                                 cluster_record(cluster), __version__)

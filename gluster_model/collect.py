@@ -89,6 +89,13 @@ def setting_campaign(base: str, setting: LabSetting) -> str:
     return base if not setting else f"{base}:{','.join(f'{k}={v}' for k, v in setting)}"
 
 
+def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str) -> int:
+    """The campaign's id in the store, recorded with its plan and cluster if it is new."""
+    plan_json = plan.model_dump(mode="json")
+    return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
+                                 cluster_record(cluster), __version__)
+
+
 def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
     """How many of ``expanded``'s runs the store already has done in ``campaign``."""
     existing = store.campaign(campaign)
@@ -286,9 +293,7 @@ class Collector:
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
         started = time.monotonic()
-        plan_json = self.plan.model_dump(mode="json")
-        cid = self.store.ensure_campaign(self.name, self.plan.name, digest(plan_json), plan_json, self.cluster.name,
-                                         cluster_record(self.cluster), __version__)
+        cid = ensure_campaign(self.store, self.cluster, self.plan, self.name)
         status = self.store.register_runs(cid, self.expanded.runs)
         summary = CampaignSummary(self.name, len(self.expanded.runs))
         todo = [r for r in self.expanded.runs if status[r.config_hash][1] != "done"]
