@@ -7,12 +7,17 @@
   estimable with far fewer runs.
 - ``lhs`` / ``sobol``: space-filling designs in the unit cube (scipy.stats.qmc), seeded, mapped onto the
   levels by equal-width bins, so with n >= the number of levels every level appears.
+- ``nested``: a design over the slow-to-change factors (lab hardware) whose columns are as uncorrelated as
+  the levels allow (the least-correlated of many seeded LHS draws), and within each of its settings an inner
+  design over the rest, re-seeded per setting so the inner points differ from setting to setting.
 
 References
 ----------
 Box, Hunter & Hunter, *Statistics for Experimenters*, 2nd ed., ch. 6 (fractional factorials).
 Atkinson, Donev & Tobias, *Optimum Experimental Designs, with SAS*, ch. 12 (exchange algorithms).
 McKay, Beckman & Conover (1979), Technometrics 21(2) (Latin hypercube sampling).
+Owen (1994), "Controlling correlations in Latin hypercube samples", JASA 89(428) (why low correlation is chosen).
+Goos & Jones, *Optimal Design of Experiments*, ch. 10 (split-plot designs: hard-to-change factors as whole plots).
 """
 
 from __future__ import annotations
@@ -133,6 +138,63 @@ def space_filling(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed: i
         pts.append({names[j]: levels[names[j]][min(int(row[j] * len(levels[names[j]])), len(levels[names[j]]) - 1)]
                     for j in range(d)})
     return pts
+
+
+def level_codes(points: Sequence[dict[str, Level]], levels: Levels) -> np.ndarray:
+    """Each varied factor's level index per point, scaled to 0..1 (the columns whose correlations count)."""
+    names = [n for n, lv in levels.items() if len(lv) > 1]
+    if not names:
+        return np.zeros((len(points), 0))
+    return np.array([[levels[n].index(p[n]) / (len(levels[n]) - 1) for n in names] for p in points], dtype=float)
+
+
+def max_correlation(points: Sequence[dict[str, Level]], levels: Levels) -> float:
+    """The largest |Pearson correlation| between two varied factors' level codes (0 with fewer than two)."""
+    x = level_codes(points, levels)
+    if x.shape[1] < 2 or len(points) < 3:
+        return 0.0
+    sd = x.std(axis=0)
+    if np.any(sd == 0):
+        return 1.0  # a factor that never moves in the design cannot be separated from the intercept
+    r = np.corrcoef(x, rowvar=False)
+    return float(np.max(np.abs(r[np.triu_indices_from(r, k=1)])))
+
+
+def low_correlation(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed: int,
+                    tries: int = 400) -> list[dict[str, Level]]:
+    """The space-filling draw (of ``tries`` seeds from ``seed``) whose factors are least correlated.
+
+    A plain LHS keeps each factor balanced but lets two factors drift together by chance (with 12 points and 4
+    levels, |r| > 0.4 is common); picking the best of many draws is the simple form of Owen's (1994) correlation
+    control, and deterministic for a given seed.
+    """
+    best: list[dict[str, Level]] = []
+    best_r = math.inf
+    for k in range(tries):
+        pts = space_filling(levels, kind, n, seed + k)
+        distinct = len({tuple(sorted(p.items(), key=str)) for p in pts})
+        r = max_correlation(pts, levels) + (n - distinct)  # a repeated setting is a setting lost
+        if r < best_r - 1e-12:
+            best, best_r = pts, r
+        if best_r <= 0.05:
+            break
+    return best
+
+
+def nested(outer: Levels, inner: Levels, outer_kind: DesignType, outer_n: int | None, outer_seed: int,
+           inner_kind: DesignType, inner_n: int | None, inner_seed: int) -> list[dict[str, Level]]:
+    """Outer settings (hardware), and within each an inner design re-seeded by the setting's index."""
+    if outer_kind in ("lhs", "sobol"):
+        if outer_n is None:
+            raise ValueError(f"the hardware design {outer_kind} needs n (the number of hardware settings)")
+        settings = low_correlation(outer, outer_kind, outer_n, outer_seed)
+    else:
+        settings = make_design(outer, outer_kind, outer_n, outer_seed)
+    points: list[dict[str, Level]] = []
+    for i, setting in enumerate(dict.fromkeys(tuple(sorted(s.items(), key=str)) for s in settings)):
+        for p in make_design(inner, inner_kind, inner_n, inner_seed + 1000 * i):
+            points.append({**dict(setting), **p})
+    return points
 
 
 MAX_GRID = 100_000  # points; a grid is expanded in memory, and no campaign runs this many

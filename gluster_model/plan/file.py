@@ -14,10 +14,18 @@ from ..config import ClusterSpec, Frozen
 from ..errors import ConfigError
 from ..protocol import Protocol
 from ..yamlio import load_model
-from .design import DesignType, make_design
+from .design import DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class HardwareDesign(Frozen):
+    """The outer design of a nested plan: which lab hardware settings to build (each a campaign)."""
+
+    type: Literal["grid", "fractional", "lhs", "sobol"] = "lhs"
+    n: int | None = Field(default=None, ge=1, le=1000, description="hardware settings (lhs, sobol)")
+    seed: int = 0
 
 
 class Design(Frozen):
@@ -36,6 +44,9 @@ class Design(Frozen):
                              "than this share")
     patience: int = Field(default=2, ge=1, le=100, description="adaptive: ... for this many rounds in a row, with "
                           "the importance ranking unchanged")
+    # nested: the lab hardware factors get a design of their own (settings chosen to vary independently), and
+    # this design runs within each setting, re-seeded per setting (a split-plot: hardware is hard to change).
+    hardware: HardwareDesign | None = None
 
     @model_validator(mode="after")
     def _adaptive(self) -> Design:
@@ -44,6 +55,11 @@ class Design(Frozen):
         if self.type == "adaptive" and self.initial is not None and self.budget is not None \
                 and self.initial > self.budget:
             raise ValueError(f"initial {self.initial} is more than the budget {self.budget}")
+        if self.type == "adaptive" and self.hardware is not None:
+            raise ValueError("an adaptive design chooses runs within one campaign; it cannot be nested in a "
+                             "hardware design")
+        if self.hardware is not None and self.hardware.type in ("lhs", "sobol") and self.hardware.n is None:
+            raise ValueError(f"the hardware design {self.hardware.type} needs n (the number of hardware settings)")
         return self
 
 
@@ -207,7 +223,7 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
             raise ConfigError(source, f"factors.{varied_lab[0]}", "an adaptive design chooses runs within one "
                               "campaign; vary lab hardware with a grid or space-filling design, or fix it here")
     try:
-        points = make_design(plan.factors, plan.design.type, plan.design.n, plan.design.seed)
+        points = design_points(plan)
     except ValueError as exc:
         raise ConfigError(source, "design", str(exc)) from None
     fixed = plan.workload.model_dump()
@@ -238,6 +254,19 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         why = out.skipped[0][1] if out.skipped else "the design has no points"
         raise ConfigError(source, "factors", f"no point of the design can run on {cluster.name}: {why}")
     return out
+
+
+def design_points(plan: PlanFile) -> list[dict[str, Level]]:
+    """The plan's design points; with a hardware design, lab factors outside and the rest inside (nested)."""
+    d = plan.design
+    if d.hardware is None:
+        return make_design(plan.factors, d.type, d.n, d.seed)
+    outer = {k: v for k, v in plan.factors.items() if k in LAB_FACTORS}
+    inner = {k: v for k, v in plan.factors.items() if k not in LAB_FACTORS}
+    if not any(len(v) > 1 for v in outer.values()):
+        raise ValueError("a hardware design needs at least one lab factor (link, disk, ram, cpu, ...) with "
+                         "several levels")
+    return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed)
 
 
 def _check_cluster(run: RunSpec, cluster: ClusterSpec) -> None:
