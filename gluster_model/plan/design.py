@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -182,8 +182,13 @@ def low_correlation(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed:
 
 
 def nested(outer: Levels, inner: Levels, outer_kind: DesignType, outer_n: int | None, outer_seed: int,
-           inner_kind: DesignType, inner_n: int | None, inner_seed: int) -> list[dict[str, Level]]:
-    """Outer settings (hardware), and within each an inner design re-seeded by the setting's index."""
+           inner_kind: DesignType, inner_n: int | None, inner_seed: int,
+           keep: Callable[[dict[str, Level]], bool] | None = None) -> list[dict[str, Level]]:
+    """Outer settings (hardware), and within each an inner design re-seeded by the setting's index.
+
+    With ``keep`` (can this point be built?), a space-filling inner design is topped up from further seeded
+    draws until it has n buildable points, so no setting ends up with fewer runs than asked.
+    """
     if outer_kind in ("lhs", "sobol"):
         if outer_n is None:
             raise ValueError(f"the hardware design {outer_kind} needs n (the number of hardware settings)")
@@ -192,8 +197,18 @@ def nested(outer: Levels, inner: Levels, outer_kind: DesignType, outer_n: int | 
         settings = make_design(outer, outer_kind, outer_n, outer_seed)
     points: list[dict[str, Level]] = []
     for i, setting in enumerate(dict.fromkeys(tuple(sorted(s.items(), key=str)) for s in settings)):
-        for p in make_design(inner, inner_kind, inner_n, inner_seed + 1000 * i):
-            points.append({**dict(setting), **p})
+        seed = inner_seed + 1000 * i
+        chosen = [{**dict(setting), **p} for p in make_design(inner, inner_kind, inner_n, seed)]
+        if keep is not None and inner_kind in ("lhs", "sobol") and inner_n is not None:
+            chosen = [p for p in chosen if keep(p)]
+            for extra in range(1, 50):
+                if len(chosen) >= inner_n:
+                    break
+                for p in make_design(inner, inner_kind, inner_n, seed + extra):
+                    q = {**dict(setting), **p}
+                    if len(chosen) < inner_n and q not in chosen and keep(q):
+                        chosen.append(q)
+        points.extend(chosen)
     return points
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -222,8 +223,17 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         if varied_lab:
             raise ConfigError(source, f"factors.{varied_lab[0]}", "an adaptive design chooses runs within one "
                               "campaign; vary lab hardware with a grid or space-filling design, or fix it here")
+    def buildable(point: dict[str, Level]) -> bool:
+        try:
+            run = realize(point, plan.workload.model_dump(), plan.volume_options)
+            plan_volume(run.volume, cluster, None, source)
+            _check_cluster(run, cluster)
+        except (ValueError, ConfigError):
+            return False
+        return True
+
     try:
-        points = design_points(plan)
+        points = design_points(plan, buildable)
     except ValueError as exc:
         raise ConfigError(source, "design", str(exc)) from None
     fixed = plan.workload.model_dump()
@@ -256,8 +266,10 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
     return out
 
 
-def design_points(plan: PlanFile) -> list[dict[str, Level]]:
-    """The plan's design points; with a hardware design, lab factors outside and the rest inside (nested)."""
+def design_points(plan: PlanFile, buildable: Callable[[dict[str, Level]], bool] | None = None
+                  ) -> list[dict[str, Level]]:
+    """The plan's design points; with a hardware design, lab factors outside and the rest inside (nested,
+    each setting's inner points topped up to n with ones ``buildable`` accepts)."""
     d = plan.design
     if d.hardware is None:
         return make_design(plan.factors, d.type, d.n, d.seed)
@@ -266,7 +278,7 @@ def design_points(plan: PlanFile) -> list[dict[str, Level]]:
     if not any(len(v) > 1 for v in outer.values()):
         raise ValueError("a hardware design needs at least one lab factor (link, disk, ram, cpu, ...) with "
                          "several levels")
-    return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed)
+    return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed, buildable)
 
 
 def _check_cluster(run: RunSpec, cluster: ClusterSpec) -> None:
