@@ -1,8 +1,9 @@
 """Driver overhead of `glmodel collect`: campaign wall time over the benchmark engines' own run time.
 
 Runs a small campaign on the lab (a temporary 3-node lab unless --cluster is given) and splits the wall time
-into: host facts + network/disk baselines, volume create/mount/teardown, per-trial driver steps (cache drop,
-run directory, store writes) and the engines themselves. Target: wall / engine <= 1.10 for the runs.
+into: host facts + network/disk baselines (which run while the first volume is built, so that time counts
+there), volume create/mount/teardown, per-trial driver steps (cache drop, run directory, store writes) and the
+engines themselves. Target: wall / engine <= 1.05 for the whole smoke campaign (--plan experiments/plans/smoke.yaml).
 
 Run: .venv/bin/python benchmarks/collect_overhead.py [--cluster glmodel-lab/lab.yaml] [--plan P]
 """
@@ -42,12 +43,13 @@ def measure(cluster_file: Path, plan: PlanFile, store_dir: Path) -> None:
     runs_wall = wall - summary.baseline_seconds
     print(f"{len(expanded.runs)} run(s), {len(trials)} trial(s), {len(expanded.volumes)} volume(s)")
     print(f"campaign wall               {wall:8.1f} s")
-    print(f"  facts + baselines         {summary.baseline_seconds:8.1f} s  (once per hardware; reused after)")
+    print(f"  facts + baselines         {summary.baseline_seconds:8.1f} s  (with the first volume's build; once per "
+          "hardware, reused after)")
     print(f"  volumes, mounts, store    {runs_wall - trial_wall:8.1f} s  (create/mount/teardown, run bookkeeping)")
     print(f"  trial driver steps        {trial_wall - engine:8.1f} s  (cache drop on every host, mkdir/rm, store)")
     print(f"  engines (iozone)          {engine:8.1f} s")
-    print(f"wall / engine, whole campaign        {wall / engine:6.3f}")
-    print(f"wall / engine, without baselines     {runs_wall / engine:6.3f}   (target <= 1.10)")
+    print(f"wall / engine, whole campaign        {wall / engine:6.3f}   (target <= 1.05 for the smoke plan)")
+    print(f"wall / engine, without baselines     {runs_wall / engine:6.3f}")
     print(f"trial wall / engine (per-trial cost) {trial_wall / engine:6.3f}")
 
 

@@ -965,6 +965,70 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
         click.echo(f"wrote {', '.join(written)}")
 
 
+@cli.command(short_help="Measure what-if scenarios on a cluster and check the model's predictions against them.")
+@cluster_option
+@click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,
+              help="Model file written by `glmodel fit`.")
+@click.option("--scenarios", type=click.Path(path_type=Path), required=True,
+              help="What-if file (as for predict): its baseline and candidates are built and measured.")
+@click.option("--plan", "-p", "plan_file", type=click.Path(path_type=Path), required=True,
+              help="The plan the model's training data were collected with: its protocol, baselines and fixed "
+              "factors are used again.")
+@click.option("--variant", default=None, help="The plan's variant, if the training data used one.")
+@store_option
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) to check (default: every one the plan measures).")
+@click.option("--level", type=click.FloatRange(0.5, 0.99), default=None,
+              help="Prediction-interval level (default: the file's, else 0.9).")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
+@click.option("--dry-run", is_flag=True, help="Print each scenario's run and campaign; build and measure nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (per metric: mape, coverage, ...).")
+def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, variant: str | None, store: str,
+           metrics: tuple[str, ...], level: float | None, fail_fast: bool, dry_run: bool, as_json: bool) -> None:
+    """Bring each scenario's configuration up on the cluster (on a glmodel lab with its hardware), measure it
+    with the training plan's protocol as campaigns of their own (never pooled into training data; resumable),
+    and print predicted vs measured: error %, whether each measurement fell inside its interval, MAPE and
+    coverage per metric, and whether the best candidate per price measured best.
+
+    \b
+    Example: glmodel verify --cluster glmodel-lab/lab.yaml --model results/emulated-model.json \\
+             --scenarios experiments/whatif/emulated_decision.yaml --plan experiments/plans/hardware_emulated.yaml
+    """
+    import json
+    import signal
+
+    from .model import artifact
+    from .plan.file import load_plan
+    from .predict import show
+    from .predict.scenarios import from_file
+    from .predict.whatif import model_inputs
+    from .verify import verify as run_verify
+
+    spec = _load(cluster)
+    plan = load_plan(plan_file, variant)
+    mf = artifact.load(model_file)
+    q = from_file(scenarios, model_inputs(mf, list(metrics) or mf.metrics))
+    console = _console()
+    if dry_run:
+        from .collect import setting_campaign
+        from .verify import prepare
+
+        work = prepare(spec, mf, q, plan, list(metrics) or None)
+        console.print(f"verify {', '.join(work.metrics)} of {model_file}: {len(work.expanded.runs)} run(s) in "
+                      f"{len(work.campaigns)} campaign(s)", highlight=False)
+        for t in work.targets:
+            where = setting_campaign(work.base, t.run.lab) if t.run else f"not measured: {t.why}"
+            console.print(f"  {t.scenario.name}: {t.run.label + ' -> ' if t.run else ''}{where}", highlight=False,
+                          markup=False)
+        return
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    result = run_verify(spec, mf, q, plan, store, metrics=list(metrics) or None, level=level, fail_fast=fail_fast,
+                        reporter=None if as_json else _PlanConsole(console))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+        return
+    show.print_verification(console, result)
+
+
 # -- lab -----------------------------------------------------------------------------------------------------
 
 @cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")

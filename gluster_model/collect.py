@@ -12,6 +12,7 @@ import math
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol as TypingProtocol
@@ -22,6 +23,7 @@ from .config import ClusterSpec
 from .dd_trial import remove_dd_files, run_dd_trial
 from .errors import CommandFailed, GlmodelError, LabError, MultiHostError, RemoteError
 from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
+from .gluster.volume import client_keeps_file_data
 from .gluster.cli import GlusterVersion
 from .units import gluster_size, parse_size
 from .plan.factors import RunSpec, digest
@@ -306,56 +308,88 @@ class Collector:
         if self.setting:
             self._remove_leftover_volumes(self.plan_volumes)
             apply_lab_setting(self.cluster, self.setting, self.report.status)
-        self._facts_and_baselines(cid)
-        summary.baseline_seconds = time.monotonic() - t0
+        key = self._facts(cid)
+        network = self._baselines(cid, key, ("network",))
+        if network:
+            self.store.add_baselines(network)
+        # The disk baseline (fio, seconds per brick) runs while the first volume is created, started and mounted:
+        # a few management calls and a brick directory per server, light next to it, and no trial starts before
+        # it is stored. The CPU score and iperf3 are measured before, alone: on the lab the cores are shared,
+        # and the management calls' bursts of CPU would lower them.
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baselines")
+        pending: Future[list[dict[str, Any]]] | None = pool.submit(self._baselines, cid, key, ("disk",))
+
+        def baselines_done() -> None:
+            nonlocal pending
+            if pending is None:
+                return
+            job, pending = pending, None
+            try:
+                rows = job.result()
+            finally:
+                pool.shutdown(wait=True)
+            if rows:
+                self.store.add_baselines(rows)
+            summary.baseline_seconds = time.monotonic() - t0
+
         position = summary.already_done
         run_times: list[float] = []
         by_volume: dict[str, list[RunSpec]] = {}
         for r in todo:
             by_volume.setdefault(r.volume_key, []).append(r)
-        for runs in by_volume.values():
-            volume = runs[0].volume
-            try:
-                self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
-                self.version = self.version or server_version(self.cluster, self.ex)
-                apply_volume(self.cluster, self.ex, volume, source=self.name, version=self.version)
-                points = remount(self.cluster, self.ex, volume.name)
-            except GlmodelError as exc:
-                for r in runs:
-                    position += 1
-                    self._fail(status[r.config_hash][0], r, exc, summary, position)
-                if self.fail_fast:
-                    raise
-                continue
-            try:
-                for i, r in enumerate(runs):
-                    position += 1
-                    eta = (sum(run_times) / len(run_times)) * (summary.total - position + 1) if run_times else None
-                    self.report.run_started(position, summary.total, r, eta)
-                    run_id = status[r.config_hash][0]
-                    t_run = time.monotonic()
-                    try:
-                        if i and self.plan.protocol.remount == "run":
-                            points = remount(self.cluster, self.ex, volume.name)
-                        line, engine_s, n = self._run_one(run_id, r, points)
-                    except GlmodelError as exc:
-                        self._fail(run_id, r, exc, summary, position)
-                        if self.fail_fast:
-                            raise
-                        continue
-                    except BaseException:
-                        self.store.finish_run(run_id, "failed", error="interrupted")
-                        raise
-                    run_times.append(time.monotonic() - t_run)
-                    summary.done += 1
-                    summary.trials += n
-                    summary.engine_seconds += engine_s
-                    self.report.run_finished(position, summary.total, r, line, True)
-            finally:
+        try:
+            for runs in by_volume.values():
+                volume = runs[0].volume
                 try:
-                    teardown_volume(self.cluster, self.ex, volume.name)
+                    self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
+                    self.version = self.version or server_version(self.cluster, self.ex)
+                    apply_volume(self.cluster, self.ex, volume, source=self.name, version=self.version)
+                    points = remount(self.cluster, self.ex, volume.name)
                 except GlmodelError as exc:
-                    self.report.status(f"teardown of {volume.name} failed: {exc}")
+                    baselines_done()
+                    for r in runs:
+                        position += 1
+                        self._fail(status[r.config_hash][0], r, exc, summary, position)
+                    if self.fail_fast:
+                        raise
+                    continue
+                try:
+                    baselines_done()
+                    for i, r in enumerate(runs):
+                        position += 1
+                        eta = (sum(run_times) / len(run_times)) * (summary.total - position + 1) if run_times else None
+                        self.report.run_started(position, summary.total, r, eta)
+                        run_id = status[r.config_hash][0]
+                        t_run = time.monotonic()
+                        try:
+                            if i and self.plan.protocol.remount == "run" and client_keeps_file_data(
+                                    volume, parse_size(r.workload.file_size)):
+                                # Only then: a remount costs seconds, and a client without such caches starts
+                                # the next run as cold as a new mount once the page cache is dropped.
+                                points = remount(self.cluster, self.ex, volume.name)
+                            line, engine_s, n = self._run_one(run_id, r, points)
+                        except GlmodelError as exc:
+                            self._fail(run_id, r, exc, summary, position)
+                            if self.fail_fast:
+                                raise
+                            continue
+                        except BaseException:
+                            self.store.finish_run(run_id, "failed", error="interrupted")
+                            raise
+                        run_times.append(time.monotonic() - t_run)
+                        summary.done += 1
+                        summary.trials += n
+                        summary.engine_seconds += engine_s
+                        self.report.run_finished(position, summary.total, r, line, True)
+                finally:
+                    try:
+                        teardown_volume(self.cluster, self.ex, volume.name)
+                    except GlmodelError as exc:
+                        self.report.status(f"teardown of {volume.name} failed: {exc}")
+        finally:
+            if pending is not None:  # interrupted while the first volume was being built
+                pool.shutdown(wait=False, cancel_futures=True)
+        baselines_done()  # every volume failed before its runs: the baselines are still kept
         self._remove_leftover_volumes(list(dict.fromkeys(r.volume.name for r in self.expanded.runs)))
         summary.wall_seconds = time.monotonic() - started
         return summary
@@ -381,7 +415,8 @@ class Collector:
         self.report.run_finished(position, summary.total, run, f"FAILED on {host or '?'}: {exc}", False)
 
     # -- facts and baselines --------------------------------------------------------------------------------
-    def _facts_and_baselines(self, cid: int) -> None:
+    def _facts(self, cid: int) -> str:
+        """Host facts into the store; the campaign's hardware key."""
         from .preflight import gather_facts
 
         self.report.status("host facts")
@@ -392,7 +427,12 @@ class Collector:
         self.client_ram = min(rams) if rams else None
         key = hardware_key(self.cluster, facts, self.setting)
         self.store.set_hardware_key(cid, key)
+        return key
+
+    def _baselines(self, cid: int, key: str, kinds: tuple[str, ...] = ("network", "disk")) -> list[dict[str, Any]]:
+        """The baselines of ``kinds`` the store lacks for this hardware, as rows (stored by the caller)."""
         have = {row["kind"] for row in self.store.baselines(key) if row["error"] is None}
+        have |= {"network", "disk"} - set(kinds)
         b = self.plan.baselines
         rows: list[dict[str, Any]] = []
         if b.network and "network" not in have:
@@ -417,8 +457,7 @@ class Collector:
                     rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
                                      target=brick.path, test=f"{test}_iops", value=job.iops, unit="IO/s", error=None,
                                      raw=None))
-        if rows:
-            self.store.add_baselines(rows)
+        return rows
 
     # -- one run --------------------------------------------------------------------------------------------
     def _run_one(self, run_id: int, run: RunSpec, points: dict[str, str]) -> tuple[str, float, int]:

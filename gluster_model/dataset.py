@@ -18,6 +18,7 @@ from .store.store import Store
 if TYPE_CHECKING:
     import pandas as pd
 
+VERIFY_PREFIX = "verify."  # plan names of verification campaigns (see gluster_model.verify)
 METRICS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
            "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
@@ -100,10 +101,15 @@ def _fill_effective(frame: pd.DataFrame) -> pd.DataFrame:
 
 def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: bool = False,
                 include_outliers: bool = False, include_failed: bool = False) -> pd.DataFrame:
-    """One row per trial of finished runs (all runs with ``include_failed``), metrics as MB/s columns."""
+    """One row per trial of finished runs (all runs with ``include_failed``), metrics as MB/s columns.
+
+    Without ``campaign``, verification campaigns (``glmodel verify``) are left out: a model is never fitted on
+    the measurements that check it."""
     import pandas as pd
 
     rows = store.trial_table(campaign)
+    if campaign is None:
+        rows = [r for r in rows if not str(r["plan_name"]).startswith(VERIFY_PREFIX)]
     hw = campaign_hardware(store)
     trials: dict[int, dict[str, Any]] = {}
     for r in rows:
@@ -115,7 +121,7 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
             continue
         t = trials.get(r["trial_id"])
         if t is None:
-            t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features")}
+            t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features", "plan_name")}
             t.update(hw.get(r["campaign"], {}))
             trials[r["trial_id"]] = t
         if r["metric"] is not None and r["unit"] in _UNIT_TO_MBPS:  # throughputs; per-reader seconds stay out

@@ -42,7 +42,10 @@ class Protocol(Frozen):
     adaptive: bool = False
     ci_fraction: float = Field(default=0.05, gt=0, lt=1, description="target 95% CI half-width / mean")
     drop_caches: bool = True
-    remount: Literal["never", "run", "trial"] = "run"
+    remount: Literal["never", "run", "trial"] = Field(
+        default="run", description="remount the clients before every trial (trial); between runs of a volume when "
+        "its client process could carry file data over, i.e. io-cache on or files quick-read holds whole (run); "
+        "or never")
     target_seconds: float | None = Field(default=None, gt=0, le=3600,
                                          description="auto-size file_size so a trial's data phase lasts about this long")
     max_file_size: int = Field(default=64 << 30, gt=0, description="auto-sizing never grows a file past this")

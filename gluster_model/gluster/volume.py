@@ -143,6 +143,20 @@ class VolumeConfig(Frozen):
         return out
 
 
+# Defaults of GlusterFS 10 for the client-side caches that outlive a file's close (volume set help).
+QUICK_READ_MAX_FILE = 64 << 10  # performance.quick-read max-file-size
+
+
+def client_keeps_file_data(volume: VolumeConfig, file_size: int) -> bool:
+    """Whether the FUSE client process can hold file data from one run into the next (so only a remount gives
+    the next run a cold client): io-cache, or quick-read for files it caches whole. Read-ahead and write-behind
+    buffers belong to open files and end at close; the kernel's page cache is dropped between passes anyway."""
+    opts = volume.volume_options()
+    if opts.get("performance.io-cache", "off") == "on":
+        return True
+    return opts.get("performance.quick-read", "on") == "on" and file_size <= QUICK_READ_MAX_FILE
+
+
 def load_volume(path: str | Path) -> VolumeConfig:
     return load_model(path, VolumeConfig, "describing one volume (name, layout, ...)")
 

@@ -123,19 +123,22 @@ def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: st
 
 
 # A column whose centred, unit-length form is reproduced by earlier columns to within this residual norm is a
-# linear combination of them. Longley's data, the classic near-collinear test (condition number ~10^7 before
-# centring), leave residuals of ~10^-3 this way; exact dependence leaves ~10^-15.
+# linear combination of them: exactly below 1e-8 (rounding leaves ~1e-15), and to within measurement noise below
+# 1e-3, where at least 99.9999% of its variance is the combination (a VIF above 10^6) and no fit can tell its
+# effect from theirs: e.g. disk read and write rates set by one throttle, measured 59.94 and 59.95 MB/s.
+# Longley's data, the classic near-collinear test (condition number ~10^7 before centring), leave 0.036 at least.
 DEPENDENCE_TOL = 1e-8
+NEAR_DEPENDENCE_TOL = 1e-3
 
 
 def _independent(rows: pd.DataFrame, features: list[Feature]) -> tuple[list[Feature], list[tuple[str, str]]]:
     """Keep features in order while each adds to the rank of the centred design; say how the others depend.
 
-    A feature is dropped only when its columns (a numeric or on/off column, or a categorical's dummies) are an
-    exact linear combination of the kept ones, e.g. a disk speed that the design always varied in step with
-    the network. Near-collinear features stay (their VIF is in the diagnostics). Tests the residual of a
-    least-squares projection rather than each pair's values, so continuous inputs whose values are all
-    distinct are never mistaken for copies of each other.
+    A feature is dropped only when its columns (a numeric or on/off column, or a categorical's dummies) are a
+    linear combination of the kept ones, exactly or to within measurement noise (see NEAR_DEPENDENCE_TOL), e.g.
+    a disk speed that the design always varied in step with the network. Collinear features short of that stay
+    (their VIF is in the diagnostics). Tests the residual of a least-squares projection rather than each pair's
+    values, so continuous inputs whose values are all distinct are never mistaken for copies of each other.
     """
     import numpy as np
 
@@ -148,6 +151,7 @@ def _independent(rows: pd.DataFrame, features: list[Feature]) -> tuple[list[Feat
         cols = _centred_columns(rows, feature)
         new_basis = list(basis)
         dependent = False
+        exact = True
         for col in cols:
             v = col / np.linalg.norm(col)
             for q in new_basis:  # Gram-Schmidt, twice for stability
@@ -155,12 +159,12 @@ def _independent(rows: pd.DataFrame, features: list[Feature]) -> tuple[list[Feat
             for q in new_basis:
                 v = v - (q @ v) * q
             norm = float(np.linalg.norm(v))
-            if norm < DEPENDENCE_TOL:
-                dependent = True
+            if norm < NEAR_DEPENDENCE_TOL:
+                dependent, exact = True, norm < DEPENDENCE_TOL
                 break
             new_basis.append(v / norm)
         if dependent:
-            dropped.append((feature.name, _combination(feature, cols, raw, names_of)))
+            dropped.append((feature.name, _combination(feature, cols, raw, names_of, exact)))
             continue
         kept.append(feature)
         basis = new_basis
@@ -180,8 +184,10 @@ def _centred_columns(rows: pd.DataFrame, feature: Feature) -> list[np.ndarray]:
     return [c - c.mean() for c in cols if np.ptp(c) > 0]
 
 
-def _combination(feature: Feature, cols: list[np.ndarray], raw: list[np.ndarray], names_of: list[str]) -> str:
-    """'varied together with X, Y in these data (name = 2·X − 0.5·Y + c)', in words a user can check."""
+def _combination(feature: Feature, cols: list[np.ndarray], raw: list[np.ndarray], names_of: list[str],
+                 exact: bool = True) -> str:
+    """'varied together with X, Y in these data (name = 2·X − 0.5·Y + c)', in words a user can check; '≈' and
+    'to within measurement noise' when the combination is not exact."""
     import numpy as np
 
     if not raw:
@@ -192,9 +198,13 @@ def _combination(feature: Feature, cols: list[np.ndarray], raw: list[np.ndarray]
     terms = [(names_of[i], coef[i]) for i in range(len(coef)) if scale[i] > 1e-6]
     partners = ", ".join(dict.fromkeys(n for n, _ in terms))
     if feature.kind == "categorical" or len(set(names_of)) != len(names_of):
-        return f"varied together with {partners} in these data (a linear combination of them)"
+        return (f"varied together with {partners} in these data"
+                f"{'' if exact else ', to within measurement noise'} (a linear combination of them)")
     formula = " ".join(f"{'+' if c >= 0 else '-'} {abs(c):.4g}·{n}" for n, c in terms).lstrip("+ ")
-    return f"varied together with {partners} in these data ({feature.name} = {formula} + c)"
+    if exact:
+        return f"varied together with {partners} in these data ({feature.name} = {formula} + c)"
+    return (f"varied together with {partners} in these data, to within measurement noise ({feature.name} ≈ "
+            f"{formula} + c)")
 
 
 # -- column access for frames and plain mappings ----------------------------------------------------------------

@@ -183,11 +183,12 @@ def low_correlation(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed:
 
 def nested(outer: Levels, inner: Levels, outer_kind: DesignType, outer_n: int | None, outer_seed: int,
            inner_kind: DesignType, inner_n: int | None, inner_seed: int,
-           keep: Callable[[dict[str, Level]], bool] | None = None) -> list[dict[str, Level]]:
+           identity: Callable[[dict[str, Level]], str | None] | None = None) -> list[dict[str, Level]]:
     """Outer settings (hardware), and within each an inner design re-seeded by the setting's index.
 
-    With ``keep`` (can this point be built?), a space-filling inner design is topped up from further seeded
-    draws until it has n buildable points, so no setting ends up with fewer runs than asked.
+    With ``identity`` (the run a point becomes, None if it cannot be built), a space-filling inner design is
+    topped up from further seeded draws until it has n distinct buildable runs, so no setting ends up with
+    fewer runs than asked.
     """
     if outer_kind in ("lhs", "sobol"):
         if outer_n is None:
@@ -198,17 +199,21 @@ def nested(outer: Levels, inner: Levels, outer_kind: DesignType, outer_n: int | 
     points: list[dict[str, Level]] = []
     for i, setting in enumerate(dict.fromkeys(tuple(sorted(s.items(), key=str)) for s in settings)):
         seed = inner_seed + 1000 * i
-        chosen = [{**dict(setting), **p} for p in make_design(inner, inner_kind, inner_n, seed)]
-        if keep is not None and inner_kind in ("lhs", "sobol") and inner_n is not None:
-            chosen = [p for p in chosen if keep(p)]
-            for extra in range(1, 50):
-                if len(chosen) >= inner_n:
-                    break
-                for p in make_design(inner, inner_kind, inner_n, seed + extra):
-                    q = {**dict(setting), **p}
-                    if len(chosen) < inner_n and q not in chosen and keep(q):
-                        chosen.append(q)
-        points.extend(chosen)
+        drawn = [{**dict(setting), **p} for p in make_design(inner, inner_kind, inner_n, seed)]
+        if identity is None or inner_kind not in ("lhs", "sobol") or inner_n is None:
+            points.extend(drawn)
+            continue
+        chosen: dict[str, dict[str, Level]] = {}
+        for extra in range(50):
+            if extra:
+                drawn = [{**dict(setting), **p} for p in make_design(inner, inner_kind, inner_n, seed + extra)]
+            for q in drawn:
+                key = identity(q)
+                if key is not None and key not in chosen and len(chosen) < inner_n:
+                    chosen[key] = q
+            if len(chosen) >= inner_n:
+                break
+        points.extend(chosen.values())
     return points
 
 

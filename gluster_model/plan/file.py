@@ -210,8 +210,6 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
 
     Runs that share a volume are adjacent, so each volume is created once and torn down after its last run.
     """
-    from ..gluster.volume import plan_volume
-
     if cluster.lab_dir is None:
         for name in LAB_FACTORS:
             if name in plan.factors:
@@ -223,29 +221,26 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         if varied_lab:
             raise ConfigError(source, f"factors.{varied_lab[0]}", "an adaptive design chooses runs within one "
                               "campaign; vary lab hardware with a grid or space-filling design, or fix it here")
-    def buildable(point: dict[str, Level]) -> bool:
-        try:
-            run = realize(point, plan.workload.model_dump(), plan.volume_options)
-            plan_volume(run.volume, cluster, None, source)
-            _check_cluster(run, cluster)
-        except (ValueError, ConfigError):
-            return False
-        return True
 
+    def identity(point: dict[str, Level]) -> str | None:
+        try:
+            run = realize(point, fixed, plan.volume_options)
+            check_buildable(run, cluster, source)
+        except (ValueError, ConfigError):
+            return None
+        return run.config_hash
+
+    fixed = plan.workload.model_dump()
     try:
-        points = design_points(plan, buildable)
+        points = design_points(plan, identity)
     except ValueError as exc:
         raise ConfigError(source, "design", str(exc)) from None
-    fixed = plan.workload.model_dump()
     out = Expanded([])
     seen: set[str] = set()
-    order: dict[str, int] = {}
     for point in points:
         try:
             run = realize(point, fixed, plan.volume_options)
-            # Placement is checked against the cluster now, so nothing impossible reaches a server.
-            plan_volume(run.volume, cluster, None, source)
-            _check_cluster(run, cluster)
+            check_buildable(run, cluster, source)  # now, so nothing impossible reaches a server
         except (ValueError, ConfigError) as exc:
             out.skipped.append((point, _reason(exc)))
             continue
@@ -253,23 +248,37 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
             out.duplicates += 1
             continue
         seen.add(run.config_hash)
-        order.setdefault(run.volume_key, len(order))
         out.runs.append(run)
-    # Lab hardware changes are slow (a reformat, a new baseline): group by setting, then by volume.
-    settings: dict[tuple[tuple[str, str], ...], int] = {}
-    for r in out.runs:
-        settings.setdefault(r.lab, len(settings))
-    out.runs.sort(key=lambda r: (settings[r.lab], order[r.volume_key]))  # stable: design order within a volume
+    out.runs = execution_order(out.runs)
     if not out.runs:
         why = out.skipped[0][1] if out.skipped else "the design has no points"
         raise ConfigError(source, "factors", f"no point of the design can run on {cluster.name}: {why}")
     return out
 
 
-def design_points(plan: PlanFile, buildable: Callable[[dict[str, Level]], bool] | None = None
+def execution_order(runs: list[RunSpec]) -> list[RunSpec]:
+    """Lab hardware changes are slow (a reformat, a new baseline): group by setting, then by volume, keeping
+    the given order within a volume."""
+    settings: dict[tuple[tuple[str, str], ...], int] = {}
+    volumes: dict[str, int] = {}
+    for r in runs:
+        settings.setdefault(r.lab, len(settings))
+        volumes.setdefault(r.volume_key, len(volumes))
+    return sorted(runs, key=lambda r: (settings[r.lab], volumes[r.volume_key]))
+
+
+def check_buildable(run: RunSpec, cluster: ClusterSpec, source: str) -> None:
+    """Raise ValueError/ConfigError when the cluster cannot hold the run's volume or its clients."""
+    from ..gluster.volume import plan_volume
+
+    plan_volume(run.volume, cluster, None, source)
+    _check_cluster(run, cluster)
+
+
+def design_points(plan: PlanFile, identity: Callable[[dict[str, Level]], str | None] | None = None
                   ) -> list[dict[str, Level]]:
     """The plan's design points; with a hardware design, lab factors outside and the rest inside (nested,
-    each setting's inner points topped up to n with ones ``buildable`` accepts)."""
+    each setting's inner points topped up to n distinct runs, ``identity`` naming the run a point becomes)."""
     d = plan.design
     if d.hardware is None:
         return make_design(plan.factors, d.type, d.n, d.seed)
@@ -278,7 +287,7 @@ def design_points(plan: PlanFile, buildable: Callable[[dict[str, Level]], bool] 
     if not any(len(v) > 1 for v in outer.values()):
         raise ValueError("a hardware design needs at least one lab factor (link, disk, ram, cpu, ...) with "
                          "several levels")
-    return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed, buildable)
+    return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed, identity)
 
 
 def _check_cluster(run: RunSpec, cluster: ClusterSpec) -> None:

@@ -16,13 +16,19 @@ Scenario file::
       - name: infiniband
         set: {network_gbps: 40}
         price: 14000           # what the candidate costs (optional)
+      - name: stronger CPU
+        set: {cpu_score: 320}
+        lab: {cpu: 1}          # how `glmodel verify` builds it on the lab (predict ignores it)
+
+``lab`` gives lab settings (link, disk, disk_read, disk_write, ram, cpu, brick_backing) for inputs that are
+measured rather than set: verify brings the lab up at those settings and predicts at what it then measures.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +50,24 @@ class ScenarioSpec(_Strict):
     price: float | None = Field(default=None, ge=0)
     raw_tb: float | None = Field(default=None, gt=0)
     server_tb: float | None = Field(default=None, gt=0)
+    lab: dict[str, str] = Field(default_factory=dict, description="lab settings that build it (glmodel verify)")
+
+    @field_validator("lab", mode="before")
+    @classmethod
+    def _lab(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            raise ValueError("lab must map lab settings to values, e.g. {cpu: 0.5, disk: 120MB/s}")
+        from ..plan.factors import FACTORS, LAB_FACTORS, normalize_level
+
+        out: dict[str, str] = {}
+        for name, value in v.items():
+            if name not in LAB_FACTORS:
+                raise ValueError(f"lab: unknown setting {name!r} (use {', '.join(LAB_FACTORS)})")
+            try:
+                out[str(name)] = str(normalize_level(FACTORS[name], value))
+            except ValueError as exc:
+                raise ValueError(f"lab.{name}: {exc}") from None
+        return out
 
     @model_validator(mode="after")
     def _one_capacity(self) -> ScenarioSpec:
@@ -80,6 +104,7 @@ class Scenario:
     raw_tb: float | None = None
     server_tb: float | None = None
     baseline: bool = False
+    lab: dict[str, str] = field(default_factory=dict)  # lab settings that build it (verify only)
 
 
 @dataclass(frozen=True)
@@ -156,7 +181,7 @@ def from_file(path: str | Path, inputs: Mapping[str, Feature]) -> Question:
 
     def scenario(s: ScenarioSpec, where: str, default: str, base: bool) -> Scenario:
         return Scenario(s.name or default, check_values(s.set, inputs, src, f"{where}.set"), s.price, s.raw_tb,
-                        s.server_tb, base)
+                        s.server_tb, base, dict(s.lab))
 
     baseline = scenario(spec.baseline, "baseline", "baseline", True)
     cands = [scenario(c, f"candidates[{i}]", "", False) for i, c in enumerate(spec.candidates)]

@@ -6,9 +6,12 @@ import csv
 import io
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .whatif import Answer, MetricAnswer, Prediction, show_value
+
+if TYPE_CHECKING:
+    from ..verify import Verification
 
 _BASIS_STYLE = {"measured": "green", "interpolated": "", "extrapolated": "yellow"}
 
@@ -180,3 +183,31 @@ def figure(a: Answer, path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def print_verification(console: Any, v: Verification) -> None:
+    """Per metric: predicted (interval) vs measured per scenario, then MAPE, coverage and the ranking check."""
+    from rich.table import Table
+
+    for m in v.metrics:
+        t = Table(title=f"{m.metric} (MB/s) — model {m.model}, {v.level:.0%} prediction interval, predicted at the "
+                  "measured hardware", title_justify="left")
+        for col in ("scenario", "predicted", "interval", "measured", "error", "inside", "basis"):
+            t.add_column(col, justify="left" if col in ("scenario", "basis") else "right", no_wrap=col != "scenario")
+        for c in m.checks:
+            t.add_row(c.scenario, _num(c.predicted), f"{_num(c.low)}–{_num(c.high)}", f"{_num(c.measured)} "
+                      f"(n={c.trials})", f"{_num(c.error_pct, '+.1f')}%", "yes" if c.inside else "[red]no[/]",
+                      c.basis)
+        console.print(t)
+        line = (f"{m.metric}: MAPE {_num(m.mape, '.1f')}% over {m.n} scenario(s); {_num((m.coverage or 0) * 100, '.0f')}%"
+                f" of the measurements inside the {v.level:.0%} intervals")
+        if m.ranking_held is not None:
+            line += (f"; best gain per price: predicted {m.best_predicted}, measured {m.best_measured} "
+                     f"({'held' if m.ranking_held else 'did not hold'})")
+        console.print(line, highlight=False)
+    for name, why in v.skipped.items():
+        console.print(f"not measured: {name}: {why}", highlight=False)
+    for note in v.notes:
+        console.print(f"note: {note}", highlight=False)
+    if v.campaigns:
+        console.print(f"verification campaign(s): {', '.join(v.campaigns)}", highlight=False)

@@ -290,7 +290,8 @@ class Store:
 
     def trial_table(self, campaign: str | None = None) -> list[dict[str, Any]]:
         """One row per trial: campaign, run, features, trial flags, and every metric (long form)."""
-        q = (select(t.campaigns.c.name.label("campaign"), t.runs.c.id.label("run_id"), t.runs.c.config_hash,
+        q = (select(t.campaigns.c.name.label("campaign"), t.campaigns.c.plan_name, t.runs.c.id.label("run_id"),
+                    t.runs.c.config_hash,
                     t.runs.c.status.label("run_status"), t.runs.c.regime, t.runs.c.unstable,
                     *[t.runs.c[n] for n in _FEATURE_COLUMNS], t.runs.c.features,
                     t.trials.c.id.label("trial_id"), t.trials.c.idx.label("trial"), t.trials.c.warmup,

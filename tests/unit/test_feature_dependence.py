@@ -77,3 +77,23 @@ def test_a_disk_varied_in_step_with_the_network_is_reported_as_such() -> None:
     assert schema.names == ["network_gbps"]
     assert dict(schema.dropped)["disk_write_mbps"] == ("varied together with network_gbps in these data "
                                                       "(disk_write_mbps = 100·network_gbps + c)")
+
+
+def test_read_and_write_rates_of_one_throttle_are_one_input() -> None:
+    # One disk setting per campaign; fio measures its read and write rates a few hundredths of a MB/s apart.
+    rng = np.random.default_rng(2)
+    rows = []
+    for disk in (30.0, 60.0, 120.0, 240.0):
+        read, write = disk * (1 - 1e-4 * rng.random()), disk * (1 - 1e-4 * rng.random())
+        rows += [{"network_gbps": net, "disk_read_mbps": read, "disk_write_mbps": write, "write": 1.0}
+                 for net in (0.2, 1.0)]
+    schema = schema_from_frame(pd.DataFrame(rows), ["network_gbps", "disk_read_mbps", "disk_write_mbps"], "write")
+    assert schema.names == ["network_gbps", "disk_read_mbps"]
+    why = dict(schema.dropped)["disk_write_mbps"]
+    assert why.startswith("varied together with disk_read_mbps in these data, to within measurement noise "
+                          "(disk_write_mbps ≈ 1·disk_read_mbps")
+    # Rates a few percent apart are separate inputs (collinear, and the diagnostics say so, but not one).
+    for r in rows:
+        r["disk_write_mbps"] = r["disk_read_mbps"] * (1.03 if r["disk_read_mbps"] < 100 else 0.97)
+    schema = schema_from_frame(pd.DataFrame(rows), ["network_gbps", "disk_read_mbps", "disk_write_mbps"], "write")
+    assert schema.names == ["network_gbps", "disk_read_mbps", "disk_write_mbps"]

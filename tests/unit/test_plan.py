@@ -172,3 +172,63 @@ def test_readme_plan_example_is_valid() -> None:
 
     plan = PlanFile.model_validate(yaml.safe_load(readme[start: readme.index("```", start)]))
     assert plan.protocol.remount == "run" and len(plan.factors) == 14
+
+
+def _nested_plan(**design: object) -> PlanFile:
+    return PlanFile.model_validate({
+        "name": "hw", "design": {"type": "lhs", "n": 4, "seed": 3, "hardware": {"type": "lhs", "n": 8, "seed": 5},
+                                 **design},
+        "factors": {"link": ["200mbit", "400mbit", "700mbit", "1gbit"], "disk": ["30MB/s", "60MB/s", "120MB/s"],
+                    "ram": ["512MB", "1GB", "2GB"], "cpu": ["0.25", "0.5", "1"],
+                    "layout": ["distribute", "replicate"], "replica": [2, 3], "servers": [1, 2, 3],
+                    "file_size": ["16MB", "64MB"]},
+    })
+
+
+def test_nested_design_varies_hardware_independently_and_fills_each_setting() -> None:
+    from gluster_model.plan.design import max_correlation
+
+    plan = _nested_plan()
+    ex = expand(plan, _lab_cluster())
+    assert len(ex.lab_settings) == 8  # every hardware setting a campaign of its own
+    # Every setting holds n buildable runs although replica 3 on 1-2 servers is impossible (topped up).
+    assert all(len(ex.with_setting(s).runs) == 4 for s in ex.lab_settings)
+    assert not ex.skipped
+    outer = {k: v for k, v in plan.factors.items() if k in ("link", "disk", "ram", "cpu")}
+    settings = [dict(s) for s in ex.lab_settings]
+    assert max_correlation(settings, outer) < 0.3
+    # ... and the correlation across runs is the same: each setting has the same number of runs.
+    runs = [{k: r.features[k] for k in outer} for r in ex.runs]
+    assert max_correlation(runs, outer) < 0.3
+    # The inner points differ between settings (re-seeded), so workload is not tied to hardware either.
+    inner = [tuple(sorted((k, str(r.features.get(k))) for k in ("servers", "file_size", "layout")))
+             for r in ex.runs]
+    assert len(set(inner)) > 4
+    # Seeded: the same plan expands to the same runs.
+    assert [r.config_hash for r in expand(plan, _lab_cluster()).runs] == [r.config_hash for r in ex.runs]
+
+
+def test_low_correlation_beats_a_plain_lhs() -> None:
+    from gluster_model.plan.design import low_correlation, max_correlation, space_filling
+
+    levels = {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3], "d": [1, 2, 3]}
+    plain = [max_correlation(space_filling(levels, "lhs", 12, s), levels) for s in range(20)]
+    chosen = max_correlation(low_correlation(levels, "lhs", 12, 0), levels)
+    assert chosen < 0.3 and chosen <= min(plain)
+    assert max(plain) > 0.3  # what a single draw risks
+
+
+@pytest.mark.parametrize("design, problem", [
+    ({"hardware": {"type": "lhs"}}, r"needs n \(the number of hardware settings\)"),
+    ({"type": "adaptive", "budget": 10, "hardware": {"type": "lhs", "n": 4}}, "cannot be nested"),
+])
+def test_bad_nested_designs(design: dict, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        _nested_plan(**design)
+
+
+def test_nested_design_needs_a_varied_lab_factor() -> None:
+    plan = PlanFile.model_validate({"name": "p", "design": {"type": "grid", "hardware": {"type": "grid"}},
+                                    "factors": {"record_size": ["4KB", "64KB"], "link": "1gbit"}})
+    with pytest.raises(ConfigError, match="design: a hardware design needs at least one lab factor"):
+        expand(plan, _lab_cluster())

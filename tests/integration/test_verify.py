@@ -1,0 +1,126 @@
+"""glmodel verify on the real lab: a small model's two scenarios built (each with its own link rate), measured
+with the training plan's protocol as campaigns of their own, and set beside the predictions; and its refusals,
+one line each, before anything is measured."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from gluster_model.dataset import trial_frame
+from gluster_model.lab import LabState
+from gluster_model.store import open_store
+
+from .conftest import glmodel
+
+PLAN = {
+    "name": "verifyci",
+    "factors": {"link": ["200mbit", "400mbit"], "layout": ["distribute", "replicate"], "replica": 2,
+                "servers": [1, 2, 3], "clients": 1, "file_size": "16MB", "record_size": "1MB", "threads": 2,
+                "sync": "odirect"},
+    "workload": {"tests": ["write", "read"]},
+    "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
+    "baselines": {"disk": False, "iperf": {"seconds": 2, "omit": 0}},
+}
+SCENARIOS = {
+    "level": 0.9,
+    "baseline": {"name": "today", "set": {"network_gbps": 0.2, "servers": 2, "replica": 2}},
+    "candidates": [{"name": "faster link", "set": {"network_gbps": 0.4}, "price": 100}],
+}
+
+
+def _training_table(path: Path) -> None:
+    """A small training table in the shape `glmodel export` writes: link-bound throughput, replicas divide writes."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for i, (net, servers, replica) in enumerate(itertools.product([0.2, 0.3, 0.4, 0.5], [1, 2, 3], [1, 2])):
+        if replica > servers:
+            continue
+        for trial in range(2):
+            rows.append({"campaign": "train@lab", "run_id": i, "config_hash": f"c{i}", "trial": trial,
+                         "network_gbps": net, "servers": servers, "replica": replica, "clients": 1,
+                         "file_size": 16 << 20, "write": net * 110 / replica * rng.lognormal(0, 0.05),
+                         "read": net * 115 * rng.lognormal(0, 0.05)})
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("verify-model")
+    _training_table(d / "train.csv")
+    glmodel("fit", "--data", str(d / "train.csv"), "--family", "hardware", "--out", str(d / "model.json"),
+            check=True, timeout=300)
+    return d / "model.json"
+
+
+def _files(tmp_path: Path, scenarios: dict) -> tuple[str, str]:
+    plan, q = tmp_path / "plan.yaml", tmp_path / "q.yaml"
+    plan.write_text(yaml.safe_dump(PLAN))
+    q.write_text(yaml.safe_dump(scenarios))
+    return str(plan), str(q)
+
+
+def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model: Path, tmp_path: Path) -> None:
+    plan, q = _files(tmp_path, SCENARIOS)
+    store = str(tmp_path / "v.db")
+    out = glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios", q,
+                  "--plan", plan, "--store", store, "--json", check=True, timeout=900)
+    v = json.loads(out.stdout)
+    assert v["campaigns"] == ["verify.verifyci@lab:link=200mbit", "verify.verifyci@lab:link=400mbit"]
+    assert v["skipped"] == {}
+    # Each scenario ran on the link it asked for, as measured by its campaign's iperf3 baseline.
+    assert 0.16 < v["measured_hardware"]["today"]["network_gbps"] < 0.22
+    assert 0.33 < v["measured_hardware"]["faster link"]["network_gbps"] < 0.44
+    with open_store(store, create=False) as st:
+        frames = {c: trial_frame(st, c) for c in v["campaigns"]}
+        # Verification campaigns never reach a model's training data.
+        assert trial_frame(st).empty
+    assert [len(f) for f in frames.values()] == [2, 2]  # 2 repetitions each, as the plan's protocol says
+    assert set(v["metrics"][0]) >= {"mape", "coverage"}
+    assert [m["metric"] for m in v["metrics"]] == ["write", "read"]
+    for m, (scenario, campaign) in itertools.product(v["metrics"], [("today", v["campaigns"][0]),
+                                                                   ("faster link", v["campaigns"][1])]):
+        check = next(c for c in m["checks"] if c["scenario"] == scenario)
+        measured = frames[campaign][m["metric"]].astype(float)
+        assert check["measured"] == pytest.approx(measured.mean()) and check["trials"] == 2
+        assert check["error_pct"] == pytest.approx((check["predicted"] - check["measured"]) / check["measured"] * 100)
+        assert check["inside"] == (check["low"] <= check["measured"] <= check["high"])
+        # The link is the bottleneck here; the model learnt it from the table, so the answer is near.
+        assert abs(check["error_pct"]) < 40, check
+    for m in v["metrics"]:
+        assert m["n"] == 2
+        assert m["mape"] == pytest.approx(np.mean([abs(c["error_pct"]) for c in m["checks"]]))
+        assert m["coverage"] == pytest.approx(np.mean([c["inside"] for c in m["checks"]]))
+    # The faster link measured faster, and the lab is put back as it was.
+    write = {c["scenario"]: c["measured"] for c in v["metrics"][0]["checks"]}
+    assert write["faster link"] > 1.4 * write["today"]
+    state = LabState.load(lab.path)
+    assert state is not None and state.links == {}
+    # Again: resumed from the store, nothing measured twice.
+    again = json.loads(glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios", q,
+                               "--plan", plan, "--store", store, "--json", check=True, timeout=300).stdout)
+    assert again["metrics"][0]["checks"] == v["metrics"][0]["checks"]
+
+
+@pytest.mark.parametrize("change, field, problem", [
+    ({"candidates": [{"name": "8 servers", "set": {"servers": 8}}]}, "candidates[0] (8 servers)",
+     "lab cannot build it: asks for 8 servers but lab.yaml has 3"),
+    ({"candidates": [{"name": "cpu", "set": {"cpu_score": 300}}]}, "candidates[0].set.cpu_score",
+     "unknown feature; this model's inputs are"),
+])
+def test_verify_refusals_are_one_line_and_measure_nothing(lab: LabState, model: Path, tmp_path: Path,
+                                                         change: dict, field: str, problem: str) -> None:
+    plan, q = _files(tmp_path, {**SCENARIOS, **change})
+    store = tmp_path / "v.db"
+    bad = glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios", q,
+                  "--plan", plan, "--store", str(store))
+    assert bad.returncode == 2, bad.stderr
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0] and problem in lines[0], bad.stderr
+    assert not store.exists()  # refused before any store or host was touched

@@ -1,0 +1,166 @@
+"""glmodel verify's pure parts: scenarios made runs of the training plan (with lab hardware), refusals as one
+line, and the comparison of predictions with measurements (hand-checked MAPE, coverage, ranking)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gluster_model.config import cluster_from_data
+from gluster_model.errors import ConfigError
+from gluster_model.model import artifact
+from gluster_model.model.fit import fit_metric
+from gluster_model.plan.file import PlanFile
+from gluster_model.predict.scenarios import Question, Scenario
+from gluster_model.predict.whatif import what_if
+from gluster_model.verify import compare, lab_settings, scenario_point, targets
+
+
+def _trials() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    rows = []
+    for net, servers, replica, cpu in itertools.product([0.2, 0.5, 1.0], [2, 3], [1, 2], [80.0, 300.0]):
+        write = min(net * 110 / replica, 0.3 * cpu) * (1 + 0.1 * servers)
+        for _ in range(2):
+            rows.append({"network_gbps": net, "servers": servers, "clients": 1, "replica": replica,
+                         "cpu_score": cpu, "disk_read_mbps": 120.0, "disk_write_mbps": 120.0,
+                         "client_ram_gb": 1.0, "file_size": 32 << 20, "shard": False,
+                         "config_hash": f"{net}-{servers}-{replica}-{cpu}", "write": write * rng.lognormal(0, 0.03)})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> artifact.ModelFile:
+    fit = fit_metric(_trials(), "write", "hardware", bootstrap=0, importance_n=64, cv_repeats=1)
+    path = tmp_path_factory.mktemp("model") / "model.json"
+    artifact.save(artifact.build([fit], {"store": "synthetic"}), path)
+    return artifact.load(path)
+
+
+def _plan(**factors: object) -> PlanFile:
+    """The test plan; a factor given as None is left out."""
+    merged = {"link": ["200mbit", "1gbit"], "cpu": ["0.25", "1"], "layout": ["distribute", "replicate"],
+              "replica": 2, "servers": [2, 3], "clients": 1, "file_size": "32MB", "record_size": "1MB",
+              "threads": 2, "sync": "odirect", **factors}
+    return PlanFile.model_validate({"name": "emu", "workload": {"tests": ["write", "read"]},
+                                    "factors": {k: v for k, v in merged.items() if v is not None}})
+
+
+def _lab(n: int = 3):  # type: ignore[no-untyped-def]
+    return cluster_from_data({"name": "lab", "lab": {"state_dir": "."},
+                              "servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in range(1, n + 1)]},
+                             "lab.yaml", Path("."))
+
+
+def _real(n: int = 3):  # type: ignore[no-untyped-def]
+    return cluster_from_data({"name": "rack", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
+                                                          for i in range(1, n + 1)]}, "rack.yaml", Path("."))
+
+
+def test_lab_settings_translate_hardware_inputs() -> None:
+    got = lab_settings({"network_gbps": 0.4, "disk_read_mbps": 60.0, "disk_write_mbps": 60.0,
+                        "client_ram_gb": 1.5, "base_filesystem": "xfs"}, {"cpu": "0.5"})
+    assert got == {"link": "400mbit", "disk": "60MB/s", "ram": "1536MB", "brick_backing": "xfs", "cpu": "0.5"}
+    split = lab_settings({"disk_read_mbps": 200.0, "disk_write_mbps": 80.0}, {})
+    assert split == {"disk_read": "200MB/s", "disk_write": "80MB/s"}
+    # What the scenario says under lab: wins over a translation.
+    assert lab_settings({"network_gbps": 0.4}, {"link": "1gbit"})["link"] == "1gbit"
+    assert lab_settings({"disk_read_mbps": 200.0, "disk_write_mbps": 80.0}, {"disk": "30MB/s"}) == {"disk": "30MB/s"}
+
+
+def test_scenario_point_uses_the_plans_fixed_factors_and_the_scenarios_values() -> None:
+    plan = _plan()
+    point, open_ = scenario_point({"servers": 3.0, "replica": 2.0, "file_size": float(32 << 20), "shard": False},
+                                  plan, {"link": "400mbit", "cpu": "0.5"})
+    assert open_ == []
+    assert point["layout"] == "replicate" and point["replica"] == 2 and point["servers"] == 3
+    assert point["threads"] == 2 and point["sync"] == "odirect" and point["record_size"] == 1 << 20
+    assert point["link"] == "400mbit" and point["cpu"] == "0.5"
+    one, _ = scenario_point({"servers": 2, "replica": 1}, plan, {"link": "1gbit", "cpu": "1"})
+    assert one["layout"] == "distribute" and "replica" not in one
+    # A varied plan factor the scenario does not fix is reported.
+    _, open_ = scenario_point({"replica": 2}, plan, {"link": "1gbit", "cpu": "1"})
+    assert open_ == ["servers"]
+    # On a real cluster the lab factors are neither set nor asked for.
+    real, open_ = scenario_point({"servers": 2, "replica": 2}, plan, None)
+    assert open_ == [] and not {"link", "cpu"} & set(real)
+
+
+def test_targets_build_every_scenario_or_say_why_in_one_line(model: artifact.ModelFile) -> None:
+    plan = _plan()
+    base = Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0},
+                    baseline=True, lab={"cpu": "0.25"})
+    faster = Scenario("1G", {"network_gbps": 1.0}, price=100.0)
+    stronger = Scenario("cpu", {"cpu_score": 300.0}, price=50.0, lab={"cpu": "1"})
+    got = targets(model, Question(base, [faster, stronger], source="q.yaml"), plan, _lab(), ["write"])
+    # The model's constant inputs (disk 120 MB/s, 1 GiB RAM in its data) are built as they were measured.
+    hw = (("disk", "120MB/s"), ("ram", "1GB"))
+    assert [t.run.lab for t in got if t.run] == [
+        (("link", "200mbit"), *hw, ("cpu", "0.25")), (("link", "1gbit"), *hw, ("cpu", "0.25")),
+        (("link", "200mbit"), *hw, ("cpu", "1"))]
+    assert all(t.run.features["servers"] == 2 and t.run.features["layout"] == "replicate" for t in got if t.run)
+    # More servers than the cluster has: one line naming the scenario.
+    big = Scenario("8 servers", {"servers": 8.0})
+    with pytest.raises(ConfigError) as err:
+        targets(model, Question(base, [big], source="q.yaml"), plan, _lab(), ["write"])
+    assert str(err.value) == "q.yaml: candidates[0] (8 servers): lab cannot build it: asks for 8 servers but lab.yaml has 3"
+    # A measured CPU score without the quota that builds it.
+    with pytest.raises(ConfigError, match=r"lab.cpu: cpu_score is a measured score"):
+        targets(model, Question(Scenario("b", {}, baseline=True), [faster], source="q.yaml"), _plan(cpu=None),
+                _lab(), ["write"])
+    # A real cluster cannot change its link: that candidate is skipped with the reason, the rest measured.
+    real = targets(model, Question(base, [faster, Scenario("3 servers", {"servers": 3.0})], source="q.yaml"),
+                   _plan(link=None, cpu=None), _real(), ["write"])
+    assert real[1].run is None and "changes network_gbps, which only a glmodel lab can set" in real[1].why
+    assert real[2].run is not None and real[2].run.features["servers"] == 3 and not real[2].run.lab
+
+
+def test_compare_hand_checked(model: artifact.ModelFile) -> None:
+    plan = _plan()
+    base = Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0},
+                    baseline=True, lab={"cpu": "0.25"})
+    cands = [Scenario("1G", {"network_gbps": 1.0}, price=100.0),
+             Scenario("cpu", {"cpu_score": 300.0}, price=50.0, lab={"cpu": "1"})]
+    q = Question(base, cands, source="q.yaml")
+    found = targets(model, q, plan, _lab(), ["write"])
+    measured_net = {"today": 0.19, "1G": 0.93, "cpu": 0.21}
+    measured_cpu = {"today": 82.0, "1G": 79.0, "cpu": 290.0}
+    writes = {"today": [11.0, 12.0], "1G": [30.0, 34.0], "cpu": [12.5, 13.5]}
+    rows = []
+    for t in found:
+        for w in writes[t.scenario.name]:
+            rows.append({"config_hash": t.run.config_hash, "write": w, "network_gbps": measured_net[t.scenario.name],
+                         "cpu_score": measured_cpu[t.scenario.name], "disk_read_mbps": 118.0,
+                         "disk_write_mbps": 119.0, "client_ram_gb": 1.0, "servers": 2, "replica": 2})
+    v = compare(model, q, found, pd.DataFrame(rows), ["write"], 0.9)
+    (m,) = v.metrics
+    assert v.measured_hardware["1G"]["network_gbps"] == 0.93
+    # Predictions are the model's at the measured hardware, not at the scenario's nominal figures.
+    at = {s: {**t.values, "network_gbps": measured_net[s], "cpu_score": measured_cpu[s], "disk_read_mbps": 118.0,
+              "disk_write_mbps": 119.0, "client_ram_gb": 1.0} for s, t in ((t.scenario.name, t) for t in found)}
+    direct = what_if(model, Question(Scenario("today", at["today"], baseline=True),
+                                     [Scenario(n, at[n]) for n in ("1G", "cpu")]))
+    want = {p.scenario: p for p in direct.metrics[0].predictions}
+    errors = []
+    for c in m.checks:
+        assert c.predicted == pytest.approx(want[c.scenario].value)
+        assert c.measured == pytest.approx(np.mean(writes[c.scenario]))
+        assert c.trials == 2
+        assert c.error_pct == pytest.approx((c.predicted - c.measured) / c.measured * 100)
+        assert c.inside == (want[c.scenario].low <= c.measured <= want[c.scenario].high)
+        errors.append(abs(c.error_pct))
+    assert m.mape == pytest.approx(sum(errors) / 3)
+    assert m.coverage == pytest.approx(sum(c.inside for c in m.checks) / 3)
+    # Gain per price measured: 1G (32 - 11.5) / 100 = 0.205 beats cpu (13 - 11.5) / 50 = 0.03.
+    assert m.best_measured == "1G"
+    assert m.ranking_held == (m.best_predicted == "1G")
+    # A scenario without trials is reported, not silently dropped.
+    partial = compare(model, q, found, pd.DataFrame([r for r in rows if r["config_hash"] != found[2].run.config_hash]),
+                      ["write"], 0.9)
+    assert "cpu" in partial.skipped and partial.metrics[0].n == 2
+    assert math.isfinite(partial.metrics[0].mape or math.nan)
