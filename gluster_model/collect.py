@@ -309,7 +309,8 @@ class Collector:
             self._remove_leftover_volumes(self.plan_volumes)
             apply_lab_setting(self.cluster, self.setting, self.report.status)
         key = self._facts(cid)
-        network = self._baselines(cid, key, ("network",))
+        missing = self._missing_baselines(key)
+        network = self._baselines(cid, key, missing & {"network"})
         if network:
             self.store.add_baselines(network)
         # The disk baseline (fio, seconds per brick) runs while the first volume is created, started and mounted:
@@ -317,7 +318,7 @@ class Collector:
         # it is stored. The CPU score and iperf3 are measured before, alone: on the lab the cores are shared,
         # and the management calls' bursts of CPU would lower them.
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baselines")
-        pending: Future[list[dict[str, Any]]] | None = pool.submit(self._baselines, cid, key, ("disk",))
+        pending: Future[list[dict[str, Any]]] | None = pool.submit(self._baselines, cid, key, missing & {"disk"})
 
         def baselines_done() -> None:
             nonlocal pending
@@ -429,20 +430,24 @@ class Collector:
         self.store.set_hardware_key(cid, key)
         return key
 
-    def _baselines(self, cid: int, key: str, kinds: tuple[str, ...] = ("network", "disk")) -> list[dict[str, Any]]:
-        """The baselines of ``kinds`` the store lacks for this hardware, as rows (stored by the caller)."""
+    def _missing_baselines(self, key: str) -> set[str]:
+        """The kinds of baseline the plan wants and the store lacks for this hardware."""
         have = {row["kind"] for row in self.store.baselines(key) if row["error"] is None}
-        have |= {"network", "disk"} - set(kinds)
+        b = self.plan.baselines
+        return {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
+
+    def _baselines(self, cid: int, key: str, kinds: set[str]) -> list[dict[str, Any]]:
+        """Measure the baselines of ``kinds``, as rows for the store (no store access: may run in a thread)."""
         b = self.plan.baselines
         rows: list[dict[str, Any]] = []
-        if b.network and "network" not in have:
+        if "network" in kinds:
             from .bench.iperf import run_iperf
 
             matrix = run_iperf(self.cluster, self.ex, b.iperf, progress=self.report.status)
             for p in matrix.pairs:
                 rows.append(dict(hardware_key=key, campaign_id=cid, kind="network", host=p.client, target=p.server,
                                  test=p.direction, value=p.received_bps, unit="bit/s", error=p.error, raw=p.raw))
-        if b.disk and "disk" not in have:
+        if "disk" in kinds:
             from .bench.fio import run_disk
 
             for brick in run_disk(self.cluster, self.ex, b.fio, progress=self.report.status):

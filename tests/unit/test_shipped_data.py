@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -81,3 +82,56 @@ def test_grid_subsamples_recover_the_network_for_read(grid: pd.DataFrame) -> Non
     small, large = d.points
     assert large.top_share >= 0.9 and large.r2_median > 0.7
     assert small.r2_median < large.r2_median and small.rank_corr < large.rank_corr
+
+
+# -- the emulated-hardware dataset -----------------------------------------------------------------------------
+
+HARDWARE = ["network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score"]
+
+
+@pytest.fixture(scope="module")
+def emulated() -> pd.DataFrame:
+    return read_table(DATA / "hardware_emulated.csv")
+
+
+def test_emulated_hardware_follows_its_settings_and_varies_independently(emulated: pd.DataFrame) -> None:
+    from gluster_model.lab.disk import parse_disk_rate
+    from gluster_model.lab.links import parse_rate
+    from gluster_model.lab.ram import parse_ram
+
+    other = read_table(DATA / "hardware_emulated.parquet")
+    assert len(other) == len(emulated) and list(other.columns) == list(emulated.columns)
+    per = emulated.groupby("campaign", observed=True).first()
+    assert len(per) >= 8  # hardware settings, each a campaign with its own baselines and facts
+    scores: dict[float, list[float]] = {}
+    for name, row in per.iterrows():
+        setting = dict(kv.split("=") for kv in str(name).split(":")[1].split(","))
+        link = parse_rate(setting["link"]) / 1e9
+        assert abs(row["network_gbps"] / link - 1) < 0.1, (name, row["network_gbps"])
+        disk = parse_disk_rate(setting["disk"]) / 1e6
+        assert abs(row["disk_read_mbps"] / disk - 1) < 0.05 and abs(row["disk_write_mbps"] / disk - 1) < 0.05
+        assert row["client_ram_gb"] == pytest.approx(parse_ram(setting["ram"], total=1 << 40) / 2**30)
+        scores.setdefault(float(setting["cpu"]), []).append(float(row["cpu_score"]))
+    medians = [float(pd.Series(v).median()) for _, v in sorted(scores.items())]
+    assert medians == sorted(medians) and medians[-1] > 2.5 * medians[0]  # the score follows the quota
+    # Across runs, the hardware inputs are not tied to each other (the design's purpose).
+    corr = emulated[["network_gbps", "disk_read_mbps", "client_ram_gb", "cpu_score"]].astype(float).corr().abs()
+    assert (corr.to_numpy()[~np.eye(4, dtype=bool)] < 0.3).all(), corr
+
+
+def test_emulated_decision_is_answered_inside_the_data(emulated: pd.DataFrame, tmp_path: Path) -> None:
+    from gluster_model.model import artifact
+    from gluster_model.predict.scenarios import from_file
+    from gluster_model.predict.whatif import model_inputs, what_if
+
+    fits, _ = fit_frame(emulated, "hardware", ["write", "read"], models=["mlr", "loglinear", "physical"], seed=0,
+                        importance_n=128, bootstrap=0)
+    path = tmp_path / "m.json"
+    artifact.save(artifact.build(fits, {"data": "hardware_emulated.csv"}), path)
+    mf = artifact.load(path)
+    q = from_file(DATA.parent / "experiments" / "whatif" / "emulated_decision.yaml", model_inputs(mf, mf.metrics))
+    answer = what_if(mf, q)
+    for m in answer.metrics:
+        extrapolated = {p.scenario: p.flags for p in m.predictions if p.basis == "extrapolated"}
+        assert not extrapolated, (m.metric, extrapolated)
+        assert len(m.predictions) == 12
