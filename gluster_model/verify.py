@@ -146,9 +146,14 @@ def scenario_point(values: Mapping[str, Any], plan: PlanFile, lab: Mapping[str, 
     if lab is None:  # a real cluster: its hardware is what it is
         point = {k: v for k, v in point.items() if k not in LAB_FACTORS}
     for name in FACTOR_INPUTS:
-        if name in values and values[name] is not None:
-            v = values[name]
-            point[name] = normalize_level(FACTORS[name], int(v) if FACTORS[name].kind in ("int", "size") else v)
+        v = values.get(name)
+        if v is None:
+            continue
+        if FACTORS[name].kind in ("int", "size"):
+            if float(v) <= 0:  # the table's 0: does not apply here (shard_block_size without shards, disperse)
+                continue
+            v = int(v)
+        point[name] = normalize_level(FACTORS[name], v)
     if "layout" not in values and "replica" in values:  # the hardware family says copies, not the layout
         copies = int(values["replica"])
         point["layout"] = "replicate" if copies >= 2 else "distribute"
@@ -202,7 +207,10 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
                 out.append(Target(s, values, None, f"changes {', '.join(changed or list(s.lab))}, which only a "
                                   f"glmodel lab can set; {cluster.name} is measured as it is"))
                 continue
-        point, open_ = scenario_point(values, plan, lab)
+        try:
+            point, open_ = scenario_point(values, plan, lab)
+        except ValueError as exc:
+            raise ConfigError(where, "", f"cannot be made a run of plan {plan.name}: {exc}") from None
         if open_:
             raise ConfigError(where, open_[0], f"plan {plan.name} varies {open_[0]}, and neither the model's inputs "
                               f"nor the scenario say which level to build")

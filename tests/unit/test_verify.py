@@ -81,6 +81,10 @@ def test_scenario_point_uses_the_plans_fixed_factors_and_the_scenarios_values() 
     assert point["layout"] == "replicate" and point["replica"] == 2 and point["servers"] == 3
     assert point["threads"] == 2 and point["sync"] == "odirect" and point["record_size"] == 1 << 20
     assert point["link"] == "400mbit" and point["cpu"] == "0.5"
+    # The table's 0 for what does not apply (no shards, no disperse set) is not a level to build.
+    off, _ = scenario_point({"servers": 2, "replica": 2, "shard": False, "shard_block_size": 0.0, "disperse": 0.0},
+                            plan, {"link": "1gbit", "cpu": "1"})
+    assert "shard_block_size" not in off and "disperse" not in off and off["shard"] is False
     one, _ = scenario_point({"servers": 2, "replica": 1}, plan, {"link": "1gbit", "cpu": "1"})
     assert one["layout"] == "distribute" and "replica" not in one
     # A varied plan factor the scenario does not fix is reported.
