@@ -5,7 +5,7 @@ into: host facts + network/disk baselines (which run while the first volume is b
 there), volume create/mount/teardown, per-trial driver steps (cache drop, run directory, store writes) and the
 engines themselves. Target: wall / engine <= 1.05 for the whole smoke campaign (--plan experiments/plans/smoke.yaml).
 
-Run: .venv/bin/python benchmarks/collect_overhead.py [--cluster glmodel-lab/lab.yaml] [--plan P]
+Run: .venv/bin/python benchmarks/collect_overhead.py [--cluster glmodel-lab/lab.yaml] [--plan P [--variant V]]
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ def measure(cluster_file: Path, plan: PlanFile, store_dir: Path) -> None:
     trial_wall = sum(t["seconds"] for t in trials)
     engine = sum(t["engine_seconds"] for t in trials)
     runs_wall = wall - summary.baseline_seconds
-    print(f"{len(expanded.runs)} run(s), {len(trials)} trial(s), {len(expanded.volumes)} volume(s)")
+    print(f"{len(expanded.runs)} run(s) ({summary.done} done, {summary.failed} failed), {len(trials)} trial(s), "
+          f"{len(expanded.volumes)} volume(s)")
+    for failure in summary.failures:
+        print(f"  FAILED {failure}")
     print(f"campaign wall               {wall:8.1f} s")
     print(f"  facts + baselines         {summary.baseline_seconds:8.1f} s  (with the first volume's build; once per "
           "hardware, reused after)")
@@ -57,8 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cluster", type=Path)
     parser.add_argument("--plan", type=Path)
+    parser.add_argument("--variant", help="a scale the plan defines (e.g. quick)")
     args = parser.parse_args()
-    plan = load_plan(args.plan) if args.plan else PlanFile.model_validate(DEFAULT_PLAN)
+    plan = load_plan(args.plan, args.variant) if args.plan else PlanFile.model_validate(DEFAULT_PLAN)
     with tempfile.TemporaryDirectory(prefix="glmodel-bench-") as d:
         if args.cluster:
             measure(args.cluster, plan, Path(d))

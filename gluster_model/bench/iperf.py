@@ -12,7 +12,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pydantic import Field
@@ -23,9 +23,20 @@ from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
 
-# Clients start their pairs together this long after the matrix is sent out (hosts' clocks must agree to well
-# under it; `glmodel check` reports their offsets).
-START_DELAY_NS = 1_500_000_000
+# Clients start their pairs together a moment after the matrix is sent out (hosts' clocks must agree to well
+# under it; `glmodel check` reports their offsets): long enough for every client's command to arrive.
+MIN_START_DELAY_S = 0.25
+MAX_START_DELAY_S = 1.5
+
+
+def start_delay_ns(round_trip_s: float) -> int:
+    """How far ahead to set the shared start: four times the slowest round trip just seen (starting the servers,
+    which is one command per host and more work than a client's launch), within 0.25–1.5 s.
+
+    >>> start_delay_ns(0.01), start_delay_ns(0.2), start_delay_ns(3.0)
+    (250000000, 800000000, 1500000000)
+    """
+    return int(min(max(4 * round_trip_s, MIN_START_DELAY_S), MAX_START_DELAY_S) * 1e9)
 
 Direction = Literal["write", "read"]
 
@@ -172,6 +183,24 @@ def parse_iperf_json(text: str, host: str | None = None) -> tuple[float, float, 
     return sent_bps, received_bps, int(retr) if isinstance(retr, int) else None
 
 
+def _same_flows(matrix: IperfMatrix, pairs: list[Pair], direction: Direction) -> list[PairResult] | None:
+    """This direction's results taken from a pass already measured, when that pass moved the very same flows.
+
+    A pass runs every pair of its direction at once: "write" sends client -> server, "read" server -> client.
+    Where every client is also a server and the other way round (a hyperconverged cluster, the lab), the read
+    pass's flows are the write pass's, all at once, with only the side that opened the connection swapped:
+    measuring them again would repeat the pass (two to six seconds on the lab). The pair (c, s, read) is the
+    flow s -> c, which the write pass measured as pair (s, c).
+    """
+    other: Direction = "write" if direction == "read" else "read"
+    done = {(p.client, p.server): p for p in matrix.pairs if p.direction == other}
+    if not done or any(p.error for p in done.values()) or \
+            {(p.client.address, p.server.address) for p in pairs} != {(s, c) for c, s in done}:
+        return None
+    return [replace(done[(p.server.address, p.client.address)], client=p.client.address, server=p.server.address,
+                    direction=direction) for p in pairs]
+
+
 def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,
               progress: Callable[[str], None] | None = None) -> IperfMatrix:
     """Measure every client-server pair, all pairs of a direction concurrently; one direction after the other.
@@ -186,16 +215,23 @@ def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,
     servers = list(dict.fromkeys(p.server.address for p in pairs))
     clients = list(dict.fromkeys(p.client.address for p in pairs))
     for direction in spec.directions:
+        reused = _same_flows(matrix, pairs, direction)
+        if reused is not None:
+            if progress:
+                progress(f"iperf3 {direction}: the other direction's pass measured these flows already")
+            matrix.pairs.extend(reused)
+            continue
         run_id = uuid.uuid4().hex[:10]
         if progress:
             progress(f"iperf3 {direction}: {len(pairs)} pair(s) for {spec.seconds}s")
         try:
             by_server = {s: sorted({p.port for p in pairs if p.server.address == s}) for s in servers}
+            sent = time.monotonic()
             executor.run_many(servers, lambda a: shell(server_script(cluster.host(a), by_server[a], run_id)),
                               timeout=60)
             limit = spec.seconds + spec.omit + 60
             by_client = {c: [p for p in pairs if p.client.address == c] for c in clients}
-            start = time.time_ns() + START_DELAY_NS  # room for every client's command to arrive first
+            start = time.time_ns() + start_delay_ns(time.monotonic() - sent)
             results, errors = executor.map(
                 clients, lambda a: executor.run(a, shell(client_script(by_client[a], spec, direction, run_id, start)),
                                                 timeout=limit, check=False), timeout=limit)

@@ -100,9 +100,9 @@ def _set_options(cluster: ClusterSpec, executor: Executor, name: str, options: d
 
 def _set_and_verify(cluster: ClusterSpec, executor: Executor, name: str, wanted: dict[str, str],
                     current: dict[str, str]) -> dict[str, str]:
-    _set_options(cluster, executor, name, {k: v for k, v in wanted.items()
-                                           if k not in current or not values_match(v, current[k])})
-    after = read_options(cluster, executor, name)
+    differ = {k: v for k, v in wanted.items() if k not in current or not values_match(v, current[k])}
+    _set_options(cluster, executor, name, differ)
+    after = read_options(cluster, executor, name) if differ else current  # nothing set: nothing to read again
     wrong = [f"{k}={after.get(k, '<missing>')} (wanted {v})" for k, v in wanted.items()
              if k not in after or not values_match(v, after[k])]
     if wrong:
@@ -149,10 +149,51 @@ def teardown_volume(cluster: ClusterSpec, executor: Executor, name: str) -> bool
     unmount(cluster, executor, name)
     admin = _admin(cluster)
     if info.status == "Started":
+        _end_bricks(cluster, executor, name)
         _gluster(executor, admin, "volume", "stop", name, "force")
     _gluster(executor, admin, "volume", "delete", name)
     _remove_bricks(executor, info.bricks)
     return True
+
+
+def _brick_host(cluster: ClusterSpec, name: str, brick: BrickStatus) -> Host:
+    host = next((h for h in cluster.hosts if brick.host in (h.address, h.name)), None)
+    if host is None:
+        raise VolumeError(f"volume {name}: brick host {brick.host!r} is not in {cluster.source}")
+    return host
+
+
+def end_brick_script(pids: list[int], wait_s: float = 10) -> str:
+    """SIGTERM each pid that is a glusterfsd (and only then), and wait until none of them is one any more.
+
+    The check on /proc/PID/cmdline keeps a pid that was reused meanwhile from being signalled; a zombie's
+    cmdline is empty, so a dead brick that nothing has reaped yet counts as gone. Exits 1 if one outlives
+    ``wait_s``.
+    """
+    ids = " ".join(str(int(p)) for p in pids)  # int(): only digits reach the shell
+    is_brick = 'grep -qa glusterfsd "/proc/$p/cmdline" 2>/dev/null'
+    return (f"for p in {ids}; do {is_brick} && kill -TERM \"$p\"; done; "
+            f"i=0; while [ $i -lt {max(1, int(wait_s * 20))} ]; do alive=0; "
+            f"for p in {ids}; do {is_brick} && alive=1; done; [ $alive = 0 ] && exit 0; sleep 0.05; i=$((i+1)); "
+            "done; exit 1")
+
+
+def _end_bricks(cluster: ClusterSpec, executor: Executor, name: str) -> None:
+    """End a volume's brick processes ourselves, just before `volume stop force` is sent (best effort).
+
+    glusterd sleeps a fixed second after signalling a brick process, and again for the self-heal daemon's
+    graph: `volume stop force` took 2.07 s on the lab for a 3-brick volume, 0.06 s once its bricks had exited.
+    The volume is being deleted and its bricks removed, so nothing is lost by ending them first; anything that
+    goes wrong here leaves the stop to glusterd as before.
+    """
+    try:
+        by_host: dict[str, list[int]] = {}
+        for b in brick_status(cluster, executor, name):
+            if b.pid is not None and b.online:
+                by_host.setdefault(_brick_host(cluster, name, b).address, []).append(b.pid)
+        executor.run_many(by_host, lambda a: shell(end_brick_script(by_host[a])), timeout=30, check=False)
+    except GlmodelError:
+        pass
 
 
 # -- degraded operation ---------------------------------------------------------------------------------------
@@ -171,14 +212,11 @@ def stop_one_brick(cluster: ClusterSpec, executor: Executor, name: str) -> Brick
     victim = bricks[info.replica - 1]
     if victim.pid is None or not victim.online:
         raise VolumeError(f"volume {name}: brick {victim.host}:{victim.path} is not running, cannot stop it")
-    host = next((h for h in cluster.hosts if victim.host in (h.address, h.name)), None)
-    if host is None:
-        raise VolumeError(f"volume {name}: brick host {victim.host!r} is not in {cluster.source}")
+    host = _brick_host(cluster, name, victim)
     # Only a pid the volume's own status names, and only after checking it is that brick's glusterfsd. SIGTERM:
     # the brick exits at once and removes its pidfile; after SIGKILL, where nothing reaps the dead process (a
     # container without an init), glusterd would find the zombie, take the brick for running, and never restart it.
-    pid = str(int(victim.pid))
-    executor.run(host.address, shell(f"grep -qa glusterfsd /proc/{pid}/cmdline && kill -TERM {pid}"), timeout=30)
+    executor.run(host.address, shell(end_brick_script([victim.pid])), timeout=30)
     _wait_bricks(cluster, executor, name, lambda b: not any(x.path == victim.path and x.online for x in b),
                  "stop", 30)
     return victim

@@ -52,6 +52,11 @@ class NodeState:
         return self.path / "sshd_config"
 
     @property
+    def home(self) -> Path:
+        """The home directory of the node's SSH sessions (empty: no profile of the operator's runs there)."""
+        return self.path / "home"
+
+    @property
     def bricks(self) -> str:
         return str(self.path / "bricks")
 

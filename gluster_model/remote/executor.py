@@ -147,6 +147,7 @@ class SSHExecutor:
         transport = client.get_transport()
         if transport is not None:
             transport.set_keepalive(15)
+            _no_delay(transport.sock)
         return client
 
     def _client(self, host: Host) -> paramiko.SSHClient:
@@ -278,6 +279,19 @@ class SSHExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
         ordered_errors = {a: errors[a] for a in addresses if a in errors}
         return {a: results[a] for a in addresses if a in results}, ordered_errors
+
+
+def _no_delay(sock: object) -> None:
+    """Send each SSH packet at once (TCP_NODELAY), as OpenSSH does for interactive sessions.
+
+    A command is a few small request packets answered by small ones; with Nagle's algorithm on, the last one
+    waits for the peer's delayed ACK, which put about 40 ms on every command (measured on the lab: 44 ms per
+    `true`, 2 ms with the option). A proxy channel instead of a socket is left as it is.
+    """
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        pass
 
 
 def _ssh_exception() -> type[BaseException]:

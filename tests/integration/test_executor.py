@@ -45,6 +45,18 @@ def test_run_many_in_parallel(executor: SSHExecutor, lab: LabState) -> None:
     assert {h: r.stdout.strip() for h, r in per_host.items()} == {h: h for h in hosts}
 
 
+def test_packets_go_out_at_once_and_lab_sessions_have_their_own_home(executor: SSHExecutor, lab: LabState) -> None:
+    import socket
+
+    node = lab.nodes[1]
+    home = executor.run(node.address, shell('printf %s "$HOME"')).stdout
+    sock = executor._clients[node.address].get_transport().sock  # type: ignore[union-attr]
+    # Nagle off: a command's small packets do not wait for the peer's delayed ACK (about 40 ms a command).
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    # The node's shell reads its own (empty) home's profile, not the operator's ~/.bashrc.
+    assert home == str(node.home) and Path(home).is_dir() and not any(Path(home).iterdir())
+
+
 def test_failure_names_host_command_code_and_stderr(executor: SSHExecutor) -> None:
     with pytest.raises(CommandFailed) as info:
         executor.run("127.1.1.3", shell("echo first >&2; echo 'it broke' >&2; exit 7"))

@@ -180,3 +180,54 @@ def test_json_results_are_found_between_warning_lines() -> None:
 def test_steady_fio_runs_for_its_whole_runtime() -> None:
     assert "--time_based" not in fio_argv("/b", DiskSpec(size="64MB", runtime=3), True)
     assert "--time_based" in fio_argv("/b", DiskSpec(size="64MB", runtime=3, steady=True), True)
+
+
+def test_start_delay_follows_the_round_trip_within_bounds() -> None:
+    from gluster_model.bench.iperf import start_delay_ns
+
+    # Four round trips of room; never so short that a normal hiccup makes a client late, never past 1.5 s.
+    assert start_delay_ns(0.1) == 400_000_000
+    assert start_delay_ns(0.001) == 250_000_000
+    assert start_delay_ns(10.0) == 1_500_000_000
+    assert start_delay_ns(0.2) < start_delay_ns(0.3)
+
+
+def _write_pass(pairs: list[tuple[str, str]], error: str | None = None) -> IperfMatrix:
+    m = IperfMatrix(IperfSpec())
+    m.pairs = [PairResult(c, s, "write", 1e9 + i, 9e8 + i, i, f"raw{i}", error if i == 0 else None)
+               for i, (c, s) in enumerate(pairs)]
+    return m
+
+
+def test_read_pass_reuses_the_write_pass_only_when_its_flows_are_the_same() -> None:
+    from gluster_model.bench.iperf import _same_flows
+
+    # Every host client and server: the read pass's flows s -> c are the write pass's pairs (s, c).
+    hyper = _cluster(["10.0.0.1", "10.0.0.2"], ["10.0.0.1", "10.0.0.2"])
+    pairs = plan_pairs(hyper, 5201)
+    done = _write_pass([(p.client.address, p.server.address) for p in pairs])
+    reused = _same_flows(done, pairs, "read")
+    assert reused is not None and len(reused) == len(pairs) == 2
+    by_pair = {(p.client, p.server): p for p in reused}
+    for w in done.pairs:  # the figure of flow a -> b is read pair (b, a)'s
+        r = by_pair[(w.server, w.client)]
+        assert (r.direction, r.received_bps, r.raw) == ("read", w.received_bps, w.raw)
+    # Clients apart from servers: reading moves other flows (server -> client), so it is measured.
+    split = _cluster(["10.0.0.1"], ["10.0.0.2", "10.0.0.3"])
+    split_pairs = plan_pairs(split, 5201)
+    assert _same_flows(_write_pass([(p.client.address, p.server.address) for p in split_pairs]),
+                       split_pairs, "read") is None
+    # A failed pair in the pass already run: measure again rather than copy the failure.
+    failed = _write_pass([(p.client.address, p.server.address) for p in pairs], error="refused")
+    assert _same_flows(failed, pairs, "read") is None
+    assert _same_flows(IperfMatrix(IperfSpec()), pairs, "write") is None  # nothing measured yet
+
+
+def test_end_brick_script_signals_only_bricks_and_only_digits() -> None:
+    from gluster_model.gluster.apply import end_brick_script
+
+    script = end_brick_script([123, 4567], wait_s=2)
+    assert "for p in 123 4567;" in script and 'grep -qa glusterfsd "/proc/$p/cmdline"' in script
+    assert "kill -TERM" in script and "-KILL" not in script and "-lt 40 ]" in script
+    with pytest.raises(ValueError):
+        end_brick_script(["1; rm -rf /"])  # type: ignore[list-item]
