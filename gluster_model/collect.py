@@ -558,6 +558,7 @@ class Collector:
             record.raw = {"dd": dd.raw}
             record.measurements = dd.measurements()
             values, raw_text = dd.values, dd.raw
+            failed_host = None
         else:
             if drop:
                 drop_caches(self.cluster, self.ex)
@@ -565,6 +566,7 @@ class Collector:
                                            timeout=p.trial_timeout)
             record.argv, record.engine_seconds, record.error = result.argv, result.seconds, result.error
             record.raw = {"iozone": result.raw, "client_file": result.client_file}
+            failed_host = result.host
             values = {}
             if result.output is not None:
                 for name, m in result.output.metrics.items():
@@ -575,7 +577,7 @@ class Collector:
         record.seconds = time.monotonic() - t0
         self.store.add_trial(run_id, record)
         if not values:
-            host = _host_named(raw_text + " " + (record.error or ""), self.cluster)
+            host = failed_host or _host_named(raw_text + " " + (record.error or ""), self.cluster)
             raise TrialFailed(f"trial {idx} ({'warm-up' if warmup else 'measured'}, file {gluster_size(record.file_size)})"
                               f" failed: {record.error}", host, " ".join(record.argv)[:2000])
         return values, record.engine_seconds

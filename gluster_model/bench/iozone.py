@@ -149,8 +149,13 @@ def client_file(threads: int, workdirs: list[tuple[str, str]], iozone_path: str 
     return "\n".join(lines) + "\n"
 
 
-def rsh_wrapper(cluster: ClusterSpec, hosts: list[Host], ssh: str = "ssh") -> str:
-    """A sh script iozone can use as RSH: per-host user/port/identity, strict host keys, no prompts."""
+def rsh_wrapper(cluster: ClusterSpec, hosts: list[Host], ssh: str = "ssh", ended: str | None = None) -> str:
+    """A sh script iozone can use as RSH: per-host user/port/identity, strict host keys, no prompts.
+
+    ``ended``: a file to which the script appends "HOST EXIT" when the ssh to a child ends in failure (the
+    node dropped, the child was killed, it could not start): iozone's master does not notice a lost child and
+    would wait for it until the trial's timeout.
+    """
     cases = []
     for h in hosts:
         opts = ["-p", str(h.ssh.port), "-l", h.ssh.user, "-o", f"UserKnownHostsFile={h.ssh.known_hosts}"]
@@ -165,9 +170,27 @@ def rsh_wrapper(cluster: ClusterSpec, hosts: list[Host], ssh: str = "ssh") -> st
         *cases,
         '  *) echo "glmodel rsh: host $host is not in the cluster file" >&2; exit 255 ;;',
         "esac",
-        f"exec {shlex.quote(ssh)} -o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=10 \"$@\"",
+        *([f"{shlex.quote(ssh)} -o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=10 \"$@\"",
+           'rc=$?',
+           f'[ "$rc" -eq 0 ] || printf \'%s %s\\n\' "$host" "$rc" >> {shlex.quote(ended)}',
+           'exit "$rc"'] if ended else
+          [f"exec {shlex.quote(ssh)} -o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=10 \"$@\""]),
         "",
     ])
+
+
+def ended_children(text: str) -> list[tuple[str, int]]:
+    """(host, ssh exit status) of each child the RSH wrapper saw end in failure, from its ``ended`` file.
+
+    >>> ended_children("127.1.1.2 255\\n")
+    [('127.1.1.2', 255)]
+    """
+    out = []
+    for line in text.splitlines():
+        host, _, code = line.strip().rpartition(" ")
+        if host and code.isdigit():
+            out.append((host, int(code)))
+    return out
 
 
 def master_address(client: Host) -> str:
@@ -186,6 +209,7 @@ class IozoneRun:
     raw: str
     seconds: float
     error: str | None = None
+    host: str | None = None  # the client the error is about, where one is known
 
 
 def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: IozoneWorkload,
@@ -217,35 +241,67 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
             cf = Path(tmp) / "clients"
             cf.write_text(text)
             wrapper = Path(tmp) / "rsh"
-            wrapper.write_text(rsh_wrapper(cluster, clients))
+            ended = Path(tmp) / "ended"
+            wrapper.write_text(rsh_wrapper(cluster, clients, ended=str(ended)))
             wrapper.chmod(0o700)
             argv = build_argv(workload, str(cf), master_address(clients[0]))
             env = {**os.environ, "RSH": str(wrapper)}
             started = time.monotonic()
             try:
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp,
-                                      preexec_fn=_die_with_parent)
+                proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                        cwd=tmp, preexec_fn=_die_with_parent)
             except FileNotFoundError:
                 raise GlmodelError("iozone is not installed on this machine (the master runs here); "
                                    "run scripts/setup.sh") from None
-            except subprocess.TimeoutExpired as exc:
-                out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-                return IozoneRun(argv, text, None, out, time.monotonic() - started, f"timed out after {timeout:g}s")
-            master_done = True
+            stdout, stderr, failure, host = _watch_master(proc, started + timeout, ended)
             seconds = time.monotonic() - started
+            if failure is not None:
+                return IozoneRun(argv, text, None, stdout + stderr, seconds,
+                                 failure or f"timed out after {timeout:g}s", host)
+            master_done = True
     finally:
         _cleanup(executor, clients, mount_points, run_dir, reap=not master_done)
-    raw = proc.stdout + (("\n[stderr]\n" + proc.stderr) if proc.stderr.strip() else "")
+    raw = stdout + (("\n[stderr]\n" + stderr) if stderr.strip() else "")
     if proc.returncode != 0:
-        err = CommandFailed("local", shlex.join(argv), proc.returncode, proc.stderr or proc.stdout)
+        err = CommandFailed("local", shlex.join(argv), proc.returncode, stderr or stdout)
         return IozoneRun(argv, text, None, raw, seconds, str(err))
     try:
-        output = parse_throughput(proc.stdout, workload.expected_metrics())
+        output = parse_throughput(stdout, workload.expected_metrics())
         if output.unit != UNIT:  # the store holds kB/s; a wrapper that added -O must not pass as throughput
             raise ParseError("iozone output", f"figures are in {output.unit}, not {UNIT}")
     except ParseError as exc:
         return IozoneRun(argv, text, None, raw, seconds, str(exc))
     return IozoneRun(argv, text, output, raw, seconds)
+
+
+CHILD_GRACE_S = 5.0  # after a child's ssh failed, how long the master may still finish on its own
+
+
+def _watch_master(proc: subprocess.Popen[str], deadline: float,
+                  ended: Path) -> tuple[str, str, str | None, str | None]:
+    """Wait for the iozone master; (stdout, stderr, failure, host). failure is None when it ran to its end,
+    "" when it was killed at the deadline, else why it was killed: a child's ssh failed and the master had not
+    finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the deadline)."""
+    failed_at: float | None = None
+    while True:
+        try:
+            out, err = proc.communicate(timeout=0.5)  # retrying after TimeoutExpired loses no output
+            return out, err, None, None
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        lost = ended_children(ended.read_text()) if ended.exists() else []
+        if lost and failed_at is None:
+            failed_at = now
+        if now >= deadline or (failed_at is not None and now - failed_at >= CHILD_GRACE_S):
+            proc.kill()
+            out, err = proc.communicate()
+            if not lost:
+                return out, err, "", None
+            hosts = ", ".join(dict.fromkeys(h for h, _ in lost))
+            codes = ", ".join(dict.fromkeys(str(c) for _, c in lost))
+            return out, err, (f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or the "
+                              "child was killed or could not start; the master was stopped"), lost[0][0]
 
 
 def _die_with_parent() -> None:
@@ -271,8 +327,9 @@ def reap_argv(master: str) -> list[str]:
 def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str,
              reap: bool) -> None:
     if reap:  # the master was interrupted or timed out: its children would spin on, waiting for it
-        executor.run_many([h.address for h in clients], reap_argv(master_address(clients[0])), timeout=30,
-                          check=False)
+        # Best effort: a client that dropped off cannot be reached, and that must not hide the trial's own error.
+        executor.map([h.address for h in clients], lambda a: executor.run(
+            a, reap_argv(master_address(clients[0])), timeout=30, check=False), timeout=30)
     # One client removes the run's directory for all (it is one shared volume).
     first = clients[0]
     executor.run(first.address, ["rm", "-rf", "--", f"{mount_points[first.address]}/{run_dir}"], timeout=600,

@@ -72,6 +72,33 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
     assert not any(Path(b.split(":", 1)[1]).exists() for b in bricks)  # the lab shares this filesystem
 
 
+def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple[ClusterSpec, SSHExecutor],
+                                                                     lab: LabState) -> None:
+    from gluster_model.lab import find_node, start_sshd, stop_sshd
+
+    spec, ex = env
+    cfg = VolumeConfig(name="lost")
+    _, n3 = find_node(lab.path, "127.1.1.3")
+    apply_volume(spec, ex, cfg)
+    try:
+        points = mount(spec, ex, cfg.name)
+        ex.run(n3.address, ["true"])  # glmodel's own connection is open; only new ones (iozone's RSH) are refused
+        stop_sshd(n3, lab.path)
+        try:
+            run = run_iozone(spec, ex, cfg.name, IozoneWorkload(threads=3, file_size="4MB", record_size="64KB",
+                                                                tests=["write"]), points, timeout=900)
+        finally:
+            start_sshd(n3, lab)
+        # iozone's master would wait for the missing child until the timeout; it is stopped and the node named.
+        assert run.output is None and run.host == "127.1.1.3"
+        assert run.error is not None and "child on 127.1.1.3 ended early (ssh exit 255)" in run.error
+        assert run.seconds < 120, run.seconds
+        leftovers = ex.run_many([n.address for n in lab.nodes], ["pgrep", "-f", "iozone -[+]s"], check=False)
+        assert all(r.exit_code == 1 for r in leftovers.values())  # no child left spinning anywhere
+    finally:
+        teardown_volume(spec, ex, cfg.name)
+
+
 def test_translators_read_back_and_reconfigure(env: tuple[ClusterSpec, SSHExecutor]) -> None:
     spec, ex = env
     off = VolumeConfig(name="xl", translators={"write-behind": False, "read-ahead": False, "io-cache": False,

@@ -91,6 +91,21 @@ def test_rsh_wrapper_is_valid_sh_with_strict_keys(tmp_path: Path) -> None:
     assert bad.returncode == 255 and "not in the cluster file" in bad.stderr
 
 
+def test_rsh_wrapper_records_children_whose_ssh_failed(tmp_path: Path) -> None:
+    from gluster_model.bench.iozone import ended_children
+
+    c = cluster_from_data({"servers": [{"host": "10.0.0.1", "brick_paths": ["/b"]},
+                                       {"host": "10.0.0.2", "brick_paths": ["/b"]}]}, "c.yaml", tmp_path)
+    ended = tmp_path / "ended file"
+    for ssh, host in (("true", "10.0.0.1"), ("false", "10.0.0.2")):
+        (tmp_path / "rsh").write_text(rsh_wrapper(c, list(c.hosts), ssh=ssh, ended=str(ended)))
+        done = subprocess.run(["sh", str(tmp_path / "rsh"), host, "iozone", "-+s"], capture_output=True, text=True)
+        assert done.returncode == (0 if ssh == "true" else 1)  # the child's status passes through
+    # Only the failed one is written down, with its status; a child that ended well is not.
+    assert ended_children(ended.read_text()) == [("10.0.0.2", 1)]
+    assert ended_children("garbage\n10.0.0.3 255\n") == [("10.0.0.3", 255)]
+
+
 def test_reap_matches_only_the_children_of_this_master() -> None:
     import re
 
