@@ -295,7 +295,12 @@ def _watch_master(proc: subprocess.Popen[str], deadline: float,
             failed_at = now
         if now >= deadline or (failed_at is not None and now - failed_at >= CHILD_GRACE_S):
             proc.kill()
-            out, err = proc.communicate()
+            try:
+                out, err = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                # The master's RSH children still hold its pipes open (the reap that follows ends them).
+                proc.wait()
+                out, err = "", ""
             if not lost:
                 return out, err, "", None
             hosts = ", ".join(dict.fromkeys(h for h, _ in lost))
