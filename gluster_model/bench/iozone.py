@@ -253,7 +253,12 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
             except FileNotFoundError:
                 raise GlmodelError("iozone is not installed on this machine (the master runs here); "
                                    "run scripts/setup.sh") from None
-            stdout, stderr, failure, host = _watch_master(proc, started + timeout, ended)
+            try:
+                stdout, stderr, failure, host = _watch_master(proc, started + timeout, ended)
+            except BaseException:  # Ctrl-C, or a Python caller's own exception: the master must not outlive us
+                proc.kill()
+                proc.wait()
+                raise
             seconds = time.monotonic() - started
             if failure is not None:
                 return IozoneRun(argv, text, None, stdout + stderr, seconds,
