@@ -254,15 +254,14 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
                 raise GlmodelError("iozone is not installed on this machine (the master runs here); "
                                    "run scripts/setup.sh") from None
             try:
-                stdout, stderr, failure, host = _watch_master(proc, started + timeout, ended)
+                stdout, stderr, failure, host = _watch_master(proc, started, timeout, ended)
             except BaseException:  # Ctrl-C, or a Python caller's own exception: the master must not outlive us
                 proc.kill()
                 proc.wait()
                 raise
             seconds = time.monotonic() - started
             if failure is not None:
-                return IozoneRun(argv, text, None, stdout + stderr, seconds,
-                                 failure or f"timed out after {timeout:g}s", host)
+                return IozoneRun(argv, text, None, stdout + stderr, seconds, failure, host)
             master_done = True
     finally:
         _cleanup(executor, clients, mount_points, run_dir, reap=not master_done)
@@ -282,11 +281,12 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
 CHILD_GRACE_S = 5.0  # after a child's ssh failed, how long the master may still finish on its own
 
 
-def _watch_master(proc: subprocess.Popen[str], deadline: float,
+def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float,
                   ended: Path) -> tuple[str, str, str | None, str | None]:
     """Wait for the iozone master; (stdout, stderr, failure, host). failure is None when it ran to its end,
-    "" when it was killed at the deadline, else why it was killed: a child's ssh failed and the master had not
-    finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the deadline)."""
+    else why it was killed: the timeout, or a child's ssh failed and the master had not finished
+    ``CHILD_GRACE_S`` later (it would wait for the lost child until the timeout); host is that child's."""
+    deadline = started + timeout
     failed_at: float | None = None
     while True:
         try:
@@ -307,7 +307,7 @@ def _watch_master(proc: subprocess.Popen[str], deadline: float,
                 proc.wait()
                 out, err = "", ""
             if not lost:
-                return out, err, "", None
+                return out, err, f"timed out after {timeout:g}s", None
             hosts = ", ".join(dict.fromkeys(h for h, _ in lost))
             codes = ", ".join(dict.fromkeys(str(c) for _, c in lost))
             return out, err, (f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or the "

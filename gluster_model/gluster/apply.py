@@ -167,12 +167,12 @@ def end_brick_script(pids: list[int], wait_s: float = 10) -> str:
     """SIGTERM each pid that is a glusterfsd (and only then), and wait until none of them is one any more.
 
     The check on /proc/PID/cmdline keeps a pid that was reused meanwhile from being signalled; a zombie's
-    cmdline is empty, so a dead brick that nothing has reaped yet counts as gone. Exits 1 if one outlives
-    ``wait_s``.
+    cmdline is empty, so a dead brick that nothing has reaped yet counts as gone. Exits 2 if no pid was a
+    brick to signal, 1 if one outlives ``wait_s``.
     """
     ids = " ".join(str(int(p)) for p in pids)  # int(): only digits reach the shell
     is_brick = 'grep -qa glusterfsd "/proc/$p/cmdline" 2>/dev/null'
-    return (f"for p in {ids}; do {is_brick} && kill -TERM \"$p\"; done; "
+    return (f"sent=0; for p in {ids}; do {is_brick} && kill -TERM \"$p\" && sent=1; done; [ $sent = 1 ] || exit 2; "
             f"i=0; while [ $i -lt {max(1, int(wait_s * 20))} ]; do alive=0; "
             f"for p in {ids}; do {is_brick} && alive=1; done; [ $alive = 0 ] && exit 0; sleep 0.05; i=$((i+1)); "
             "done; exit 1")

@@ -229,5 +229,27 @@ def test_end_brick_script_signals_only_bricks_and_only_digits() -> None:
     script = end_brick_script([123, 4567], wait_s=2)
     assert "for p in 123 4567;" in script and 'grep -qa glusterfsd "/proc/$p/cmdline"' in script
     assert "kill -TERM" in script and "-KILL" not in script and "-lt 40 ]" in script
+    assert "[ $sent = 1 ] || exit 2" in script  # nothing to stop: said at once (stop_one_brick fails fast)
     with pytest.raises(ValueError):
         end_brick_script(["1; rm -rf /"])  # type: ignore[list-item]
+
+
+def test_end_brick_script_ends_a_brick_and_spares_anything_else(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from gluster_model.gluster.apply import end_brick_script
+
+    fake_brick = tmp_path / "glusterfsd"  # a process whose command line names glusterfsd, as a brick's does
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", fake_brick)
+    brick = subprocess.Popen([str(fake_brick), "60"])
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        spared = subprocess.run(["sh", "-c", end_brick_script([other.pid], wait_s=1)])
+        assert spared.returncode == 2 and other.poll() is None  # not a brick: not signalled, said so
+        ended = subprocess.run(["sh", "-c", end_brick_script([brick.pid, other.pid], wait_s=5)])
+        assert ended.returncode == 0 and brick.wait(timeout=5) == -15 and other.poll() is None
+    finally:
+        for p in (brick, other):
+            p.kill()
+            p.wait()
