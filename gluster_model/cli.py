@@ -71,9 +71,13 @@ def cli(debug: bool) -> None:
 
 
 def _console() -> Any:
+    """The terminal's width on a terminal; piped or redirected, a wide fixed one, so no table cell is folded
+    (rich would otherwise assume 80 columns)."""
+    import sys
+
     from rich.console import Console
 
-    return Console()
+    return Console() if sys.stdout.isatty() else Console(width=240)
 
 
 def _load(cluster: Path) -> ClusterSpec:
@@ -712,19 +716,26 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
     click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
 
 
-@cli.command(short_help="Write the HTML + Markdown report: campaigns, hosts, baselines, studies, models.")
+@cli.command(short_help="Write the HTML + Markdown report: the decision first, then models, campaigns, studies.")
 @store_option
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="A model file from `glmodel fit`: its coefficient, validation and importance tables and figures.")
+@click.option("--scenarios", type=click.Path(path_type=Path), default=None,
+              help="A what-if file (as for predict): the report opens with its answer, ranked candidates, "
+              "verification found in the store, and the data's limits. Needs --model.")
 @click.option("--campaign", "campaigns", multiple=True, help="Only these campaign(s) (default: every one).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
               help="Directory for index.html, report.md and the figures (PNG).")
-def report(store: str, model_file: Path | None, campaigns: tuple[str, ...], out: Path) -> None:
-    """Each campaign with its hosts and measured baselines; each methodology study's tables and figures (read
-    cost, concurrent reads, block-size sweep, replication overhead); with --model, the fitted models. The page
-    opens without a network connection.
+def report(store: str, model_file: Path | None, scenarios: Path | None, campaigns: tuple[str, ...],
+           out: Path) -> None:
+    """With --model and --scenarios, a decision document: the question, the best buy with its expected change
+    and interval, whether it is inside the data and verified, the ranked candidates, verification and the data's
+    limits; then, for engineers, the models, each campaign with its hosts and baselines, and each methodology
+    study's tables and figures. The page opens without a network connection.
 
-    Example: glmodel report --store glmodel.db --model results/smoke-model.json --out report
+    \b
+    Example: glmodel report --store glmodel.db --model results/emulated-model.json \\
+             --scenarios experiments/whatif/emulated_decision.yaml --out results/report
     """
     from .outputs import check_output
     from .report.build import write_report
@@ -732,7 +743,7 @@ def report(store: str, model_file: Path | None, campaigns: tuple[str, ...], out:
 
     check_output(out, "--out", directory=True)
     with open_store(store, create=False) as st:
-        written = write_report(st, out, model_file, list(campaigns) or None)
+        written = write_report(st, out, model_file, list(campaigns) or None, scenarios)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
                f"summary: {written.markdown}")
 
@@ -922,11 +933,16 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
 @click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Also write one row per scenario and metric "
               "to this CSV file ('-': standard output, instead of tables).")
 @click.option("--figure", type=click.Path(path_type=Path), help="Also draw a bar chart with intervals (PNG/SVG/PDF).")
+@click.option("--details", is_flag=True, help="Every table: ceilings, measured means, flags, why a candidate is not "
+              "ranked, capacity and levers (default: the answer and one compact table per metric).")
 def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], metrics: tuple[str, ...],
-            level: float | None, use: str | None, as_json: bool, csv_out: Path | None, figure: Path | None) -> None:
-    """Predict each metric for a baseline and candidates: MB/s with a prediction interval, the change against the
-    baseline, whether the answer rests on measurements or is an extrapolation, the bottleneck at the baseline,
-    price per MB/s with a ranking, the best upgrade per unit price, and usable capacity.
+            level: float | None, use: str | None, as_json: bool, csv_out: Path | None, figure: Path | None,
+            details: bool) -> None:
+    """Answer a what-if question: the best buy per metric first (its gain with the interval of the change, and
+    whether it rests on measured data), what limits the baseline, then per metric MB/s with a prediction
+    interval, the change against the baseline, interpolated or extrapolated, and a ranking by MB/s gained per
+    price. A candidate is ranked only when it gains measurably, inside the data and below what its hardware
+    can carry.
 
     \b
     Example: glmodel predict --model model.json --set servers=4 --set replica=2
@@ -959,7 +975,7 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     if as_json:
         click.echo(json.dumps(answer.to_json(), indent=1))
         return
-    show.print_answer(_console(), answer)
+    show.print_answer(_console(), answer, details=details)
     written = [str(p) for p in (csv_out, figure) if p is not None]
     if written:
         click.echo(f"wrote {', '.join(written)}")

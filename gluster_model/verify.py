@@ -29,11 +29,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .dataset import VERIFY_PREFIX
 from .errors import ConfigError, GlmodelError
+from .model.features import HARDWARE_INPUTS
 from .plan.factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from .plan.file import Expanded, PlanFile, check_buildable, execution_order
 from .predict.scenarios import Question, Scenario
@@ -49,8 +51,7 @@ if TYPE_CHECKING:
     from .store.store import Store
 
 # Inputs a cluster has rather than is given: measured by baselines and host facts, set only on a lab.
-MEASURED_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
-                   "base_filesystem", "regime")
+MEASURED_INPUTS = (*HARDWARE_INPUTS, "regime")
 # Model inputs that are plan factors of the same name.
 FACTOR_INPUTS = tuple(n for n, f in FACTORS.items() if f.family != "lab")
 
@@ -75,8 +76,9 @@ class Check:
     trials: int
     error_pct: float  # (predicted - measured) / measured, %
     inside: bool
-    basis: str
+    basis: str  # as `glmodel predict` labels the scenario asked (the same function on the same values)
     predicted_as_asked: float  # at the scenario's own hardware figures, not the measured ones
+    basis_measured: str = ""  # the label at the hardware as measured
 
 
 @dataclass
@@ -324,6 +326,46 @@ def measured_frame(store: Store, campaigns: Sequence[str]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
+    """The verification of ``q`` that `glmodel verify` already measured into ``store``, rebuilt from its
+    campaigns (each records its plan and cluster), or None when no verification campaign measured this question."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in store.campaigns():
+        if str(c["name"]).startswith(VERIFY_PREFIX):
+            groups.setdefault(str(c["plan_name"]), []).append(c)
+    for plan_name, camps in groups.items():
+        try:
+            plan = PlanFile.model_validate(camps[0]["plan"])
+            on_lab = any("@" in str(c["name"]) and ":" in str(c["name"]).split("@", 1)[1] for c in camps)
+            cluster = stored_cluster(camps[0]["cluster"], on_lab)
+            metrics = _metrics(mf, plan, None)
+            found = targets(mf, q, plan, cluster, metrics)
+        except (GlmodelError, ValueError, KeyError, TypeError):
+            continue  # verification of another question or model
+        names = [str(c["name"]) for c in camps]
+        frame = measured_frame(store, names)
+        hashes = set(frame["config_hash"]) if not frame.empty else set()
+        if not any(t.run is not None and t.run.config_hash in hashes for t in found):
+            continue
+        return compare(mf, q, found, frame, metrics, None, plan=plan_name.removeprefix(VERIFY_PREFIX),
+                       campaigns=names)
+    return None
+
+
+def stored_cluster(record: Mapping[str, Any], on_lab: bool) -> ClusterSpec:
+    """A cluster as a campaign recorded it (hosts, roles, bricks; no SSH settings), enough to rebuild runs."""
+    from .config import cluster_from_data
+
+    hosts = record["hosts"]
+    data: dict[str, Any] = {"name": record["name"],
+                            "servers": [{"host": h["address"], "brick_paths": list(h["brick_paths"])}
+                                        for h in hosts if "server" in h["roles"]],
+                            "clients": [{"host": h["address"]} for h in hosts if "client" in h["roles"]]}
+    if on_lab:
+        data["lab"] = {"state_dir": "."}
+    return cluster_from_data(data, "stored cluster", Path("."))
+
+
 # -- comparing (pure given the frame) -----------------------------------------------------------------------
 
 def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataFrame, metrics: Sequence[str],
@@ -366,39 +408,41 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl)
         asked_answer = what_if(mf, Question(q.baseline, [t.scenario for t in ok if not t.scenario.baseline] or
                                             [q.baseline]), metrics=[metric], level=lvl)
-        as_asked = {p.scenario: p.value for p in asked_answer.metrics[0].predictions}
+        as_asked = {p.scenario: p for p in asked_answer.metrics[0].predictions}
         preds = {p.scenario: p for p in answer.metrics[0].predictions}
         checks: list[Check] = []
         for t in ok:
             p = preds[t.scenario.name]
+            asked = as_asked.get(t.scenario.name)
             values = rows[t.scenario.name][metric].dropna()
             m = float(values.mean())
             checks.append(Check(t.scenario.name, p.value, p.low, p.high, m, int(values.size),
-                                (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high, p.basis,
-                                as_asked.get(t.scenario.name, math.nan)))
+                                (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high,
+                                asked.basis if asked else p.basis, asked.value if asked else math.nan, p.basis))
         errors = [abs(c.error_pct) for c in checks if math.isfinite(c.error_pct)]
         verdict = MetricVerdict(metric, answer.metrics[0].model, len(checks),
                                 statistics.fmean(errors) if errors else None,
                                 sum(c.inside for c in checks) / len(checks), checks)
-        verdict.best_predicted, verdict.best_measured = _best_per_price(checks, ok)
+        # The recommendation is predict's rank 1 for the question as asked; the measured best is the priced
+        # candidate with the largest measured gain per price (a positive one).
+        has_base = any(t.scenario.baseline for t in ok)
+        verdict.best_predicted = asked_answer.metrics[0].best_upgrade if has_base else None
+        verdict.best_measured = _best_measured(checks, ok)
         if verdict.best_predicted is not None and verdict.best_measured is not None:
             verdict.ranking_held = verdict.best_predicted == verdict.best_measured
         verdicts.append(verdict)
     return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, verdicts, notes)
 
 
-def _best_per_price(checks: Sequence[Check], found: Sequence[Target]) -> tuple[str | None, str | None]:
-    """The priced candidate with the largest gain over the baseline per unit price, predicted and measured."""
+def _best_measured(checks: Sequence[Check], found: Sequence[Target]) -> str | None:
+    """The priced candidate whose measured gain over the measured baseline, per unit price, is largest (and
+    positive); None without a measured baseline or a priced candidate that gained."""
     base = next((c for c, t in zip(checks, found) if t.scenario.baseline), None)
     if base is None:
-        return None, None
-    priced = [(c, t.scenario.price) for c, t in zip(checks, found)
-              if not t.scenario.baseline and t.scenario.price]
-    if len(priced) < 2:
-        return None, None
-    best_p = max(priced, key=lambda cp: (cp[0].predicted - base.predicted) / float(cp[1] or 1))[0].scenario
-    best_m = max(priced, key=lambda cp: (cp[0].measured - base.measured) / float(cp[1] or 1))[0].scenario
-    return best_p, best_m
+        return None
+    gains = [((c.measured - base.measured) / float(t.scenario.price), c.scenario) for c, t in zip(checks, found)
+             if not t.scenario.baseline and t.scenario.price and c.measured > base.measured]
+    return max(gains)[1] if gains else None
 
 
 def _scalar(col: pd.Series) -> Any:

@@ -23,6 +23,40 @@ CATEGORICAL_FEATURES = frozenset({"layout", "sync", "base_filesystem", "regime"}
 BOOL_FEATURES = frozenset({"shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"})
 WRITE_METRICS = frozenset({"write", "rewrite", "random_write"})
 MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a document
+# Inputs a cluster *has* rather than is given: its hardware, measured once per campaign (host facts and
+# baselines), so constant within a campaign. A question about them is judged against the hardware settings
+# actually measured, as points (model/domain.py), not input by input.
+HARDWARE_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
+                   "base_filesystem")
+
+# What a person reads for each input (terminal and report); JSON and CSV keep the raw names.
+LABELS: dict[str, str] = {
+    "network_gbps": "network link (Gbit/s)", "disk_read_mbps": "disk read (MB/s)",
+    "disk_write_mbps": "disk write (MB/s)", "client_ram_gb": "client RAM (GB)", "cpu_score": "CPU score (SHA-256 MB/s)",
+    "base_filesystem": "brick filesystem", "servers": "servers", "clients": "clients", "replica": "replicas",
+    "disperse": "disperse bricks", "redundancy": "redundancy bricks", "shard": "sharding",
+    "shard_block_size": "shard block size", "file_size": "file size", "record_size": "record size",
+    "cache_size": "io-cache size", "threads": "threads per client", "layout": "volume layout", "sync": "sync mode",
+    "write_behind": "write-behind", "read_ahead": "read-ahead", "io_cache": "io-cache", "quick_read": "quick-read",
+    "md_cache": "md-cache", "regime": "cache regime", "bottleneck_mbps": "slowest stage (MB/s)",
+    "cache_ratio": "data per client / its RAM",
+}
+
+
+def label(name: str) -> str:
+    """An input's name for people, with its unit; an unknown name as it is."""
+    return LABELS.get(name, name)
+
+
+def readable(text: str, prose: bool = False) -> str:
+    """A model term with every input name in it replaced by its label (``log2(network_gbps)`` →
+    ``log2(network link (Gbit/s))``); in ``prose`` only names no sentence uses as words (those with ``_``)."""
+    import re
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(0)
+        return LABELS.get(word, word) if not prose or "_" in word else word
+    return re.sub(r"[a-z][a-z0-9_]*", swap, text)
 
 
 @dataclass(frozen=True)
@@ -124,12 +158,14 @@ def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: st
 
 # A column whose centred, unit-length form is reproduced by earlier columns to within this residual norm is a
 # linear combination of them: exactly below 1e-8 (rounding leaves ~1e-15), and to within measurement noise below
-# 1e-2, where at least 99.99% of its variance is the combination (a VIF above 10^4: its coefficient's standard
-# error 100 times what it would be alone) and no fit can tell its effect from theirs. E.g. disk read and write
-# rates set by one throttle and measured by fio 0.1% apart (239.5 and 239.3 MB/s) leave 0.0013; Longley's data,
-# the classic near-collinear test (condition number ~10^7 before centring), leave 0.036 at least.
+# 0.03, where at least 99.9% of its variance is the combination (a VIF above 1000: its coefficient's standard
+# error over 30 times what it would be alone) and no fit can tell its effect from theirs; kept, such a pair gets
+# large opposing coefficients, and importance sampled input by input turns them into spurious shares. E.g. disk
+# read and write rates set by one throttle and measured by fio 0.1% apart (239.5 and 239.3 MB/s) leave 0.0013,
+# 3% apart on a host whose fio writes slower (239 and 232) 0.022; Longley's data, the classic near-collinear
+# test (condition number ~10^7 before centring), leave 0.036 at least and stay.
 DEPENDENCE_TOL = 1e-8
-NEAR_DEPENDENCE_TOL = 1e-2
+NEAR_DEPENDENCE_TOL = 0.03
 
 
 def _independent(rows: pd.DataFrame, features: list[Feature]) -> tuple[list[Feature], list[tuple[str, str]]]:
@@ -264,6 +300,17 @@ def bottleneck_mbps(frame: Columns, metric: str) -> np.ndarray:
     """
     import numpy as np
 
+    out: np.ndarray = np.min(stages(frame, metric), axis=0)
+    return out
+
+
+STAGES = ("client links", "server links", "server disks")
+
+
+def stages(frame: Columns, metric: str) -> np.ndarray:
+    """What each stage a byte crosses can carry, MB/s: rows ``STAGES`` × frame rows (see ``bottleneck_mbps``)."""
+    import numpy as np
+
     n = n_rows(frame)
     write = metric in WRITE_METRICS
     net = numbers(frame, "network_gbps") * 1000 / 8 if "network_gbps" in frame else np.full(n, np.nan)
@@ -272,8 +319,7 @@ def bottleneck_mbps(frame: Columns, metric: str) -> np.ndarray:
     servers = numbers(frame, "servers")
     clients = numbers(frame, "clients")
     amp = write_amplification(frame) if write else 1.0
-    out: np.ndarray = np.min(np.vstack([net * clients / amp, net * servers, disk * servers / amp]), axis=0)
-    return out
+    return np.vstack([net * clients / amp, net * servers, disk * servers / amp])
 
 
 def cache_ratio(frame: Columns) -> np.ndarray:

@@ -14,7 +14,7 @@ from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema
 from .importance import Importance, additive_vi, bootstrap_vi, sobol_indices, with_intervals
 from .learners import GROUP, Fitted, Learner, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
-from .validate import CrossValidation, Holdout, grouped_cv, holdout, r2
+from .validate import CrossValidation, Holdout, cv_groups, grouped_cv, holdout, r2
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,6 +103,7 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     scores: list[Score] = []
     fitted: dict[str, Fitted] = {}
     learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed)}
+    groups, grouped_by = cv_groups(rows)
     # The MLR is fitted once, through statsmodels, for its coefficient table and diagnostics as well.
     ols = fit_linear(rows, y, main_effect_terms(schema), "mlr")
     for learner in learners.values():
@@ -113,8 +114,9 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
         k = model.n_params - 1 if isinstance(model, LinearModel) else None
         scores.append(Score(learner.name, learner.description, model.n_params if k is not None else None, in_r2,
                             adjusted_r2(in_r2, len(y), k) if k is not None else None,
-                            holdout(learner, rows, y, seed, level), grouped_cv(learner, rows, y, seed,
-                                                                                 repeats=cv_repeats)))
+                            holdout(learner, rows, y, seed, level),
+                            grouped_cv(learner, rows, y, seed, repeats=cv_repeats, groups=groups,
+                                       grouped_by=grouped_by)))
     selected = select(scores)
     coefficients = coefficient_table(ols)
     diagnostics = diagnose(ols)
@@ -167,7 +169,8 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
     imps = sobol_indices(predictor(model), rows, schema, n=n, seed=seed)
     groups = rows[GROUP].to_numpy()
     ci = bootstrap_vi(lambda idx: predictor(learner.fit(rows.iloc[idx].reset_index(drop=True), y[idx], False)),
-                      rows, schema, groups, rounds=rounds, n=max(64, n // 4), seed=seed) if rounds else {}
+                      rows, schema, groups, rounds=rounds, n=max(64, n // 4), seed=seed,
+                      point={i.feature: i.vi for i in imps}) if rounds else {}
     analytic = additive_vi(model, rows, schema.names) if additive and isinstance(model, LinearModel) else None
     return with_intervals(imps, ci, analytic)
 

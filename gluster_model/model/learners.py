@@ -45,6 +45,10 @@ class Fitted(Protocol):
 
     def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def difference(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each row's prediction minus row 0's, with an interval for the difference (NaN when unknown)."""
+        ...
+
     def to_json(self) -> dict[str, Any]: ...
 
 
@@ -162,6 +166,15 @@ class GbmModel:
         q = self.quantile(level)
         yhat = self.predict(frame)
         return yhat * np.exp(-q), yhat * np.exp(q)
+
+    def difference(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Trees carry no covariance, so the difference has no interval here (NaN): a change can then never be
+        called distinguishable from zero, and is not ranked."""
+        import numpy as np
+
+        yhat = self.predict(frame)
+        d = yhat - yhat[0]
+        return d, np.full_like(d, np.nan), np.full_like(d, np.nan)
 
     def quantile(self, level: float) -> float:
         key = f"{level:g}"

@@ -109,6 +109,30 @@ class LinearModel:
         lo, hi = eta - t * se, eta + t * se
         return (np.exp(lo), np.exp(hi)) if self.response == "log" else (lo, hi)
 
+    def difference(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each row's expected throughput minus row 0's, with a confidence interval for that difference.
+
+        The interval comes from the coefficients' covariance (a contrast, so what the two rows share cancels),
+        not from the two rows' own intervals. Identity response: d = (x_i − x_0)'b, var = (x_i − x_0)'C(x_i − x_0).
+        Log response (μ = s·exp(x'b)): the delta method, gradient g = s·(exp(η_i)x_i − exp(η_0)x_0), var = g'Cg
+        (Montgomery et al. §3.4; the smearing factor's own error is left out).
+        """
+        import numpy as np
+        from scipy.special import stdtrit
+
+        x = self._x(frame)
+        eta = x @ self.params
+        if self.response == "log":
+            mu = np.exp(eta) * self.smearing
+            grad = mu[:, None] * x - mu[0] * x[0]
+        else:
+            mu = eta
+            grad = x - x[0]
+        d = mu - mu[0]
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad), 0.0))
+        t = float(stdtrit(max(self.df_resid, 1), 0.5 + level / 2))
+        return d, d - t * se, d + t * se
+
     def to_json(self) -> dict[str, Any]:
         return {"type": "linear", "name": self.name, "terms": [t.to_json() for t in self.terms],
                 "kept": self.kept, "params": self.params.tolist(), "cov": self.cov.tolist(),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .design_size import DesignSize
+from .features import label, readable
 from .fit import MetricFit
 
 
@@ -14,21 +15,48 @@ def _f(value: float | None, fmt: str = ".3f") -> str:
     return "–" if value is None or value != value else format(value, fmt)
 
 
+def comparison_caption(report: dict[str, Any]) -> str:
+    """How the comparison's figures were made, from the report itself (what CV held out, how many groups)."""
+    cv = next((s["cv"] for s in report["comparison"] if s.get("cv")), None)
+    if cv is None:
+        held = "CV: not possible (fewer than 3 groups)"
+    else:
+        by = cv.get("grouped_by", "configuration")
+        held = (f"CV: repeated grouped {cv['folds']}-fold holding out whole {by}s ({cv.get('groups') or '?'} "
+                f"of them; a {by} never on both sides)")
+    return f"{held}; MAPE on CV (* on 75/25); PI: share of 75/25 held-out trials inside the prediction interval"
+
+
+def comparison_rows(report: dict[str, Any]) -> list[dict[str, str]]:
+    """The model comparison as text cells, from a metric's report as the model file holds it (``metric_report``),
+    so the terminal and the report show the same figures under the same names."""
+    scores = report["comparison"]
+    level = (scores[0].get("holdout") or {}).get("level", 0.9) if scores else 0.9
+    rows = []
+    for s in scores:
+        cv, ho = s.get("cv") or {}, s.get("holdout") or {}
+        rows.append({"model": s["model"], "k": str(s["n_params"] - 1) if s.get("n_params") else "–",
+                     "adj R²": _f(s.get("adj_r2")), "75/25 R²": _f(ho.get("r2")),
+                     "CV R²": _f(cv.get("r2_mean")) if cv else "–", "± sd": _f(cv.get("r2_sd")) if cv else "–",
+                     "MAPE %": _f(cv.get("mape_mean"), ".1f") if cv else _f(ho.get("mape"), ".1f") + "*",
+                     f"PI {level:.0%}": _f(ho.get("coverage"), ".0%"),
+                     "chosen": "✓" if s["model"] == report["selected"] else ""})
+    return rows
+
+
 def comparison_table(f: MetricFit) -> Any:
     from rich.table import Table
 
+    from .artifact import metric_report
+
     t = Table(title=f"{f.metric}: models on the same data ({f.n_rows} trials, {f.n_configs} configurations)",
               title_justify="left")
-    for col in ("model", "k", "adj R²", "75/25 R²", "CV R²", "± sd", "MAPE %", f"PI {f.scores[0].holdout.level:.0%}",
-                "chosen"):
+    rows = comparison_rows(metric_report(f))
+    for col in rows[0]:
         t.add_column(col, justify="left" if col in ("model", "chosen") else "right")
-    for s in f.scores:
-        t.add_row(s.model, str(s.n_params - 1) if s.n_params else "–", _f(s.adj_r2), _f(s.holdout.r2),
-                  _f(s.cv.r2_mean) if s.cv else "–", _f(s.cv.r2_sd) if s.cv else "–",
-                  _f(s.cv.mape_mean, ".1f") if s.cv else _f(s.holdout.mape, ".1f") + "*",
-                  _f(s.holdout.coverage, ".0%"), "✓" if s.model == f.selected else "")
-    t.caption = ("CV: repeated grouped K-fold (a configuration never on both sides); MAPE on CV (* on 75/25); "
-                 "PI: share of 75/25 held-out trials inside the prediction interval")
+    for r in rows:
+        t.add_row(*r.values())
+    t.caption = comparison_caption(metric_report(f))
     return t
 
 
@@ -39,7 +67,7 @@ def coefficient_table(f: MetricFit) -> Any:
     for col in ("term", "estimate", "std err", "t", "p", "95% CI", "std β"):
         t.add_column(col, justify="left" if col == "term" else "right")
     for r in f.coefficients:
-        t.add_row(r["term"], f"{r['estimate']:.4g}", f"{r['std_error']:.3g}", _f(r["t"], ".2f"), _f(r["p"], ".3g"),
+        t.add_row(readable(r["term"]), f"{r['estimate']:.4g}", f"{r['std_error']:.3g}", _f(r["t"], ".2f"), _f(r["p"], ".3g"),
                   f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}]", _f(r["standardized"]))
     return t
 
@@ -51,11 +79,11 @@ def importance_table(f: MetricFit, model: str) -> Any:
               title_justify="left")
     imps = sorted(f.importance[model], key=lambda i: -i.vi)
     analytic = any(i.analytic_vi is not None for i in imps)
-    for col in ("feature", "VI", "boot 95%", "S1", "S_T", *(["analytic"] if analytic else [])):
-        t.add_column(col, justify="left" if col == "feature" else "right")
+    for col in ("input", "VI", "boot 95%", "S1", "S_T", *(["analytic"] if analytic else [])):
+        t.add_column(col, justify="left" if col == "input" else "right")
     for i in imps:
         ci = f"[{i.vi_low:.3f}, {i.vi_high:.3f}]" if i.vi_low is not None and i.vi_high is not None else "–"
-        t.add_row(i.feature, f"{i.vi:.3f}", ci, f"{i.s1:.3f}±{i.s1_conf:.2f}", f"{i.st:.3f}±{i.st_conf:.2f}",
+        t.add_row(label(i.feature), f"{i.vi:.3f}", ci, f"{i.s1:.3f}±{i.s1_conf:.2f}", f"{i.st:.3f}±{i.st_conf:.2f}",
                   *([_f(i.analytic_vi)] if analytic else []))
     t.caption = f"Σ S1 = {sum(i.s1 for i in imps):.3f} (1 for an additive model; less means interactions)"
     return t
@@ -66,14 +94,14 @@ def print_fits(console: Any, fits: Sequence[MetricFit], skipped: Sequence[str]) 
         console.print(comparison_table(f))
         console.print(coefficient_table(f))
         for finding in f.diagnostics.findings:
-            console.print(f"  [bold]{f.metric}[/]: {finding}")
+            console.print(f"  [bold]{f.metric}[/]: {readable(finding, prose=True)}")
         if not f.diagnostics.findings and f.diagnostics.reset_p is not None:
             console.print(f"  {f.metric}: RESET p = {f.diagnostics.reset_p:.2g}, Breusch–Pagan p = "
                           f"{_f(f.diagnostics.breusch_pagan_p, '.2g')}: no evidence against the linear model")
         for model in f.importance:
             console.print(importance_table(f, model))
         for note in f.notes:
-            console.print(f"  note: {note}", highlight=False)
+            console.print(f"  note: {readable(note, prose=True)}", highlight=False)
         console.print()
     for line in skipped:
         console.print(f"not fitted: {line}", highlight=False)

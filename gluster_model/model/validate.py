@@ -60,6 +60,8 @@ class CrossValidation:
     mape_sd: float
     folds: int
     repeats: int
+    grouped_by: str = "configuration"  # what a fold holds out whole: "configuration" or "hardware setting"
+    groups: int = 0  # how many of them there are
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -98,12 +100,19 @@ def group_folds(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 
 def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0, k: int = 5,
-               repeats: int = 5) -> CrossValidation | None:
-    """Pooled out-of-fold R² and MAPE per repeat, mean ± sd over repeats; None with fewer than 3 groups."""
+               repeats: int = 5, groups: np.ndarray | None = None,
+               grouped_by: str = "configuration") -> CrossValidation | None:
+    """Pooled out-of-fold R² and MAPE per repeat, mean ± sd over repeats; None with fewer than 3 groups.
+
+    A fold holds out whole groups: ``groups`` when given (e.g. hardware settings, see ``cv_groups``), else
+    configurations, so repeated trials of one configuration never sit on both sides.
+    """
     import numpy as np
 
-    groups = frame[GROUP].to_numpy() if GROUP in frame else np.arange(len(frame))
-    k = min(k, len(np.unique(groups)))
+    if groups is None:
+        groups = frame[GROUP].to_numpy() if GROUP in frame else np.arange(len(frame))
+    n_groups = len(np.unique(groups))
+    k = min(k, n_groups)
     if k < 3:
         return None
     r2s, mapes = [], []
@@ -115,7 +124,26 @@ def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int =
             oof[test] = learner.fit(frame[~test], y[~test], False).predict(frame[test])
         r2s.append(r2(y, oof))
         mapes.append(mape(y, oof))
-    return CrossValidation(statistics.fmean(r2s), _sd(r2s), statistics.fmean(mapes), _sd(mapes), k, repeats)
+    return CrossValidation(statistics.fmean(r2s), _sd(r2s), statistics.fmean(mapes), _sd(mapes), k, repeats,
+                           grouped_by, n_groups)
+
+
+def cv_groups(frame: pd.DataFrame) -> tuple[np.ndarray, str]:
+    """What cross-validation should hold out whole: the hardware setting when the data hold 3 or more (a
+    hardware question asks about a setting the model has not seen, so a fold must not have seen it either:
+    with configurations as groups, every setting sits on both sides of every split and the figure is kinder
+    than the question), else the configuration."""
+    import numpy as np
+    import pandas as pd
+
+    from .features import HARDWARE_INPUTS
+
+    varied = [c for c in HARDWARE_INPUTS if c in frame and frame[c].notna().all() and frame[c].nunique() > 1]
+    if varied:
+        codes = pd.MultiIndex.from_frame(frame[varied].astype(str)).factorize()[0]
+        if len(np.unique(codes)) >= 3:
+            return np.asarray(codes), "hardware setting"
+    return (frame[GROUP].to_numpy() if GROUP in frame else np.arange(len(frame))), "configuration"
 
 
 def _sd(values: list[float]) -> float:

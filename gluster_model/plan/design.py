@@ -181,16 +181,20 @@ def low_correlation(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed:
     return best
 
 
-def nested(outer: Levels, inner: Levels, outer_kind: DesignType, outer_n: int | None, outer_seed: int,
+def nested(outer: Levels, inner: Levels, outer_kind: DesignType | Literal["list"], outer_n: int | None, outer_seed: int,
            inner_kind: DesignType, inner_n: int | None, inner_seed: int,
-           identity: Callable[[dict[str, Level]], str | None] | None = None) -> list[dict[str, Level]]:
-    """Outer settings (hardware), and within each an inner design re-seeded by the setting's index.
+           identity: Callable[[dict[str, Level]], str | None] | None = None,
+           settings: list[dict[str, Level]] | None = None) -> list[dict[str, Level]]:
+    """Outer settings (hardware; ``settings`` as given for ``outer_kind`` "list"), and within each an inner
+    design re-seeded by the setting's index.
 
     With ``identity`` (the run a point becomes, None if it cannot be built), a space-filling inner design is
     topped up from further seeded draws until it has n distinct buildable runs, so no setting ends up with
     fewer runs than asked.
     """
-    if outer_kind in ("lhs", "sobol"):
+    if outer_kind == "list":
+        settings = list(settings or [])
+    elif outer_kind in ("lhs", "sobol"):
         if outer_n is None:
             raise ValueError(f"the hardware design {outer_kind} needs n (the number of hardware settings)")
         settings = low_correlation(outer, outer_kind, outer_n, outer_seed)

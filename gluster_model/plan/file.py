@@ -22,11 +22,39 @@ _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class HardwareDesign(Frozen):
-    """The outer design of a nested plan: which lab hardware settings to build (each a campaign)."""
+    """The outer design of a nested plan: which lab hardware settings to build (each a campaign).
 
-    type: Literal["grid", "fractional", "lhs", "sobol"] = "lhs"
+    ``list`` builds the ``settings`` given, e.g. settings chosen to cover a question's candidates; a factor a
+    setting leaves out takes its first level.
+    """
+
+    type: Literal["grid", "fractional", "lhs", "sobol", "list"] = "lhs"
     n: int | None = Field(default=None, ge=1, le=1000, description="hardware settings (lhs, sobol)")
     seed: int = 0
+    settings: list[dict[str, Any]] = Field(default=[], max_length=1000, description="list: the settings to build")
+
+    @field_validator("settings")
+    @classmethod
+    def _settings(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for i, setting in enumerate(v):
+            norm: dict[str, Any] = {}
+            for name, value in setting.items():
+                if name not in LAB_FACTORS:
+                    raise ValueError(f"settings[{i}]: {name!r} is not a lab hardware factor "
+                                     f"(use {', '.join(LAB_FACTORS)})")
+                try:
+                    norm[name] = normalize_level(FACTORS[name], value)
+                except ValueError as exc:
+                    raise ValueError(f"settings[{i}].{name}: {exc}") from None
+            out.append(norm)
+        return out
+
+    @model_validator(mode="after")
+    def _list(self) -> HardwareDesign:
+        if (self.type == "list") != bool(self.settings):
+            raise ValueError("a hardware design of type list needs settings, and only it takes them")
+        return self
 
 
 class Design(Frozen):
@@ -284,9 +312,16 @@ def design_points(plan: PlanFile, identity: Callable[[dict[str, Level]], str | N
         return make_design(plan.factors, d.type, d.n, d.seed)
     outer = {k: v for k, v in plan.factors.items() if k in LAB_FACTORS}
     inner = {k: v for k, v in plan.factors.items() if k not in LAB_FACTORS}
-    if not any(len(v) > 1 for v in outer.values()):
+    if d.hardware.type != "list" and not any(len(v) > 1 for v in outer.values()):
         raise ValueError("a hardware design needs at least one lab factor (link, disk, ram, cpu, ...) with "
                          "several levels")
+    if d.hardware.type == "list":
+        missing = sorted({k for st in d.hardware.settings for k in outer if k not in st and len(outer[k]) > 1})
+        if missing:
+            raise ValueError(f"every hardware setting must give {', '.join(missing)} (the plan varies it)")
+        fixed = {k: v[0] for k, v in outer.items()}
+        return nested({}, inner, "list", None, d.hardware.seed, d.type, d.n, d.seed, identity,
+                      settings=[{**fixed, **st} for st in d.hardware.settings])
     return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed, identity)
 
 

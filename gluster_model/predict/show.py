@@ -1,4 +1,6 @@
-"""An answer as rich tables, CSV rows, or a bar chart with intervals."""
+"""An answer for people: the decision in words first, one compact table per metric, everything else with
+``details``; CSV rows and a bar chart with intervals for files. Renders only: every number comes from the answer.
+"""
 
 from __future__ import annotations
 
@@ -8,52 +10,186 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model.features import label
+from ..text import printable
 from .whatif import Answer, MetricAnswer, Prediction, show_value
 
 if TYPE_CHECKING:
     from ..verify import Verification
 
 _BASIS_STYLE = {"measured": "green", "interpolated": "", "extrapolated": "yellow"}
+# The rank column's word for a candidate that is not ranked (its full reason is in --details, JSON and CSV).
+_SHORT = (("extrapolated", "guess"), ("the baseline", "base guess"), ("predicted above", "over ceiling"),
+          ("no gain", "no gain"), ("loses", "loss"), ("no measurable", "no effect"), ("no interval", "no interval"),
+          ("no price", "no price"), ("free", "free"))
 
 
-def _num(v: float | None, fmt: str = "") -> str:
+def num(v: float | None, fmt: str = "") -> str:
+    """MB/s as people read them: one decimal below 100, whole numbers with thousands separators above."""
     if v is None or not math.isfinite(v):
         return "-"
-    return format(v, fmt or (".0f" if abs(v) >= 100 else ".1f"))
+    return format(v, fmt or (",.0f" if abs(v) >= 100 else ".1f"))
 
 
-def _money(v: float | None, currency: str) -> str:
+def money(v: float | None, currency: str = "") -> str:
     if v is None or not math.isfinite(v):
         return "-"
     return f"{v:,.2f} {currency}".strip() if v < 100 else f"{v:,.0f} {currency}".strip()
 
 
-def _vs(p: Prediction) -> str:
+def change(p: Prediction) -> str:
+    """The change against the baseline with its own interval, e.g. ``+14.8 ± 5.1`` (or ``baseline``)."""
     if p.delta is None:
         return "baseline"
-    return f"{_num(p.delta, '+.0f' if abs(p.delta) >= 100 else '+.1f')} ({_num(p.delta_pct, '+.0f')}%)"
+    sign = num(p.delta, "+,.0f" if abs(p.delta) >= 100 else "+.1f")
+    if p.delta_low is None or p.delta_high is None:
+        return sign
+    half = (p.delta_high - p.delta_low) / 2
+    return f"{sign} ± {num(half)}"
 
 
-def metric_table(m: MetricAnswer, a: Answer) -> Any:
+def change_words(p: Prediction) -> str:
+    """``+53.5 MB/s (+44.9 to +62.1, +136%)``: the change, its interval, and the change in percent."""
+    inner = f"{num(p.delta_pct, '+.0f')}%"
+    if p.delta_low is not None and p.delta_high is not None:
+        inner = f"{num(p.delta_low, '+.1f')} to {num(p.delta_high, '+.1f')}, {inner}"
+    return f"{num(p.delta, '+.1f')} MB/s ({inner})"
+
+
+def rank_cell(p: Prediction) -> str:
+    if p.rank:
+        return str(p.rank)
+    if p.delta is None:
+        return ""
+    return next((short for start, short in _SHORT if p.not_ranked.startswith(start)), "-")
+
+
+def _table(title: str, columns: list[tuple[str, str]]) -> Any:
+    from rich import box
     from rich.table import Table
 
-    t = Table(title=f"{m.metric} (MB/s) — model {m.model}, {a.level:.0%} prediction interval", title_justify="left")
-    priced = any(p.cost_per_mbps is not None for p in m.predictions)
-    measured = any(p.measured_mean is not None for p in m.predictions)
-    cols = [("scenario", "left"), ("MB/s", "right"), ("interval", "right"), ("vs baseline", "right"),
-            ("basis", "left")]
-    cols += [("measured", "right")] if measured else []
-    cols += [("price/MB/s", "right"), ("rank", "right")] if priced else []
-    for col, just in cols:
-        t.add_column(col, justify=just, no_wrap=col != "scenario")  # type: ignore[arg-type]
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col, just in columns:
+        t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    return t
+
+
+def _name(text: str) -> Any:
+    from rich.text import Text
+
+    return Text(printable(text))  # a Text is never read as markup
+
+
+def compact_table(m: MetricAnswer, a: Answer) -> Any:
+    """One row per scenario: MB/s, interval, change ± its interval, basis, price, gain per 1,000, rank."""
+    priced = any(p.price for p in m.predictions)
+    cur = printable(a.currency) or "of price"
+    cols = [("scenario", "left"), ("MB/s", "right"), ("interval", "right"), ("change", "right"), ("basis", "left")]
+    if priced:
+        cols += [("price", "right"), ("gain/1k", "right")]
+    cols += [("rank", "right")]
+    title = f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} intervals"
+    if priced:
+        title += f"; gain/1k: MB/s gained per 1,000 {cur}"
+    t = _table(title, cols)
     for p in m.predictions:
         style = _BASIS_STYLE[p.basis]
-        row = [p.scenario, _num(p.value), f"{_num(p.low)}–{_num(p.high)}", _vs(p),
+        row = [_name(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
                f"[{style}]{p.basis}[/]" if style else p.basis]
-        if measured:
-            row.append(f"{_num(p.measured_mean)} (n={p.measured_trials})" if p.measured_mean is not None else "")
         if priced:
-            row += [_money(p.cost_per_mbps, a.currency), str(p.rank) if p.rank else ""]
+            row += [money(p.price), num(p.gain_per_cost * 1000, "+.1f") if p.gain_per_cost is not None else "-"]
+        row.append(rank_cell(p))
+        t.add_row(*row)
+    return t
+
+
+def summary_lines(a: Answer) -> list[str]:
+    """The answer in words (rich markup; user text escaped): per metric the best buy with its gain, interval and
+    basis, or why there is none; what limits the baseline; which scenarios are guesses."""
+    from rich.markup import escape
+
+    def nm(text: str) -> str:
+        return escape(printable(text))
+
+    models = sorted({m.model for m in a.metrics})
+    lines = [f"{nm(a.source or 'Question')}: {len(a.scenarios) - 1} candidate(s) against [bold]{nm(a.baseline)}"
+             f"[/]; model {', '.join(models)}, {a.level:.0%} intervals."]
+    for m in a.metrics:
+        best = m.best
+        if best is not None:
+            cost = (f" for {money(best.price, nm(a.currency))}, {num((best.gain_per_cost or 0) * 1000, '.1f')} MB/s "
+                    f"per 1,000 {nm(a.currency) or 'of price'}" if best.price else "")
+            lines.append(f"Best buy for {m.metric}: [bold]{nm(best.scenario)}[/]: "
+                         f"{change_words(best)}{cost}; {best.basis}.")
+        elif all(p.basis == "extrapolated" for p in m.predictions[1:]):
+            lines.append(f"No answer for {m.metric} inside the measured data: every candidate is extrapolated.")
+        else:
+            lines.append(f"No candidate to recommend for {m.metric}: none is priced with a gain that can be told "
+                         "from zero inside the data.")
+    lines += _bottleneck_lines(a)
+    free = [(m.metric, p) for m in a.metrics for p in m.predictions if p.not_ranked.startswith(("free", "no price"))
+            and p.effect == "gain" and p.basis != "extrapolated"]
+    if free:
+        lines.append("Gains without a price: " + "; ".join(f"{nm(p.scenario)} {num(p.delta, '+.1f')} MB/s {metric}"
+                                                         for metric, p in free) + ".")
+    guesses = a.extrapolated
+    if guesses:
+        why = sorted({f for m in a.metrics for p in m.predictions if p.basis == "extrapolated" for f in p.flags[:1]})
+        lines.append(f"[yellow]Extrapolated (guesses, never ranked): {', '.join(nm(g) for g in guesses)}[/]; "
+                     f"{nm(why[0])}" + (f" (and {len(why) - 1} more reason(s))" if len(why) > 1 else "") + ".")
+    return lines
+
+
+def _bottleneck_lines(a: Answer) -> list[str]:
+    """What limits the baseline, one line per input; said to be a guess where the baseline is extrapolated."""
+    from rich.markup import escape
+
+    base = escape(printable(a.baseline))
+    found = [(m.metric, m.bottleneck) for m in a.metrics if m.bottleneck is not None]
+    if not found:
+        return [f"At {base}, no input raises throughput inside the data."] if a.metrics else []
+    by: dict[str, list[str]] = {}
+    for metric, b in found:
+        by.setdefault(b.feature, []).append(f"{b.effect_pct:+.1f}% {metric}")
+    guess = any(m.predictions[0].basis == "extrapolated" for m in a.metrics)
+    tail = " A guess: the baseline itself lies outside the data." if guess else ""
+    return [f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()]
+
+
+def print_answer(console: Any, a: Answer, details: bool = False) -> None:
+    """The decision first; then one compact table per metric that has an answer inside the data."""
+    if details:
+        print_details(console, a)
+        return
+    for line in summary_lines(a):
+        console.print(line, highlight=False)
+    inside = [m for m in a.metrics if any(p.basis != "extrapolated" for p in m.predictions[1:])]
+    for m in inside:
+        console.print(compact_table(m, a))
+    hidden = "" if inside else "the guesses, "
+    console.print(f"[dim]--details: {hidden}every flag, measured means, capacity and levers[/]", highlight=False)
+
+
+# -- details (every table) --------------------------------------------------------------------------------------
+
+def metric_table(m: MetricAnswer, a: Answer) -> Any:
+    priced = any(p.price for p in m.predictions)
+    measured = any(p.measured_mean is not None for p in m.predictions)
+    cols = [("scenario", "left"), ("MB/s", "right"), ("interval", "right"), ("change", "right"),
+            ("change %", "right"), ("basis", "left"), ("ceiling", "right")]
+    cols += [("measured", "right")] if measured else []
+    cols += [("price", "right"), ("price per MB/s gained", "right"), ("rank", "right")] if priced else []
+    t = _table(f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} prediction interval", cols)
+    for p in m.predictions:
+        style = _BASIS_STYLE[p.basis]
+        row = [_name(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
+               num(p.delta_pct, "+.0f"), f"[{style}]{p.basis}[/]" if style else p.basis,
+               f"{num(p.ceiling)} ({p.ceiling_stage})" if p.ceiling is not None else "-"]
+        if measured:
+            row.append(f"{num(p.measured_mean)} (n={p.measured_trials})" if p.measured_mean is not None else "")
+        if priced:
+            row += [money(p.price, printable(a.currency)), money(p.price_per_gain, printable(a.currency)),
+                    rank_cell(p)]
         t.add_row(*row)
     return t
 
@@ -61,32 +197,28 @@ def metric_table(m: MetricAnswer, a: Answer) -> Any:
 def capacity_table(a: Answer) -> Any | None:
     if all(c.raw_tb is None for c in a.capacity):
         return None
-    from rich.table import Table
-
     priced = any(v is not None for v in a.prices.values())
-    t = Table(title="capacity", title_justify="left")
-    for col in ("scenario", "layout", "raw TB", "usable TB", *(("price", "price/usable TB") if priced else ())):
-        t.add_column(col, justify="left" if col in ("scenario", "layout") else "right")
+    cols = [("scenario", "left"), ("layout", "left"), ("raw TB", "right"), ("usable TB", "right")]
+    cols += [("price", "right"), ("price/usable TB", "right")] if priced else []
+    t = _table("capacity", cols)
     for c in a.capacity:
-        row = [c.scenario, c.layout, _num(c.raw_tb), _num(c.usable_tb)]
+        row = [_name(c.scenario), c.layout, num(c.raw_tb), num(c.usable_tb)]
         if priced:
             price = a.prices.get(c.scenario)
             per_tb = price / c.usable_tb if price is not None and c.usable_tb else None
-            row += [_money(price, a.currency), _money(per_tb, a.currency)]
+            row += [money(price, printable(a.currency)), money(per_tb, printable(a.currency))]
         t.add_row(*row)
     return t
 
 
 def levers_table(a: Answer) -> Any:
-    from rich.table import Table
-
-    t = Table(title=f"at the baseline ({a.baseline}): what limits each metric", title_justify="left")
-    for col in ("metric", "bottleneck", "+10% of it gives", "other levers (effect on the metric)"):
-        t.add_column(col)
+    t = _table(f"at the baseline ({printable(a.baseline)}): what limits each metric",
+               [("metric", "left"), ("bottleneck", "left"), ("+10% of it gives", "right"),
+                ("other levers (effect on the metric)", "left")])
     for m in a.metrics:
         b = m.bottleneck
         others = [lv for lv in m.levers if lv is not b][:3]
-        t.add_row(m.metric, f"{b.feature} (elasticity {b.elasticity:.2f})" if b and b.elasticity is not None
+        t.add_row(m.metric, f"{label(b.feature)} (elasticity {b.elasticity:.2f})" if b and b.elasticity is not None
                   else "none raises it here", f"{b.effect_pct:+.1f}%" if b else "-",
                   "; ".join(_lever(lv) for lv in others) or "-")
     return t
@@ -95,25 +227,29 @@ def levers_table(a: Answer) -> Any:
 def _lever(lv: Any) -> str:
     off = " (off the data)" if lv.off_data else ""
     if lv.kind == "switch":
-        return f"{lv.feature} → {lv.to}: {_num(lv.effect_pct, '+.1f')}%{off}"
-    return f"{lv.feature} +10%: {_num(lv.effect_pct, '+.1f')}%{off}"
+        return f"{label(lv.feature)} → {lv.to}: {num(lv.effect_pct, '+.1f')}%{off}"
+    return f"{label(lv.feature)} +10%: {num(lv.effect_pct, '+.1f')}%{off}"
 
 
-def print_answer(console: Any, a: Answer) -> None:
+def print_details(console: Any, a: Answer) -> None:
+    """Every table: predictions with ceilings and measured means, flags, reasons not ranked, capacity, levers."""
+    from rich.markup import escape
+
+    for line in summary_lines(a):
+        console.print(line, highlight=False)
     for m in a.metrics:
         console.print(metric_table(m, a))
         common = [f for f in m.predictions[0].flags if all(f in p.flags for p in m.predictions)]
         for flag in common:
-            console.print(f"  [yellow]every scenario[/]: {flag}", highlight=False)
+            console.print(f"  [yellow]every scenario[/]: {escape(printable(flag))}", highlight=False)
         for p in m.predictions:
             for flag in p.flags:
                 if flag not in common:
-                    console.print(f"  [yellow]{p.scenario}[/]: {flag}", highlight=False)
-        if m.best_upgrade:
-            best = next(p for p in m.predictions if p.scenario == m.best_upgrade)
-            console.print(f"  best upgrade per unit price: [bold]{best.scenario}[/] "
-                          f"({best.gain_per_cost * 1000:+.2f} MB/s per 1,000 {a.currency or 'of price'})"
-                          if best.gain_per_cost is not None else "", highlight=False)
+                    console.print(f"  [yellow]{escape(printable(p.scenario))}[/]: {escape(printable(flag))}",
+                                  highlight=False)
+        for p in m.predictions[1:]:
+            if p.not_ranked:
+                console.print(f"  not ranked: {escape(printable(p.scenario))}: {p.not_ranked}", highlight=False)
     cap = capacity_table(a)
     if cap is not None:
         console.print(cap)
@@ -122,16 +258,12 @@ def print_answer(console: Any, a: Answer) -> None:
         ref = a.scenarios[a.baseline]
         varied = [k for k in a.filled if k in a.varied]
         fixed = len(a.filled) - len(varied)
-        parts = [", ".join(f"{k}={show_value(k, ref[k])}" for k in varied)] if varied else []
+        parts = [", ".join(f"{label(k)} {show_value(k, ref[k])}" for k in varied)] if varied else []
         parts += [f"{fixed} input(s) the data never varied, at their measured values"] if fixed else []
         console.print("  not set by any scenario, so taken from the model's reference configuration (a measured one): "
                       + "; ".join(parts), highlight=False)
     for note in a.notes:
-        console.print(f"  note: {note}", highlight=False)
-    guesses = sorted({p.scenario for m in a.metrics for p in m.predictions if p.basis == "extrapolated"})
-    if guesses:
-        console.print(f"  [yellow]extrapolated (guesses, not measurements): {', '.join(guesses)}[/]",
-                      highlight=False)
+        console.print(f"  note: {escape(printable(note))}", highlight=False)
 
 
 def to_csv(a: Answer) -> str:
@@ -139,16 +271,18 @@ def to_csv(a: Answer) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["metric", "model", "scenario", "predicted_mbps", "low", "high", "level", "delta_mbps", "delta_pct",
-                "basis", "distance", "measured_mbps", "measured_trials", "price", "cost_per_mbps",
-                "gain_per_cost", "rank", "raw_tb", "usable_tb", "flags"])
+                "delta_low", "delta_high", "effect", "basis", "distance", "ceiling_mbps", "ceiling_stage",
+                "measured_mbps", "measured_trials", "price", "price_per_gained_mbps", "gain_per_cost", "rank",
+                "not_ranked", "raw_tb", "usable_tb", "flags"])
     cap = {c.scenario: c for c in a.capacity}
     for m in a.metrics:
         for p in m.predictions:
             c = cap[p.scenario]
             w.writerow([m.metric, m.model, p.scenario, _g(p.value), _g(p.low), _g(p.high), a.level, _g(p.delta),
-                        _g(p.delta_pct), p.basis, _g(p.distance), _g(p.measured_mean), p.measured_trials or "",
-                        _g(a.prices.get(p.scenario)), _g(p.cost_per_mbps), _g(p.gain_per_cost), p.rank or "", _g(c.raw_tb),
-                        _g(c.usable_tb), " | ".join(p.flags)])
+                        _g(p.delta_pct), _g(p.delta_low), _g(p.delta_high), p.effect, p.basis, _g(p.distance),
+                        _g(p.ceiling), p.ceiling_stage, _g(p.measured_mean), p.measured_trials or "",
+                        _g(p.price), _g(p.price_per_gain), _g(p.gain_per_cost), p.rank or "", p.not_ranked,
+                        _g(c.raw_tb), _g(c.usable_tb), " | ".join(p.flags)])
     return buf.getvalue()
 
 
@@ -176,10 +310,11 @@ def figure(a: Answer, path: str | Path) -> None:
             if p.basis == "extrapolated":
                 bar.set_hatch("//")
                 bar.set_facecolor("#f2cf5b")
-        ax.set_xticks(x, names, rotation=30, ha="right")
-        ax.set_title(f"{m.metric} ({m.model})")
-        ax.set_ylabel("MB/s")
-    fig.suptitle(f"predicted throughput, {a.level:.0%} intervals (hatched: extrapolated)")
+        ax.set_xticks(x, [printable(n) for n in names], rotation=30, ha="right")
+        ax.set_title(f"{m.metric} ({m.model} model)")
+        ax.set_ylabel(f"predicted {m.metric} throughput (MB/s)")
+        ax.set_xlabel("scenario")
+    fig.suptitle(f"predicted throughput with {a.level:.0%} prediction intervals (hatched: extrapolated)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -195,11 +330,11 @@ def print_verification(console: Any, v: Verification) -> None:
         for col in ("scenario", "predicted", "interval", "measured", "error", "inside", "basis"):
             t.add_column(col, justify="left" if col in ("scenario", "basis") else "right", no_wrap=col != "scenario")
         for c in m.checks:
-            t.add_row(c.scenario, _num(c.predicted), f"{_num(c.low)}–{_num(c.high)}", f"{_num(c.measured)} "
-                      f"(n={c.trials})", f"{_num(c.error_pct, '+.1f')}%", "yes" if c.inside else "[red]no[/]",
+            t.add_row(_name(c.scenario), num(c.predicted), f"{num(c.low)}–{num(c.high)}", f"{num(c.measured)} "
+                      f"(n={c.trials})", f"{num(c.error_pct, '+.1f')}%", "yes" if c.inside else "[red]no[/]",
                       c.basis)
         console.print(t)
-        line = (f"{m.metric}: MAPE {_num(m.mape, '.1f')}% over {m.n} scenario(s); {_num((m.coverage or 0) * 100, '.0f')}%"
+        line = (f"{m.metric}: MAPE {num(m.mape, '.1f')}% over {m.n} scenario(s); {num((m.coverage or 0) * 100, '.0f')}%"
                 f" of the measurements inside the {v.level:.0%} intervals")
         if m.ranking_held is not None:
             line += (f"; best gain per price: predicted {m.best_predicted}, measured {m.best_measured} "

@@ -1,14 +1,18 @@
 """Answer a what-if question from a model file: per metric and scenario, the prediction with its interval, the
-change against the baseline, whether it rests on measurements, the bottleneck at the baseline, costs and the best
-upgrade per unit cost; per scenario, usable capacity.
+change against the baseline with an interval of its own, whether it rests on measurements, what the scenario's
+hardware can carry, the bottleneck at the baseline, and a ranking of the candidates by MB/s gained per price.
 
 Basis of a prediction:
 
 - ``measured``: the scenario is a measured configuration (the measured mean is shown beside the prediction);
-- ``interpolated``: every input inside its measured range and the scenario no further from a measured
-  configuration than the measured configurations are from each other;
-- ``extrapolated``: anything else — an input outside its range, an input the data never varied, or a
-  combination far from every measurement. Such a number is a guess, and is marked as one.
+- ``interpolated``: its hardware is a measured setting or a mix of measured ones, every input inside its measured
+  range, and its workload no further from a measured one than the measured ones are from each other;
+- ``extrapolated``: anything else (model/domain.py says how each is judged). Such a number is a guess, and is
+  marked as one.
+
+A candidate is ranked only when it is priced, interpolated or measured, not predicted above what its own
+hardware can carry, and its gain is positive with an interval that excludes zero; every other candidate is
+listed with the reason it is not ranked. Rank 1 is the best upgrade.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import GlmodelError
 from ..model.domain import EXACT, Domain
-from ..model.features import SIZE_FEATURES, Feature, with_derived
+from ..model.features import SIZE_FEATURES, STAGES, Feature, label, stages, with_derived
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
 
@@ -44,9 +48,35 @@ class Prediction:
     measured_trials: int = 0
     delta: float | None = None  # against the baseline, MB/s
     delta_pct: float | None = None
-    cost_per_mbps: float | None = None  # price / predicted MB/s
-    gain_per_cost: float | None = None  # (predicted − baseline) / price
-    rank: int | None = None  # by cost per MB/s among priced scenarios, 1 = cheapest
+    delta_low: float | None = None  # interval of the change itself (not of two predictions); None: unknown
+    delta_high: float | None = None
+    ceiling: float | None = None  # MB/s the scenario's own hardware can carry (its slowest stage)
+    ceiling_stage: str = ""
+    price: float | None = None
+    price_per_gain: float | None = None  # price / MB/s gained
+    gain_per_cost: float | None = None  # MB/s gained per unit of price
+    rank: int | None = None  # by gain per price among the candidates that qualify, 1 = best
+    not_ranked: str = ""  # why a priced or unpriced candidate is not ranked
+
+    @property
+    def above_ceiling(self) -> bool:
+        return self.ceiling is not None and self.value > self.ceiling * (1 + CEILING_TOL)
+
+    @property
+    def effect(self) -> str:
+        """``baseline``, ``gain``, ``loss``, or ``no measurable effect`` (the change's interval holds zero or
+        is unknown)."""
+        if self.delta is None:
+            return "baseline"
+        if self.delta_low is None or self.delta_high is None or self.delta_low <= 0 <= self.delta_high:
+            return "no measurable effect"
+        return "gain" if self.delta > 0 else "loss"
+
+
+CEILING_TOL = 0.01  # a prediction within 1% of its hardware's ceiling is at it, not above it
+# Training data that never exceeded their own hardware's ceiling by more than this (uncached I/O) make the
+# ceiling a hard limit for predictions too; data above it (reads from page cache) make it no limit at all.
+CEILING_OBEYED = 1.1
 
 
 @dataclass
@@ -69,7 +99,15 @@ class MetricAnswer:
     predictions: list[Prediction]
     levers: list[Lever]
     bottleneck: Lever | None
-    best_upgrade: str | None
+    best_upgrade: str | None  # rank 1
+
+    @property
+    def best(self) -> Prediction | None:
+        return next((p for p in self.predictions if p.rank == 1), None)
+
+    @property
+    def ranked(self) -> list[Prediction]:
+        return sorted((p for p in self.predictions if p.rank), key=lambda p: p.rank or 0)
 
 
 @dataclass
@@ -93,12 +131,21 @@ class Answer:
     prices: dict[str, float | None]
     metrics: list[MetricAnswer]
     notes: list[str] = field(default_factory=list)
+    source: str = ""  # the scenario file asked, if any
 
     def to_json(self) -> dict[str, Any]:
         from ..model.artifact import json_safe
 
         out: dict[str, Any] = json_safe(asdict(self))
+        for m, mj in zip(self.metrics, out["metrics"]):
+            for p, pj in zip(m.predictions, mj["predictions"]):
+                pj["effect"], pj["above_ceiling"] = p.effect, p.above_ceiling
         return out
+
+    @property
+    def extrapolated(self) -> list[str]:
+        """Scenarios extrapolated for any metric."""
+        return sorted({p.scenario for m in self.metrics for p in m.predictions if p.basis == "extrapolated"})
 
 
 def model_inputs(mf: ModelFile, metrics: Sequence[str]) -> dict[str, Feature]:
@@ -148,11 +195,39 @@ def flags_for(values: Mapping[str, Any], domain: Domain, metric: str) -> list[st
         x = float(v)
         if len(f.values) == 1:
             if x != f.values[0]:
-                out.append(f"{f.name}={show_value(f.name, v)}, but the {metric} data only have "
+                out.append(f"{label(f.name)} {show_value(f.name, v)}, but the {metric} data only have "
                            f"{show_value(f.name, f.values[0])}: its effect was never measured")
         elif f.low is not None and f.high is not None and not f.low <= x <= f.high:
-            out.append(f"{f.name}={show_value(f.name, v)} is outside the measured "
+            out.append(f"{label(f.name)} {show_value(f.name, v)} is outside the measured "
                        f"{show_value(f.name, f.low)}–{show_value(f.name, f.high)}")
+    return out
+
+
+def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) -> list[tuple[float, str] | None]:
+    """What each configuration's hardware can carry (MB/s, and the stage), where the model has the inputs for it
+    and its own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""
+    import numpy as np
+
+    names = {f.name for f in domain.inputs}
+    if not {"network_gbps", "servers", "clients"} <= names or len(domain.means) == 0:
+        return [None] * len(configs)
+    n = len(domain.means)
+    measured = {f.name: domain.configs[f.name] if f.name in domain.configs else [domain.reference[f.name]] * n
+                for f in domain.inputs}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seen = np.nanmin(stages(measured, metric), axis=0)
+        ratio = np.asarray(domain.means) / seen
+    if not np.isfinite(ratio).any() or np.nanmax(ratio) > CEILING_OBEYED:
+        return [None] * len(configs)
+    st = stages(columns(configs), metric)
+    out: list[tuple[float, str] | None] = []
+    for j in range(st.shape[1]):
+        col = st[:, j]
+        if not np.isfinite(col).any():
+            out.append(None)
+            continue
+        i = int(np.nanargmin(col))
+        out.append((float(col[i]), STAGES[i]))
     return out
 
 
@@ -237,20 +312,29 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         cols = with_derived(columns(configs), metric)
         yhat = model.predict(cols)
         lo, hi = model.interval(cols, lvl)
+        _, dlo, dhi = model.difference(cols, lvl)
         at = domain.place(columns(configs))
         dist, idx = at.dist, at.index
         region = domain.reasons(at)
+        limits = ceilings(domain, configs, metric)
         preds = []
         for k, (s, c) in enumerate(zip(q.scenarios, configs)):
             flags = flags_for(c, domain, metric)
             d = float(dist[k])
-            if not any("outside the measured" in f for f in flags):  # out of range says it already
-                flags += region[k]
+            # An input out of range says it already; a hardware-setting or workload reason adds what it does not.
+            flags += [r for r in region[k] if not (flags and r.startswith("a workload"))]
             basis: Basis = "extrapolated" if flags else ("measured" if d <= EXACT else "interpolated")
             value = float(yhat[k])
             # Throughput is never negative; an OLS interval on the MB/s scale can be, so it stops at zero.
             low = max(float(lo[k]), 0.0) if value >= 0 else float(lo[k])
-            p = Prediction(s.name, value, low, float(hi[k]), basis, d, flags)
+            p = Prediction(s.name, value, low, float(hi[k]), basis, d, flags, price=s.price)
+            if k and math.isfinite(float(dlo[k])) and math.isfinite(float(dhi[k])):
+                p.delta_low, p.delta_high = float(dlo[k]), float(dhi[k])
+            if limits[k] is not None:
+                p.ceiling, p.ceiling_stage = limits[k]  # type: ignore[misc]
+                if p.above_ceiling:
+                    p.flags.append(f"predicted {value:,.0f} MB/s, above the {p.ceiling:,.0f} MB/s its "
+                                   f"{p.ceiling_stage} can carry")
             if basis == "measured":
                 p.measured_mean, p.measured_trials = domain.means[int(idx[k])], domain.trials[int(idx[k])]
             preds.append(p)
@@ -260,30 +344,49 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                    if lv.kind == "elasticity" and lv.elasticity == lv.elasticity and not lv.off_data]
         top = max(numeric, key=lambda lv: lv.elasticity or 0.0, default=None)
         bottleneck = top if top is not None and (top.elasticity or 0.0) > 0.05 else None
-        gains = [p for p in preds[1:] if p.gain_per_cost is not None and (p.delta or 0) > 0]
-        best = max(gains, key=lambda p: p.gain_per_cost or 0.0).scenario if gains else None
+        best = next((p.scenario for p in preds if p.rank == 1), None)
         answers.append(MetricAnswer(metric, getattr(model, "name", use or mf.selected(metric)), domain.radius,
                                     preds, levers, bottleneck, best))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
     return Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied), _capacity(q, resolved),
-                  {s.name: s.price for s in q.scenarios}, answers, notes)
+                  {s.name: s.price for s in q.scenarios}, answers, notes, q.source)
 
 
 def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
-    """Change against the baseline; price per MB/s, gain per unit price, and the ranking by price per MB/s."""
+    """Change against the baseline; price per MB/s gained and MB/s gained per unit price; the ranking by gain per
+    price of the candidates that qualify, and why each other candidate does not."""
     base = preds[0].value
     for p in preds[1:]:
         p.delta = p.value - base
         p.delta_pct = (p.value / base - 1) * 100 if base > 0 else None
-    for p, s in zip(preds, scenarios):
-        if s.price is None:
-            continue
-        p.cost_per_mbps = s.price / p.value if p.value > 0 else None
-        if not s.baseline and s.price > 0 and p.delta is not None:
+    for p, s in zip(preds[1:], scenarios[1:]):
+        if s.price is not None and s.price > 0 and p.delta is not None:
             p.gain_per_cost = p.delta / s.price
-    priced = sorted((p for p in preds if p.cost_per_mbps is not None), key=lambda p: p.cost_per_mbps or 0.0)
-    for r, p in enumerate(priced, 1):
+            p.price_per_gain = s.price / p.delta if p.delta > 0 else None
+        p.not_ranked = _why_not_ranked(p, preds[0])
+    ranked = sorted((p for p in preds[1:] if not p.not_ranked), key=lambda p: -(p.gain_per_cost or 0.0))
+    for r, p in enumerate(ranked, 1):
         p.rank = r
+
+
+def _why_not_ranked(p: Prediction, base: Prediction) -> str:
+    """The first reason a candidate cannot be recommended, or "" when it can."""
+    if p.basis == "extrapolated":
+        return "extrapolated: outside the measured data"
+    if base.basis == "extrapolated":
+        return "the baseline itself is extrapolated"
+    if p.above_ceiling:
+        return f"predicted above what its {p.ceiling_stage} can carry"
+    if (p.delta or 0.0) <= 0:
+        return "no gain" if p.effect == "no measurable effect" else "loses throughput"
+    if p.effect != "gain":
+        return "no measurable effect (the change's interval includes zero)" if p.delta_low is not None \
+            else "no interval for the change with this model"
+    if p.price is None:
+        return "no price given"
+    if p.price == 0:
+        return "free: a gain at no price, not ranked against purchases"
+    return ""
 
 
 def _capacity(q: Question, resolved: Mapping[str, Mapping[str, Any]]) -> list[Capacity]:

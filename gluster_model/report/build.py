@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import GlmodelError
+from ..model.features import label, readable
+from ..model.show import comparison_caption, comparison_rows
+from ..text import printable
 from ..store.store import Store
 from . import figures, tables
 from .data import CampaignView, baselines, campaigns, study_trials
@@ -47,6 +50,10 @@ class Doc:
     def p(self, text: str) -> None:
         self.blocks.append(Block("p", text))
 
+    def lead(self, text: str) -> None:
+        """A sentence of the answer, set apart from the body text."""
+        self.blocks.append(Block("lead", text))
+
     def table(self, frame: pd.DataFrame, caption: str = "") -> None:
         if frame is not None and not frame.empty:
             self.blocks.append(Block("table", caption, frame))
@@ -78,7 +85,9 @@ def to_html(doc: Doc) -> str:
              "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em}th,td{border:1px solid #ccc;"
              "padding:3px 7px;text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}"
              "caption{text-align:left;font-weight:bold;padding:.3em 0}img{max-width:100%;display:block;"
-             "margin:.5em 0 1.5em}nav a{margin-right:1em}.wide{overflow-x:auto}</style></head><body>",
+             "margin:.5em 0 1.5em}nav a{margin-right:1em}.wide{overflow-x:auto}.lead{font-size:1.1em;line-height:1.45;"
+             "border-left:4px solid #4c78a8;padding:.3em .8em;margin:.6em 0;background:#f5f8fc}h1{margin-bottom:.2em}"
+             "</style></head><body>",
              f"<h1>{html.escape(doc.title)}</h1>"]
     nav = [b for b in doc.blocks if b.kind == "h2"]
     parts.append("<nav>" + "".join(f"<a href=\"#{b.anchor}\">{html.escape(b.text)}</a>" for b in nav) + "</nav>")
@@ -89,6 +98,8 @@ def to_html(doc: Doc) -> str:
             parts.append(f"<h3>{html.escape(b.text)}</h3>")
         elif b.kind == "p":
             parts.append(f"<p>{html.escape(b.text)}</p>")
+        elif b.kind == "lead":
+            parts.append(f"<p class=\"lead\">{html.escape(b.text)}</p>")
         elif b.kind == "table":
             head = "".join(f"<th>{html.escape(str(c))}</th>" for c in b.frame.columns)
             body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
@@ -111,6 +122,8 @@ def to_markdown(doc: Doc) -> str:
             out += [f"### {b.text}", ""]
         elif b.kind == "p":
             out += [b.text, ""]
+        elif b.kind == "lead":
+            out += [f"> {b.text}", ""]
         elif b.kind == "table":
             cols = [str(c) for c in b.frame.columns]
             if b.text:
@@ -191,7 +204,7 @@ def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int
             from ..dataset import trial_frame
 
             doc.img(figures.block_size_sync(trial_frame(store, view.name), out, f"study{n}_block_size_sync.png"),
-                    "throughput against block size, O_SYNC on and off")
+                    "throughput against block size by O_SYNC mode")
         doc.p("Fit these runs with `glmodel fit --campaign " + view.name + " --family "
               + ("hardware" if view.study == "study_hardware" else "gluster") + "` and pass the model file to "
               "`glmodel report --model`.")
@@ -228,18 +241,19 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
     for metric in mf.metrics:
         rep = mf.doc["metrics"][metric]["report"]
         doc.h3(f"{metric}: selected model {rep['selected']}")
-        comp = pd.DataFrame([{"model": s["model"], "params": s.get("n_params"), "adj R²": s.get("adj_r2"),
-                              "75/25 R²": (s.get("holdout") or {}).get("r2"),
-                              "MAPE %": (s.get("holdout") or {}).get("mape"),
-                              "CV R²": (s.get("cv") or {}).get("r2_mean"),
-                              "90% coverage": (s.get("holdout") or {}).get("coverage")} for s in rep["comparison"]])
-        doc.table(comp, f"{metric}: adjusted R² and validation (75/25 split, grouped cross-validation)")
-        coef = pd.DataFrame(rep["coefficients"])
-        doc.table(coef, f"{metric}: the study's MLR coefficients")
+        doc.table(pd.DataFrame(comparison_rows(rep)), f"{metric}: models on the same data. {comparison_caption(rep)}")
+        coef = pd.DataFrame([{"term": readable(r["term"]), "estimate": r["estimate"], "std err": r["std_error"],
+                              "t": r["t"], "p": r["p"], "95% low": r["ci_low"], "95% high": r["ci_high"],
+                              "standardized β": r["standardized"]} for r in rep["coefficients"]])
+        doc.table(coef, f"{metric}: the study's MLR coefficients (MB/s per unit of each input)")
+        for finding in rep.get("diagnostics", {}).get("findings", []):
+            doc.p(f"{metric}: {readable(finding, prose=True)}")
         imp: list[dict[str, Any]] = rep["importance"].get("mlr") or next(iter(rep["importance"].values()), [])
         if imp:
-            doc.table(pd.DataFrame(imp)[["feature", "vi", "vi_low", "vi_high", "s1", "st"]],
-                      f"{metric}: predictor importance (S_i/ΣS_i, bootstrap interval)")
+            doc.table(pd.DataFrame([{"input": label(i["feature"]), "importance (share)": i["vi"],
+                                     "95% low": i.get("vi_low"), "95% high": i.get("vi_high"), "S1": i["s1"],
+                                     "S_T": i["st"]} for i in sorted(imp, key=lambda i: -i["vi"])]),
+                      f"{metric}: predictor importance, S_i/ΣS_i with a bias-corrected bootstrap interval")
             doc.img(figures.importance(imp, f"{metric}: importance (MLR)", out, f"model_{metric}_importance.png"),
                     f"{metric} importance")
         if frame is not None and metric in frame:
@@ -254,11 +268,34 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
             doc.p("The rows this model was fitted on are not in this store, so predicted-vs-measured is left out.")
     if frame is not None:
         doc.img(figures.block_size_sync(frame, out, "model_block_size_sync.png"),
-                "throughput against block size, O_SYNC on and off")
+                "throughput against block size by O_SYNC mode")
 
 
-def write_report(store: Store, out: Path, model: Path | None = None, campaign_names: list[str] | None = None) -> Written:
-    """Write index.html, report.md and the figures into ``out``; return what was written."""
+def write_report(store: Store, out: Path, model: Path | None = None, campaign_names: list[str] | None = None,
+                 question: Path | None = None) -> Written:
+    """Write index.html, report.md and the figures into ``out``; return what was written.
+
+    With a model and a question (a what-if file), the report opens with the answer: best buy, its change and
+    interval, basis and verification, then the candidates, verification and the data's limits; campaigns,
+    hosts, studies and the model's tables follow as an appendix. The model file and the question are read and
+    checked before anything in ``out`` is touched.
+    """
+    answer, verification, domains = None, None, {}
+    if question is not None and model is None:
+        raise GlmodelError("--scenarios needs --model: the question is answered with a fitted model")
+    if model is not None:
+        from ..model.artifact import load
+
+        mf = load(model)  # a missing or forged model file stops here, before out is touched
+        if question is not None:
+            from ..predict.scenarios import from_file
+            from ..predict.whatif import model_inputs, what_if
+            from ..verify import from_store
+
+            q = from_file(question, model_inputs(mf, mf.metrics))
+            answer = what_if(mf, q)
+            verification = from_store(store, mf, q)
+            domains = {m: mf.domain(m) for m in mf.metrics}
     views = campaigns(store, campaign_names)
     if not views and model is None:
         raise GlmodelError(f"{store.where}: no campaign to report on" + (f" (asked for {', '.join(campaign_names)})"
@@ -266,13 +303,21 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.png"):
         old.unlink()  # a figure of an earlier report must not pass for this one's
-    doc = Doc("glmodel report")
+    doc = Doc("glmodel report" + (f": {printable(question.name)}" if question is not None else ""))
+    if answer is not None:
+        from .decision import add_answer, add_limits
+
+        add_answer(doc, answer, verification, out)
+        add_limits(doc, answer, domains)
+        doc.h2("Appendix for engineers", "appendix")
+        doc.p("The model behind the answer (comparison, coefficients, diagnostics, importance), then the campaigns "
+              "with their hosts and measured baselines, and the methodology studies in the store.")
+    if model is not None:
+        _model_section(doc, store, model, out)
     if views:
         _campaign_section(doc, store, views)
     for n, v in enumerate([v for v in views if v.study], 1):
         _study_section(doc, store, v, out, n)
-    if model is not None:
-        _model_section(doc, store, model, out)
     html_path, md_path = out / "index.html", out / "report.md"
     html_path.write_text(to_html(doc))
     md_path.write_text(to_markdown(doc))

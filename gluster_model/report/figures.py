@@ -109,7 +109,9 @@ def importance(rows: list[dict[str, Any]], title: str, out: Path, name: str) -> 
     vi = [float(r.get("vi") or 0.0) for r in rows]
     lo = [max(0.0, v - float(r["vi_low"] if r.get("vi_low") is not None else v)) for v, r in zip(vi, rows)]
     hi = [max(0.0, float(r["vi_high"] if r.get("vi_high") is not None else v) - v) for v, r in zip(vi, rows)]
-    ax.barh([r["feature"] for r in rows], vi, xerr=[lo, hi], color="#55a868", capsize=3)
+    from ..model.features import label
+
+    ax.barh([label(r["feature"]) for r in rows], vi, xerr=[lo, hi], color="#55a868", capsize=3)
     ax.set_xlabel("share of explained variance (S_i / ΣS_i)")
     ax.set_title(title, fontsize=10)
     return _save(fig, out, name)
@@ -156,10 +158,12 @@ def block_size_sync(frame: pd.DataFrame, out: Path, name: str) -> str | None:
                 ax.plot(pts.index, pts.values, marker="o",
                         label=f"{metric}, O_SYNC {'on' if sync == 'osync' else 'off'}")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("block size (bytes)")
+    ax.set_xlabel("block (record) size (bytes)")
     ax.set_ylabel("throughput (MB/s)")
     ax.legend(fontsize=8)
-    ax.set_title("Throughput against block size, O_SYNC on and off")
+    modes = set(sel["sync"].astype(str))
+    ax.set_title("Throughput against block size, " + ("O_SYNC on and off" if modes == {"none", "osync"}
+                                                      else f"O_SYNC {'on' if 'osync' in modes else 'off'} only"))
     return _save(fig, out, name)
 
 

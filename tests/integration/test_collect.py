@@ -149,11 +149,13 @@ def _predict_end_to_end(frame: Any, model_path: Path, tmp_path: Path) -> None:
     assert base["value"] == pytest.approx(float(model.predict(row)[0]), rel=1e-12)
     assert rep3["basis"] == "measured" and rep3["delta"] == pytest.approx(rep3["value"] - base["value"])
     assert net["basis"] == "extrapolated" and "its effect was never measured" in " ".join(net["flags"])
-    assert net["rank"] == 1 and net["cost_per_mbps"] == pytest.approx(10 / net["value"])
+    # A guess is never ranked, whatever its price: it says why instead.
+    assert net["rank"] is None and net["not_ranked"] == "extrapolated: outside the measured data"
+    assert m["best_upgrade"] is None
     assert {c["scenario"]: c["usable_tb"] for c in answer["capacity"]} == {
         "dist 16KB": pytest.approx(3.0), "rep3 64KB": pytest.approx(1.0), "10x network": pytest.approx(3.0)}
     shown = glmodel("predict", "--model", str(model_path), "--scenarios", str(scen), check=True).stdout
-    assert "extrapolated (guesses, not measurements): 10x network" in shown
+    assert "Extrapolated (guesses, never ranked): 10x network" in shown
 
 
 def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_report_has_sections_and_renders_in_chromium(report: Path) -> None:
         assert title in html, title
     assert "measured network baseline" in html and "http://" not in html and "https://" not in html
     # the model's sections: validation, coefficients, importance, predicted vs measured, residuals
-    for part in ("adjusted R² and validation", "the study&#x27;s MLR coefficients", "predictor importance",
+    for part in ("models on the same data", "the study&#x27;s MLR coefficients", "predictor importance",
                  "model_read_pred.png", "model_read_resid.png", "model_write_importance.png"):
         assert part in html, part
     images = re.findall(r'<img src="([^"]+)"', html)

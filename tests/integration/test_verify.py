@@ -15,6 +15,7 @@ import yaml
 
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
+from gluster_model.predict.show import num
 from gluster_model.store import open_store
 
 from .conftest import glmodel
@@ -106,6 +107,17 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
     again = json.loads(glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios", q,
                                "--plan", plan, "--store", store, "--json", check=True, timeout=300).stdout)
     assert again["metrics"][0]["checks"] == v["metrics"][0]["checks"]
+    # The report finds the verification in the store by itself and opens with it: the same MAPE, the same
+    # measured means, under the names the terminal uses.
+    glmodel("report", "--store", store, "--model", str(model), "--scenarios", q, "--out", str(tmp_path / "rep"),
+            check=True, timeout=300)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    answer = md.split("## Candidates")[0]
+    for m in v["metrics"]:
+        assert f"Verified on lab: MAPE {m['mape']:.1f}% over 2 scenarios" in answer, answer
+    table = md.split("**write: MAPE")[1].split("\n\n")[0]
+    for c in v["metrics"][0]["checks"]:
+        assert f"| {num(c['measured'])} (n=2) |" in table, table
 
 
 @pytest.mark.parametrize("change, field, problem", [

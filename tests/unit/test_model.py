@@ -202,3 +202,38 @@ def test_model_file_refuses_foreign_types_and_bad_files(tmp_path: Path) -> None:
         artifact.load(bad)
     with pytest.raises(artifact.ModelFileError, match="no such model file"):
         artifact.load(tmp_path / "missing.json")
+
+
+def test_cv_holds_out_whole_hardware_settings_when_the_hardware_varied() -> None:
+    """Eight hardware settings, each with its own offset that no input explains (a setting's quirk), and four
+    workloads each. Folds that hold out configurations keep every setting on both sides, so a model that learns
+    the quirks from the link and disk values looks good; folds that hold out whole settings show that it cannot
+    predict a setting it has not seen."""
+    from gluster_model.model.fit import fit_metric
+    from gluster_model.model.learners import GROUP, gbm
+    from gluster_model.model.features import schema_from_frame
+    from gluster_model.model.validate import cv_groups, grouped_cv
+
+    rng = np.random.default_rng(4)
+    rows = []
+    settings = [(float(n), float(d)) for n, d in zip(rng.uniform(0.2, 1.0, 8), rng.uniform(30, 240, 8))]
+    quirk = rng.lognormal(0, 0.5, 8)
+    for s, (net, disk) in enumerate(settings):
+        for servers in (1, 2, 3, 4):
+            rows.append({"network_gbps": net, "disk_read_mbps": disk, "servers": servers, "clients": 1,
+                         GROUP: f"{s}-{servers}", "write": 50 * quirk[s] * servers ** 0.3 * rng.lognormal(0, 0.02)})
+    frame = pd.DataFrame(rows)
+    groups, by = cv_groups(frame)
+    assert by == "hardware setting" and len(set(groups)) == 8
+    y = frame["write"].to_numpy()
+    learner = gbm(schema_from_frame(frame, ("network_gbps", "disk_read_mbps", "servers"), "write"))
+    leaky = grouped_cv(learner, frame, y, repeats=2)
+    honest = grouped_cv(learner, frame, y, repeats=2, groups=groups, grouped_by=by)
+    assert leaky is not None and honest is not None
+    assert leaky.r2_mean > 0.5 and honest.r2_mean < leaky.r2_mean - 0.4, (leaky, honest)
+    fit = fit_metric(frame, "write", "hardware", models=["physical"], bootstrap=0, importance_n=64, cv_repeats=1)
+    cv = fit.scores[0].cv
+    assert cv is not None and (cv.grouped_by, cv.groups) == ("hardware setting", 8)
+    # One setting only: configurations are what a fold holds out.
+    one = frame[frame["network_gbps"] == settings[0][0]].copy()
+    assert cv_groups(one)[1] == "configuration"

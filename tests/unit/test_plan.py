@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -232,3 +233,26 @@ def test_nested_design_needs_a_varied_lab_factor() -> None:
                                     "factors": {"record_size": ["4KB", "64KB"], "link": "1gbit"}})
     with pytest.raises(ConfigError, match="design: a hardware design needs at least one lab factor"):
         expand(plan, _lab_cluster())
+
+
+def test_a_list_hardware_design_builds_exactly_the_settings_given() -> None:
+    """Settings chosen to cover a question: each becomes a campaign, in order, with its inner design; a setting
+    that leaves out a factor the plan varies, or names one that is not lab hardware, is refused in one line."""
+    from gluster_model.plan.file import PlanFile, design_points
+
+    base = {"name": "cover", "factors": {"link": ["200mbit", "1gbit"], "disk": ["30MB/s", "240MB/s"],
+                                       "servers": [1, 2, 3], "file_size": "32MB"}}
+    settings = [{"link": "1gbit", "disk": "240MB/s"}, {"link": "200mbit", "disk": "240MB/s"}]
+    plan = PlanFile.model_validate({**base, "design": {"type": "lhs", "n": 2, "seed": 3,
+                                                        "hardware": {"type": "list", "settings": settings}}})
+    points = design_points(plan)
+    got = list(dict.fromkeys((p["link"], p["disk"]) for p in points))
+    assert got == [("1gbit", "240MB/s"), ("200mbit", "240MB/s")] and len(points) == 4
+    with pytest.raises(ValueError, match="every hardware setting must give disk"):
+        design_points(PlanFile.model_validate({**base, "design": {"type": "lhs", "n": 2, "hardware": {
+            "type": "list", "settings": [{"link": "1gbit"}]}}}))
+    for hw, says in (({"type": "list", "settings": [{"servers": 2}]}, "'servers' is not a lab hardware factor"),
+                     ({"type": "list"}, "a hardware design of type list needs settings"),
+                     ({"type": "list", "settings": [{"link": "fast"}]}, "settings[0].link")):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            PlanFile.model_validate({**base, "design": {"type": "lhs", "n": 2, "hardware": hw}})

@@ -109,11 +109,11 @@ def test_out_of_range_and_far_combinations_are_flagged(fitted: tuple) -> None:
                   baseline={"network_gbps": 1, "servers": 2, "clients": 2, "replica": 1})
     base, eight, apart, disk = answer.metrics[0].predictions
     assert base.basis in ("measured", "interpolated") and not base.flags
-    assert eight.basis == "extrapolated" and any("servers=8 is outside the measured 1–4" in f for f in eight.flags)
+    assert eight.basis == "extrapolated" and any("servers 8 is outside the measured 1–4" in f for f in eight.flags)
     # Inside every range, but clients never moved apart from servers: hidden extrapolation.
     assert apart.basis == "extrapolated" and not any("outside" in f for f in apart.flags)
     assert any(f.startswith("moves servers, clients in a way the data never did") for f in apart.flags)
-    assert any("disk_write_mbps=2000, but the write data only have 400" in f for f in disk.flags)
+    assert any("disk write (MB/s) 2000, but the write data only have 400" in f for f in disk.flags)
 
 
 def test_domain_finds_corners_and_holes_inside_the_ranges() -> None:
@@ -125,11 +125,29 @@ def test_domain_finds_corners_and_holes_inside_the_ranges() -> None:
     ring = pd.DataFrame({"servers": [g[0] for g in grid], "threads": [g[1] for g in grid], "write": 1.0})
     domain = build_domain(ring, ["servers", "threads"], "write")
     middle, edge = domain.outside({"servers": [4, 1], "threads": [4, 2]})
-    assert middle[0].startswith("far from every measured configuration") and edge == []
-    ell = pd.DataFrame({"network_gbps": [1, 1, 1, 10, 40], "replica": [1, 2, 3, 1, 1], "write": 1.0})
-    domain = build_domain(ell, ["network_gbps", "replica"], "write")
-    corner = domain.outside({"network_gbps": [40, 1], "replica": [3, 2]})
-    assert corner[0][0].startswith("outside the region the measured configurations span") and corner[1] == []
+    assert middle[0].startswith("a workload far from every measured one") and edge == []
+    ell = pd.DataFrame({"threads": [1, 1, 1, 10, 40], "replica": [1, 2, 3, 1, 1], "write": 1.0})
+    domain = build_domain(ell, ["threads", "replica"], "write")
+    corner = domain.outside({"threads": [40, 1], "replica": [3, 2]})
+    assert corner[0][0].startswith("a workload outside the region the measured ones span") and corner[1] == []
+
+
+def test_hardware_is_judged_against_the_measured_settings_as_points() -> None:
+    """Three hardware settings in an L (slow link + slow disk, fast link + slow disk, slow link + fast disk),
+    each measured with a different subset of workloads. The missing corner (fast link and fast disk) lies inside
+    every per-input range but is extrapolated; a measured setting asked with a workload measured only at another
+    setting is not; the midpoint of two measured settings is a mix of them, so not extrapolated either."""
+    from gluster_model.model.domain import build_domain
+
+    rows = []
+    for (net, disk), replicas in {(1.0, 100.0): (1, 2), (10.0, 100.0): (1, 3), (1.0, 400.0): (2, 3)}.items():
+        rows += [{"network_gbps": net, "disk_write_mbps": disk, "replica": r, "write": 1.0} for r in replicas]
+    domain = build_domain(pd.DataFrame(rows), ["network_gbps", "disk_write_mbps", "replica"], "write")
+    assert domain.n_settings == 3 and [f.name for f in domain.hardware] == ["network_gbps", "disk_write_mbps"]
+    corner, measured, mix = domain.outside({"network_gbps": [10.0, 10.0, 3.1623], "disk_write_mbps": [400.0, 100.0, 100.0],
+                                            "replica": [1, 2, 2]})
+    assert len(corner) == 1 and corner[0].startswith("hardware never measured: neither one of the 3 measured")
+    assert measured == [] and mix == []
 
 
 def test_bottleneck_is_the_input_with_the_largest_elasticity(fitted: tuple) -> None:
@@ -138,7 +156,7 @@ def test_bottleneck_is_the_input_with_the_largest_elasticity(fitted: tuple) -> N
     answer = _ask(path, {"x": {"network_gbps": 10}}, baseline={"network_gbps": 1, "servers": 2, "clients": 2,
                                                                    "replica": 1}, use="physical")
     m = answer.metrics[0]
-    assert m.bottleneck is not None and m.bottleneck.feature in ("network_gbps", "servers")
+    assert m.bottleneck is not None and m.bottleneck.feature == "network_gbps"
     elastic = {lv.feature: lv.elasticity for lv in m.levers if lv.kind == "elasticity" and not lv.off_data}
     assert m.bottleneck.elasticity == max(e for e in elastic.values() if e == e)
     # servers alone (without clients) leaves the data: such a lever is marked and never the bottleneck.
@@ -146,34 +164,120 @@ def test_bottleneck_is_the_input_with_the_largest_elasticity(fitted: tuple) -> N
     assert "servers" in off and "clients" in off
 
 
-def test_costs_ranking_and_best_upgrade_by_hand() -> None:
-    scen = [Scenario("base", {}, price=None, baseline=True), Scenario("a", {}, price=1000.0),
-            Scenario("b", {}, price=500.0), Scenario("c", {}, price=4000.0), Scenario("d", {})]
-    preds = [Prediction(s.name, v, v, v, "interpolated", 0.0) for s, v in zip(scen, [100.0, 200.0, 160.0, 400.0, 90.0])]
+def test_costs_rank_by_gain_per_price_and_say_why_not() -> None:
+    """By hand: baseline 100 MB/s. a +100 for 1000 (0.1/unit), b +60 for 500 (0.12/unit), c +300 for 4000
+    (0.075/unit); d loses 10; e gains 3 ± 5 (interval holds 0); f is extrapolated; g has no price; h is above
+    its hardware's ceiling. Ranked: b, a, c."""
+    scen = [Scenario("base", {}, baseline=True), Scenario("a", {}, price=1000.0), Scenario("b", {}, price=500.0),
+            Scenario("c", {}, price=4000.0), Scenario("d", {}, price=100.0), Scenario("e", {}, price=10.0),
+            Scenario("f", {}, price=10.0), Scenario("g", {}), Scenario("h", {}, price=10.0)]
+    values = [100.0, 200.0, 160.0, 400.0, 90.0, 103.0, 500.0, 150.0, 900.0]
+    preds = [Prediction(s.name, v, v * 0.8, v * 1.2, "extrapolated" if s.name == "f" else "interpolated", 0.0,
+                        price=s.price) for s, v in zip(scen, values)]
+    for p in preds[1:]:
+        d = p.value - 100.0
+        p.delta_low, p.delta_high = (d - 5.0, d + 5.0)
+    preds[-1].ceiling, preds[-1].ceiling_stage = 250.0, "client links"
     _costs(preds, scen)
     by = {p.scenario: p for p in preds}
-    assert by["a"].cost_per_mbps == pytest.approx(5.0) and by["b"].cost_per_mbps == pytest.approx(3.125)
-    assert by["c"].cost_per_mbps == pytest.approx(10.0) and by["d"].cost_per_mbps is None
-    assert [by[n].rank for n in "abcd"] == [2, 1, 3, None]
-    assert by["b"].gain_per_cost == pytest.approx(60 / 500) and by["a"].gain_per_cost == pytest.approx(0.1)
+    assert [p.scenario for p in sorted((p for p in preds if p.rank), key=lambda p: p.rank)] == ["b", "a", "c"]
+    assert by["b"].gain_per_cost == pytest.approx(60 / 500) and by["a"].price_per_gain == pytest.approx(10.0)
+    assert by["d"].not_ranked == "loses throughput" and by["d"].effect == "loss"
+    assert by["e"].effect == "no measurable effect" and by["e"].not_ranked.startswith("no measurable effect")
+    assert by["f"].not_ranked.startswith("extrapolated") and by["g"].not_ranked == "no price given"
+    assert by["h"].above_ceiling and by["h"].not_ranked == "predicted above what its client links can carry"
     assert by["d"].delta == pytest.approx(-10) and by["d"].delta_pct == pytest.approx(-10)
+    assert all(by[n].rank is None for n in "defgh")
+
+
+def _truth(net: float, servers: int, replica: int, fs: str = "ext4") -> float:
+    """The formula the fixture's trials were drawn from (median of the noise)."""
+    return min(net * 125 * servers / replica, 400.0 * servers / replica) * (1.1 if fs == "xfs" else 1.0)
 
 
 def test_best_upgrade_in_a_scenario_file(fitted: tuple, tmp_path: Path) -> None:
+    """By hand from the fixture's formula: today (1 Gbit/s, 2 servers, replica 2) writes 125 MB/s; 10 Gbit/s
+    writes 400 (+275 for 2000: 0.1375 per unit), one copy 250 (+125 for 100: 1.25 per unit). One copy wins."""
     _, _, path = fitted
     f = tmp_path / "buy.yaml"
     f.write_text("currency: EUR\nbaseline: {name: today, set: {network_gbps: 1, servers: 2, clients: 2, "
-                 "replica: 2}, server_tb: 10}\ncandidates:\n"
+                 "replica: 2, base_filesystem: ext4}, server_tb: 10}\ncandidates:\n"
                  "  - {name: faster network, set: {network_gbps: 10}, price: 2000}\n"
                  "  - {name: one copy, set: {replica: 1}, price: 100}\n")
     mf = artifact.load(path)
     answer = what_if(mf, question(model_inputs(mf, mf.metrics), f, []))
     m = answer.metrics[0]
-    gains = {p.scenario: p.gain_per_cost for p in m.predictions[1:]}
-    assert m.best_upgrade == max(gains, key=lambda k: gains[k] or -1)
+    assert m.best_upgrade == "one copy" and m.best is not None and m.best.rank == 1
+    assert m.best.gain_per_cost == pytest.approx((_truth(1, 2, 1) - _truth(1, 2, 2)) / 100, rel=0.15)
+    net = next(p for p in m.predictions if p.scenario == "faster network")
+    assert net.rank == 2 and net.gain_per_cost == pytest.approx(275 / 2000, rel=0.15)
     cap = {c.scenario: c for c in answer.capacity}
     assert cap["today"].raw_tb == 20 and cap["today"].usable_tb == pytest.approx(10)
     assert cap["one copy"].usable_tb == pytest.approx(20) and cap["one copy"].layout == "distribute"
+
+
+def test_predictions_match_the_formula_the_data_came_from(fitted: tuple) -> None:
+    """The selected model, asked measured and interpolated configurations, is within 10% of the generating
+    formula (5% lognormal noise, 3 trials each)."""
+    _, _, path = fitted
+    points = {"a": (1.0, 2, 1), "b": (10.0, 4, 2), "c": (1.0, 4, 2), "d": (10.0, 1, 1)}
+    answer = _ask(path, {k: {"network_gbps": n, "servers": s, "clients": s, "replica": r, "base_filesystem": "ext4"}
+                         for k, (n, s, r) in points.items()})
+    for p in answer.metrics[0].predictions[1:]:
+        assert p.value == pytest.approx(_truth(*points[p.scenario]), rel=0.10), p.scenario
+        assert p.basis != "extrapolated"
+
+
+def test_change_interval_is_the_contrast_not_two_prediction_intervals(fitted: tuple) -> None:
+    """For the MLR the change's interval is statsmodels' own t-test of the contrast x1 − x0; it is far narrower
+    than the gap between the two prediction intervals."""
+    import statsmodels.api as sm
+
+    from gluster_model.model.features import design_matrix, with_derived
+
+    frame, fit, path = fitted
+    answer = _ask(path, {"net": {"network_gbps": 10}}, baseline={"network_gbps": 1, "servers": 2, "clients": 2,
+                                                                   "replica": 1}, use="mlr", level=0.9)
+    base, net = answer.metrics[0].predictions
+    mlr = fit.models["mlr"]
+    rows = with_derived(pd.DataFrame([answer.scenarios["base"], answer.scenarios["net"]]), "write")
+    x = design_matrix(rows, mlr.terms)[:, mlr.kept]
+    c = np.concatenate([[0.0], x[1] - x[0]])
+    xfit = np.column_stack([np.ones(len(frame)), design_matrix(with_derived(frame, "write"), mlr.terms)[:, mlr.kept]])
+    res = sm.OLS(frame["write"].to_numpy(), xfit).fit()
+    test = res.t_test(c[None, :])
+    lo, hi = np.asarray(test.conf_int(alpha=0.1))[0]
+    assert (net.delta_low, net.delta_high) == (pytest.approx(lo), pytest.approx(hi))
+    assert net.delta == pytest.approx(float(test.effect[0]))
+    assert net.delta_high - net.delta_low < 0.8 * ((net.high - net.low) + (base.high - base.low))
+
+
+def test_log_model_change_interval_by_the_delta_method(fitted: tuple) -> None:
+    """Physical model (log response): the interval's half-width equals t·sqrt(g'Cg) with g computed here by
+    finite differences of the prediction in the coefficients."""
+    from scipy.special import stdtrit
+
+    from gluster_model.model.features import with_derived
+
+    _, fit, path = fitted
+    answer = _ask(path, {"net": {"network_gbps": 10}}, baseline={"network_gbps": 1, "servers": 2, "clients": 2,
+                                                                   "replica": 1}, use="physical")
+    net = answer.metrics[0].predictions[1]
+    model = fit.models["physical"]
+    rows = with_derived(pd.DataFrame([answer.scenarios["base"], answer.scenarios["net"]]), "write")
+    base_params = model.params.copy()
+    grad = np.empty(len(base_params))
+    for j in range(len(base_params)):
+        step = np.zeros_like(base_params)
+        step[j] = 1e-6
+        model.params = base_params + step
+        up = model.predict(rows)
+        model.params = base_params - step
+        down = model.predict(rows)
+        grad[j] = ((up[1] - up[0]) - (down[1] - down[0])) / 2e-6
+    model.params = base_params
+    half = float(stdtrit(model.df_resid, 0.95)) * float(np.sqrt(grad @ model.cov @ grad))
+    assert (net.delta_high - net.delta_low) / 2 == pytest.approx(half, rel=1e-4)
 
 
 def test_capacity_arithmetic() -> None:
@@ -251,3 +355,19 @@ def test_shipped_scenario_files_are_valid(path: Path) -> None:
     used = {k for s in (spec.baseline, *spec.candidates) for k in s.set}
     assert used <= known, used - known
     assert spec.candidates
+
+
+def test_text_from_a_scenario_file_reaches_the_terminal_without_control_characters(fitted: tuple,
+                                                                                  tmp_path: Path) -> None:
+    """A scenario name carrying an escape sequence, a carriage return or rich markup is printed as text: no
+    control character reaches the terminal and no markup is interpreted."""
+    _, _, path = fitted
+    f = tmp_path / "evil.yaml"
+    f.write_text('currency: "EU\\x1b[31mR"\nbaseline: {name: "to\\rday", set: {network_gbps: 1, servers: 2, '
+                 'clients: 2, replica: 2}}\ncandidates:\n  - {name: "[bold]x\\x1b[2J\\u202e", set: {replica: 1}, '
+                 'price: 100}\n')
+    for args in ([], ["--details"]):
+        out = CliRunner().invoke(cli, ["predict", "--model", str(path), "--scenarios", str(f), *args])
+        assert out.exit_code == 0, out.output
+        assert not any(ch in out.output for ch in "\x1b\r\u202e"), repr(out.output)
+        assert "[bold]x?[2J?" in out.output and "to?day" in out.output

@@ -162,7 +162,12 @@ def test_compare_hand_checked(model: artifact.ModelFile) -> None:
     assert m.coverage == pytest.approx(sum(c.inside for c in m.checks) / 3)
     # Gain per price measured: 1G (32 - 11.5) / 100 = 0.205 beats cpu (13 - 11.5) / 50 = 0.03.
     assert m.best_measured == "1G"
-    assert m.ranking_held == (m.best_predicted == "1G")
+    # By hand from the formula the data came from: today min(0.2·110/2, 0.3·80)·1.2 = 13.2 MB/s; 1G
+    # min(55, 24)·1.2 = 28.8 (+15.6 for 100); more CPU min(11, 90)·1.2 = 13.2 (no gain). 1G is the buy.
+    assert m.best_predicted == "1G" and m.ranking_held is True
+    # The labels are predict's for the question as asked.
+    asked = what_if(model, q)
+    assert {c.scenario: c.basis for c in m.checks} == {p.scenario: p.basis for p in asked.metrics[0].predictions}
     # A scenario without trials is reported, not silently dropped.
     partial = compare(model, q, found, pd.DataFrame([r for r in rows if r["config_hash"] != found[2].run.config_hash]),
                       ["write"], 0.9)
