@@ -114,8 +114,14 @@ def summary_lines(a: Answer) -> list[str]:
     models = sorted({m.model for m in a.metrics})
     lines = [f"{nm(a.source or 'Question')}: {len(a.scenarios) - 1} candidate(s) against [bold]{nm(a.baseline)}"
              f"[/]; model {', '.join(models)}, {a.level:.0%} intervals."]
+    priced = any(p.price for m in a.metrics for p in m.predictions[1:])
+    if not priced and not all(p.basis == "extrapolated" for m in a.metrics for p in m.predictions[1:]):
+        lines.append("No candidate has a price, so none is ranked by gain per price: each change and its "
+                     "interval are in the tables.")
     for m in a.metrics:
         best = m.best
+        if not priced and best is None:
+            continue
         if best is not None:
             cost = (f" for {money(best.price, nm(a.currency))}, {num((best.gain_per_cost or 0) * 1000, '.1f')} MB/s "
                     f"per 1,000 {nm(a.currency) or 'of price'}" if best.price else "")

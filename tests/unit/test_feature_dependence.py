@@ -92,8 +92,12 @@ def test_read_and_write_rates_of_one_throttle_are_one_input() -> None:
     why = dict(schema.dropped)["disk_write_mbps"]
     assert why.startswith("varied together with disk_read_mbps in these data, to within measurement noise "
                           "(disk_write_mbps ≈ 1·disk_read_mbps")
-    # Rates several percent apart are separate inputs (collinear, and the diagnostics say so, but not one).
-    for r in rows:
-        r["disk_write_mbps"] = r["disk_read_mbps"] * (1.06 if r["disk_read_mbps"] < 100 else 0.94)
-    schema = schema_from_frame(pd.DataFrame(rows), ["network_gbps", "disk_read_mbps", "disk_write_mbps"], "write")
-    assert schema.names == ["network_gbps", "disk_read_mbps", "disk_write_mbps"]
+    # Rates 10% apart (up for slow disks, down for fast ones) are separate inputs: collinear, and the diagnostics
+    # say so, but 0.26% of the write rate's variance is its own (residual 0.051, a VIF near 380). At 6% apart
+    # the same pattern leaves 0.029 (a VIF near 1200): past the cut, one input.
+    for pct, kept in ((0.10, True), (0.06, False)):
+        for r in rows:
+            r["disk_write_mbps"] = r["disk_read_mbps"] * (1 + pct if r["disk_read_mbps"] < 100 else 1 - pct)
+        schema = schema_from_frame(pd.DataFrame(rows), ["network_gbps", "disk_read_mbps", "disk_write_mbps"],
+                                   "write")
+        assert ("disk_write_mbps" in schema.names) == kept, (pct, schema.dropped)
