@@ -52,7 +52,9 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab: LabState, tmp_p
         if disk == "disk=40MB/s":
             assert abs(row["disk_write_mbps"] / 40 - 1) < 0.15 and abs(row["disk_read_mbps"] / 40 - 1) < 0.15, row
         else:
-            assert row["disk_write_mbps"] > 150, row
+            # Not throttled to 40: the setting is above what the host's own 1 GiB loop image can write (130 MB/s
+            # on one machine of this kind, over 300 on another), so only "well above the 40 MB/s setting" holds.
+            assert row["disk_write_mbps"] > 2.5 * 40, row
     # Varied independently by the design, measured figures are separate inputs to a model.
     frame["write"] = frame["write"].astype(float)
     schema = schema_from_frame(frame, ["network_gbps", "disk_write_mbps"], "write")

@@ -115,7 +115,7 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
     answer = md.split("## Candidates")[0]
     for m in v["metrics"]:
         assert f"Verified on lab: MAPE {m['mape']:.1f}% over 2 scenarios" in answer, answer
-    table = md.split("**write: MAPE")[1].split("\n\n")[0]
+    table = md.split("**write: MAPE")[1].split("\n\n")[1]  # the caption, a blank line, then the table
     for c in v["metrics"][0]["checks"]:
         assert f"| {num(c['measured'])} (n=2) |" in table, table
 
