@@ -23,6 +23,8 @@ from .config import ClusterSpec
 from .dd_trial import remove_dd_files, run_dd_trial
 from .errors import CommandFailed, GlmodelError, LabError, MultiHostError, RemoteError
 from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
+from .gluster.space import brick_free, shortfall
+from .gluster.volume import VolumePlan, plan_volume
 from .gluster.volume import client_keeps_file_data
 from .gluster.cli import GlusterVersion
 from .units import gluster_size, parse_size
@@ -287,6 +289,7 @@ class Collector:
         self.facts_fn = facts_fn
         self.client_ram: int | None = None
         self.version: GlusterVersion | None = None
+        self._room: tuple[VolumePlan, dict[str, int]] | None = None  # this run's bricks and their free bytes
         self.setting = setting
         # Every volume of the whole plan: one left by an interrupted campaign would hold the bricks a lab
         # setting change must reformat.
@@ -472,6 +475,7 @@ class Collector:
         clients_used = len(points) if workload.clients is None else min(workload.clients, len(points))
         if p.larger_than_ram and self.client_ram:
             workload = size_past_ram(workload, self.client_ram, clients_used)
+        self._room = self._brick_room(run, workload)
         try:
             return self._measure(run_id, run, workload, points, clients_used)
         finally:
@@ -480,6 +484,24 @@ class Collector:
                     remove_dd_files(self.cluster, self.ex, workload, points)
                 except GlmodelError as exc:
                     self.report.status(f"could not remove dd files: {exc}")
+
+    def _brick_room(self, run: RunSpec, workload: IozoneWorkload) -> tuple[VolumePlan, dict[str, int]] | None:
+        """The volume's bricks and their free bytes, read once per run; the run is refused here, in one line
+        naming the bricks and the numbers, when its files cannot fit (iozone would hang instead of failing)."""
+        if workload.target != "gluster":
+            return None
+        plan = plan_volume(run.volume, self.cluster, self.version, self.name)
+        room = (plan, brick_free(self.ex, list(plan.bricks)))
+        short = shortfall(plan, room[1], workload.threads, parse_size(workload.file_size))
+        if short is not None:
+            raise GlmodelError(short.message())
+        return room
+
+    def _fits(self, workload: IozoneWorkload) -> bool:
+        if self._room is None:
+            return True
+        plan, free = self._room
+        return shortfall(plan, free, workload.threads, parse_size(workload.file_size)) is None
 
     def _measure(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str],
                  clients_used: int) -> tuple[str, float, int]:
@@ -537,9 +559,12 @@ class Collector:
             idx += 1
             engine_total += engine_s
             size = parse_size(workload.file_size)
-            if io_seconds(values, size, workload.threads) >= p.target_seconds or size * 2 > limit:
+            bigger = workload.model_copy(update={"file_size": f"{size * 2 // 1024}k"})
+            # Doubling stops at the size cap, and where the bricks could not hold the doubled files.
+            if io_seconds(values, size, workload.threads) >= p.target_seconds or size * 2 > limit \
+                    or not self._fits(bigger):
                 return workload, idx, engine_total
-            workload = workload.model_copy(update={"file_size": f"{size * 2 // 1024}k"})
+            workload = bigger
 
     def _trial(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str], idx: int,
                warmup: bool) -> tuple[dict[str, float], float]:
