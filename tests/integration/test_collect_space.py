@@ -34,16 +34,19 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
         took = time.monotonic() - started
     finally:
         glmodel("lab", "brick", "--dir", d, "--backing", "dir", check=True)
-    out = done.stdout + done.stderr
+    out = " ".join((done.stdout + done.stderr).split())  # the terminal folds long lines
     assert done.returncode != 0 and "Traceback" not in out
-    # 3 files of 48 MB on each brick of the replica set, 10% headroom: 158 MB against 64 MB of tmpfs.
-    line = next(ln for ln in out.splitlines() if "refused before iozone starts" in ln)
-    assert "3 file(s) of 48 MB need 158 MB on a brick" in line and "127.1.1.1:" in line, line
     assert took < 60, took
     with open_store(store, create=False) as st:
         camp = st.campaign("toobig@lab")
         assert camp is not None
         (run,) = st.runs(int(camp["id"]))
-        assert run["status"] == "failed" and "refused before iozone starts" in (run["error"] or "")
         assert st.trials(int(run["id"])) == []
+    error = run["error"] or ""
+    # 3 files of 48 MB on each brick of the replica set, 10% headroom: 158 MB against 64 MB of tmpfs.
+    assert run["status"] == "failed" and "\n" not in error
+    assert error.startswith("3 file(s) of 48 MB need 158 MB on a brick (with 10% headroom) but 127.1.1.1:"), error
+    assert error.endswith("refused before iozone starts (a smaller file_size or fewer threads, or larger bricks)")
+    assert all(f"127.1.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
+    assert "refused before iozone starts" in out
     assert subprocess.run(["pgrep", "-x", "iozone"], capture_output=True).returncode == 1  # none was started
