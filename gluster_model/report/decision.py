@@ -17,7 +17,7 @@ from . import figures
 if TYPE_CHECKING:
     from ..model.domain import Domain
     from ..verify import Verification
-    from .build import Doc
+    from .document import Doc
 
 
 def answer_lines(a: Answer, v: Verification | None) -> list[str]:
