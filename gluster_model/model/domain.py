@@ -184,13 +184,12 @@ class Domain:
         for i in range(len(at.dist)):
             why: list[str] = []
             if not at.finite[i]:
-                why.append("a value that cannot be placed among the measured ones (zero or negative)")
-            elif at.gap[i] > HULL_TOL:
+                out.append(["a value that cannot be placed among the measured ones (zero or negative)"])
+                continue
+            if at.gap[i] > HULL_TOL:  # the hardware part, and then the workload part: either, both or neither
                 why.append(f"hardware never measured: neither one of the {self.n_settings} measured hardware "
                            f"settings nor a mix of them (distance {at.gap[i]:.2f})")
-            if not at.finite[i]:
-                pass
-            elif at.off_span[i] > SPAN_TOL:
+            if at.off_span[i] > SPAN_TOL:
                 why.append(f"moves {', '.join(label(n) for n in at.involved[i])} in a way the data never did "
                            "(they were never varied independently)")
             elif at.h[i] > h_max * (1 + 1e-6) + 1e-9:

@@ -18,10 +18,6 @@ if TYPE_CHECKING:
     from ..verify import Verification
 
 _BASIS_STYLE = {"measured": "green", "interpolated": "", "extrapolated": "yellow"}
-# The rank column's word for a candidate that is not ranked (its full reason is in --details, JSON and CSV).
-_SHORT = (("extrapolated", "guess"), ("the baseline", "base guess"), ("predicted above", "over ceiling"),
-          ("no gain", "no gain"), ("loses", "loss"), ("no measurable", "no effect"), ("no interval", "no interval"),
-          ("no price", "no price"), ("free", "free"))
 
 
 def num(v: float | None, fmt: str = "") -> str:
@@ -59,9 +55,7 @@ def change_words(p: Prediction) -> str:
 def rank_cell(p: Prediction) -> str:
     if p.rank:
         return str(p.rank)
-    if p.delta is None:
-        return ""
-    return next((short for start, short in _SHORT if p.not_ranked.startswith(start)), "-")
+    return p.reason
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Any:
@@ -115,7 +109,7 @@ def summary_lines(a: Answer) -> list[str]:
     lines = [f"{nm(a.source or 'Question')}: {len(a.scenarios) - 1} candidate(s) against [bold]{nm(a.baseline)}"
              f"[/]; model {', '.join(models)}, {a.level:.0%} intervals."]
     priced = any(p.price for m in a.metrics for p in m.predictions[1:])
-    if not priced and not all(p.basis == "extrapolated" for m in a.metrics for p in m.predictions[1:]):
+    if not priced and not all(m.all_guesses for m in a.metrics):
         lines.append("No candidate has a price, so none is ranked by gain per price: each change and its "
                      "interval are in the tables.")
     for m in a.metrics:
@@ -127,14 +121,10 @@ def summary_lines(a: Answer) -> list[str]:
                     f"per 1,000 {nm(a.currency) or 'of price'}" if best.price else "")
             lines.append(f"Best buy for {m.metric}: [bold]{nm(best.scenario)}[/]: "
                          f"{change_words(best)}{cost}; {best.basis}.")
-        elif all(p.basis == "extrapolated" for p in m.predictions[1:]):
-            lines.append(f"No answer for {m.metric} inside the measured data: every candidate is extrapolated.")
         else:
-            lines.append(f"No candidate to recommend for {m.metric}: none is priced with a gain that can be told "
-                         "from zero inside the data.")
+            lines.append(f"No candidate to recommend for {m.metric}: {nm(m.no_best)}.")
     lines += _bottleneck_lines(a)
-    free = [(m.metric, p) for m in a.metrics for p in m.predictions if p.not_ranked.startswith(("free", "no price"))
-            and p.effect == "gain" and p.basis != "extrapolated"]
+    free = [(m.metric, p) for m in a.metrics for p in m.predictions if p.reason in ("free", "no price")]
     if free:
         lines.append("Gains without a price: " + "; ".join(f"{nm(p.scenario)} {num(p.delta, '+.1f')} MB/s {metric}"
                                                          for metric, p in free) + ".")
@@ -169,7 +159,7 @@ def print_answer(console: Any, a: Answer, details: bool = False) -> None:
         return
     for line in summary_lines(a):
         console.print(line, highlight=False)
-    inside = [m for m in a.metrics if any(p.basis != "extrapolated" for p in m.predictions[1:])]
+    inside = [m for m in a.metrics if not m.all_guesses]
     for m in inside:
         console.print(compact_table(m, a))
     hidden = "" if inside else "the guesses, "

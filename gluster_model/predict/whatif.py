@@ -56,7 +56,8 @@ class Prediction:
     price_per_gain: float | None = None  # price / MB/s gained
     gain_per_cost: float | None = None  # MB/s gained per unit of price
     rank: int | None = None  # by gain per price among the candidates that qualify, 1 = best
-    not_ranked: str = ""  # why a priced or unpriced candidate is not ranked
+    reason: str = ""  # why it is not ranked, a key of NOT_RANKED ("" when ranked, and for the baseline)
+    not_ranked: str = ""  # the same as a sentence
 
     @property
     def above_ceiling(self) -> bool:
@@ -108,6 +109,22 @@ class MetricAnswer:
     @property
     def ranked(self) -> list[Prediction]:
         return sorted((p for p in self.predictions if p.rank), key=lambda p: p.rank or 0)
+
+    @property
+    def all_guesses(self) -> bool:
+        """Every candidate (the baseline aside) is extrapolated: there is no answer inside the data."""
+        return all(p.basis == "extrapolated" for p in self.predictions[1:])
+
+    @property
+    def no_best(self) -> str:
+        """Why no candidate is ranked, in one sentence ("" when one is)."""
+        if self.best is not None:
+            return ""
+        if self.all_guesses:
+            return "every candidate lies outside the measured data"
+        outside = [p.scenario for p in self.predictions[1:] if p.basis == "extrapolated" and (p.delta or 0) > 0]
+        return "no priced candidate gains measurably inside the data" + (
+            f"; predicted to gain but outside it: {', '.join(outside)}" if outside else "")
 
 
 @dataclass
@@ -363,29 +380,43 @@ def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
         if s.price is not None and s.price > 0 and p.delta is not None:
             p.gain_per_cost = p.delta / s.price
             p.price_per_gain = s.price / p.delta if p.delta > 0 else None
-        p.not_ranked = _why_not_ranked(p, preds[0])
-    ranked = sorted((p for p in preds[1:] if not p.not_ranked), key=lambda p: -(p.gain_per_cost or 0.0))
+        p.reason = _why_not_ranked(p, preds[0])
+        p.not_ranked = NOT_RANKED[p.reason].format(stage=p.ceiling_stage) if p.reason else ""
+    ranked = sorted((p for p in preds[1:] if not p.reason), key=lambda p: -(p.gain_per_cost or 0.0))
     for r, p in enumerate(ranked, 1):
         p.rank = r
 
 
+# Why a candidate is not ranked: a short word (the rank column's) and the sentence (--details, JSON, CSV).
+NOT_RANKED = {
+    "guess": "extrapolated: outside the measured data",
+    "base guess": "the baseline itself is extrapolated",
+    "over ceiling": "predicted above what its {stage} can carry",
+    "no gain": "no gain",
+    "loss": "loses throughput",
+    "no effect": "no measurable effect (the change's interval includes zero)",
+    "no interval": "no interval for the change with this model",
+    "no price": "no price given",
+    "free": "free: a gain at no price, not ranked against purchases",
+}
+
+
 def _why_not_ranked(p: Prediction, base: Prediction) -> str:
-    """The first reason a candidate cannot be recommended, or "" when it can."""
+    """The first reason (a key of NOT_RANKED) a candidate cannot be recommended, or "" when it can."""
     if p.basis == "extrapolated":
-        return "extrapolated: outside the measured data"
+        return "guess"
     if base.basis == "extrapolated":
-        return "the baseline itself is extrapolated"
+        return "base guess"
     if p.above_ceiling:
-        return f"predicted above what its {p.ceiling_stage} can carry"
+        return "over ceiling"
     if (p.delta or 0.0) <= 0:
-        return "no gain" if p.effect == "no measurable effect" else "loses throughput"
+        return "no gain" if p.effect == "no measurable effect" else "loss"
     if p.effect != "gain":
-        return "no measurable effect (the change's interval includes zero)" if p.delta_low is not None \
-            else "no interval for the change with this model"
+        return "no effect" if p.delta_low is not None else "no interval"
     if p.price is None:
-        return "no price given"
+        return "no price"
     if p.price == 0:
-        return "free: a gain at no price, not ranked against purchases"
+        return "free"
     return ""
 
 

@@ -31,7 +31,7 @@ def answer_lines(a: Answer, v: Verification | None) -> list[str]:
     for m in a.metrics:
         best = m.best
         if best is None:
-            lines.append(f"{m.metric.capitalize()}: no candidate to recommend — " + _none_reason(m))
+            lines.append(f"{m.metric.capitalize()}: no candidate to recommend: {printable(m.no_best)}.")
             continue
         price = (f" for {money(best.price, printable(a.currency))} "
                  f"({num((best.gain_per_cost or 0) * 1000, '.1f')} MB/s per 1,000 {cur})" if best.price else "")
@@ -60,15 +60,6 @@ def verdict_clusters(v: Verification | None) -> list[str]:
     if v is None:
         return []
     return sorted({c.split("@", 1)[1].split(":", 1)[0] for c in v.campaigns if "@" in c}) or ["the cluster"]
-
-
-def _none_reason(m: MetricAnswer) -> str:
-    cands = m.predictions[1:]
-    if cands and all(p.basis == "extrapolated" for p in cands):
-        return "every candidate lies outside the measured data."
-    outside = [printable(p.scenario) for p in cands if p.basis == "extrapolated" and (p.delta or 0) > 0]
-    return "no priced candidate gains measurably inside the data" + (
-        f"; those predicted to gain but outside it: {', '.join(outside)}." if outside else ".")
 
 
 def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path) -> None:
