@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .bench.dd import (DdPass, count_for, local_roots, reap, remove_dirs, run_dd_pass, run_prepare, spread,
+from .bench.dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare, spread,
                        workdirs)
 from .bench.iozone import IozoneWorkload
 from .config import ClusterSpec, Host
@@ -80,6 +80,7 @@ def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: Iozo
     t0 = time.monotonic()
     reap(ex, dirs)  # a dd a killed earlier glmodel left behind would share the disk with this trial
     try:
+        make_workdirs(ex, clients, roots, RUN_DIR, shared=workload.target != "local")
         for op in ("write", "read"):
             if op not in workload.tests:
                 continue

@@ -146,6 +146,20 @@ def workdirs(clients: list[Host], roots: dict[str, str], run_dir: str) -> dict[s
     return {h.address: f"{roots[h.address]}/{run_dir}/{h.name}" for h in clients}
 
 
+def make_workdirs(executor: Executor, clients: list[Host], roots: dict[str, str], run_dir: str,
+                  *, shared: bool) -> None:
+    """Create every client's work directory before a pass. On a shared volume the first client makes them all
+    through its own mount: clients making their own raced to create the shared run directory, and Gluster's
+    distribute layer then failed one client's ``mkdir -p`` with "File exists"."""
+    if shared:
+        first = clients[0]
+        paths = [f"{roots[first.address]}/{run_dir}/{h.name}" for h in clients]
+        executor.run(first.address, ["mkdir", "-p", "--", *paths], timeout=60)
+    else:
+        executor.run_many([h.address for h in clients],
+                          lambda a: ["mkdir", "-p", "--", workdirs(clients, roots, run_dir)[a]], timeout=60)
+
+
 def run_prepare(executor: Executor, dirs: dict[str, str], per_client: dict[str, int], file_size: int,
                 timeout: float) -> None:
     """Create the files a read pass needs, on every client at once."""
