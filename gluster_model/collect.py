@@ -588,7 +588,8 @@ class Collector:
             if drop:
                 drop_caches(self.cluster, self.ex)
             result: IozoneRun = run_iozone(self.cluster, self.ex, run.volume.name, workload, points,
-                                           timeout=p.trial_timeout)
+                                           timeout=p.trial_timeout,
+                                           startup_timeout=p.startup_timeout + 0.5 * workload.threads)
             record.argv, record.engine_seconds, record.error = result.argv, result.seconds, result.error
             record.raw = {"iozone": result.raw, "client_file": result.client_file}
             failed_host = result.host

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import socket
 import subprocess
 import tempfile
@@ -18,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -27,6 +28,7 @@ from ..errors import CommandFailed, GlmodelError, ParseError
 from ..units import parse_size
 from ..remote.executor import Executor, shell
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput
+from .iozone_ports import free_master_port
 
 Test = Literal["write", "read", "random"]
 # iozone test numbers; write (-i 0) always runs first because the others need its files.
@@ -212,13 +214,19 @@ class IozoneRun:
     host: str | None = None  # the client the error is about, where one is known
 
 
+STARTUP_TIMEOUT_S = 60.0  # a trial that wrote nothing this long after iozone started is stopped
+STOP_GRACE_S = 5.0        # after SIGTERM to iozone's process group, how long before SIGKILL
+
+
 def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: IozoneWorkload,
-               mount_points: dict[str, str], timeout: float = 3600) -> IozoneRun:
+               mount_points: dict[str, str], timeout: float = 3600,
+               startup_timeout: float = STARTUP_TIMEOUT_S) -> IozoneRun:
     """Run one distributed iozone trial on the volume's mount points and parse it.
 
-    A failed, timed-out or unparsable run is returned, not raised: ``IozoneRun.error`` says why and
+    A failed, timed-out, stalled or unparsable run is returned, not raised: ``IozoneRun.error`` says why and
     ``IozoneRun.raw`` keeps whatever iozone printed, so it can be stored. The run's work directory on the
-    volume is removed in every case.
+    volume is removed in every case, and however the trial ends (its end, the timeout, a lost child, a stall,
+    Ctrl-C or SIGTERM of glmodel) no iozone process of it is left on any host.
     """
     clients = [h for h in cluster.clients if h.address in mount_points][: workload.clients or None]
     if not clients:
@@ -234,7 +242,9 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
     dirs = " ".join(shlex.quote(f"{mount_points[first.address]}/{run_dir}/{h.name}") for h in clients)
     executor.run_many([h.address for h in clients], lambda a: shell(
         f"{reap}; mkdir -p {dirs}" if a == first.address else f"{reap} || [ $? -eq 1 ]"), timeout=60)  # 1: none
+    notes = [f"# ended a stale iozone left by an earlier trial: {h}" for h in free_master_port()]
     text = client_file(workload.threads, workdirs)
+    run_root = f"{mount_points[first.address]}/{run_dir}"
     master_done = False
     try:
         with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
@@ -248,24 +258,32 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
             env = {**os.environ, "RSH": str(wrapper)}
             started = time.monotonic()
             try:
+                # Its own process group: the master forks a listener and starts its children's ssh sessions,
+                # and only a signal to the whole group reaches them all (a terminal's Ctrl-C no longer does;
+                # glmodel stops the group itself).
                 proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                        cwd=tmp, preexec_fn=_die_with_parent)
+                                        cwd=tmp, start_new_session=True, preexec_fn=_die_with_parent)
             except FileNotFoundError:
                 raise GlmodelError("iozone is not installed on this machine (the master runs here); "
                                    "run scripts/setup.sh") from None
             try:
-                stdout, stderr, failure, host = _watch_master(proc, started, timeout, ended)
-            except BaseException:  # Ctrl-C, or a Python caller's own exception: the master must not outlive us
-                proc.kill()
-                proc.wait()
+                watch = _watch_master(proc, started, timeout, ended, startup_timeout,
+                                      lambda: bytes_written(executor, first.address, run_root))
+            except BaseException:  # Ctrl-C, SIGTERM, or a Python caller's own exception
+                stop_group(proc)
                 raise
             seconds = time.monotonic() - started
-            if failure is not None:
-                return IozoneRun(argv, text, None, stdout + stderr, seconds, failure, host)
+            if watch.failure is not None:
+                failure = watch.failure
+                if watch.stalled:
+                    failure += stall_diagnosis(executor, first.address, mount_points[first.address], watch.stdout)
+                return IozoneRun(argv, text, None, "\n".join([*notes, watch.stdout + watch.stderr]), seconds,
+                                 failure, watch.host)
+            stdout, stderr = watch.stdout, watch.stderr
             master_done = True
     finally:
         _cleanup(executor, clients, mount_points, run_dir, reap=not master_done)
-    raw = stdout + (("\n[stderr]\n" + stderr) if stderr.strip() else "")
+    raw = "\n".join([*notes, stdout]) + (("\n[stderr]\n" + stderr) if stderr.strip() else "")
     if proc.returncode != 0:
         err = CommandFailed("local", shlex.join(argv), proc.returncode, stderr or stdout)
         return IozoneRun(argv, text, None, raw, seconds, str(err))
@@ -279,48 +297,106 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
 
 
 CHILD_GRACE_S = 5.0  # after a child's ssh failed, how long the master may still finish on its own
+PROGRESS_EVERY_S = 5.0  # how often the start-up watchdog looks at what the children wrote
 
 
-def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float,
-                  ended: Path) -> tuple[str, str, str | None, str | None]:
-    """Wait for the iozone master; (stdout, stderr, failure, host). failure is None when it ran to its end,
-    else why it was killed: the timeout, or a child's ssh failed and the master had not finished
-    ``CHILD_GRACE_S`` later (it would wait for the lost child until the timeout); host is that child's."""
+@dataclass(frozen=True)
+class Watch:
+    """How the master's run ended: ``failure`` is None when it ran to its end."""
+
+    stdout: str
+    stderr: str
+    failure: str | None = None
+    host: str | None = None
+    stalled: bool = False
+
+
+def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
+                  startup_timeout: float, written: Callable[[], int]) -> Watch:
+    """Wait for the iozone master. It is stopped (its whole process group) at the timeout; when a child's ssh
+    failed and the master had not finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the
+    timeout); and when its children wrote nothing within ``startup_timeout`` (iozone's distributed mode stops
+    at "Test running:" when a child cannot write, and waits for it without end). The watchdog looks at the
+    bytes written only until it sees the first, so the measured phase runs undisturbed."""
     deadline = started + timeout
     failed_at: float | None = None
+    progress_seen, next_look = False, started + PROGRESS_EVERY_S
     while True:
         try:
             out, err = proc.communicate(timeout=0.5)  # retrying after TimeoutExpired loses no output
-            return out, err, None, None
+            return Watch(out, err)
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
         lost = ended_children(ended.read_text()) if ended.exists() else []
         if lost and failed_at is None:
             failed_at = now
-        if now >= deadline or (failed_at is not None and now - failed_at >= CHILD_GRACE_S):
-            proc.kill()
-            try:
-                out, err = proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                # The master's RSH children still hold its pipes open (the reap that follows ends them).
-                proc.wait()
-                out, err = "", ""
-            if not lost:
-                return out, err, f"timed out after {timeout:g}s", None
+        stalled = False
+        if not progress_seen and now >= next_look:
+            progress_seen = written() > 0
+            stalled = not progress_seen and now - started >= startup_timeout
+            next_look = time.monotonic() + PROGRESS_EVERY_S
+        if not (now >= deadline or stalled or (failed_at is not None and now - failed_at >= CHILD_GRACE_S)):
+            continue
+        out, err = stop_group(proc)
+        if lost:
             hosts = ", ".join(dict.fromkeys(h for h, _ in lost))
             codes = ", ".join(dict.fromkeys(str(c) for _, c in lost))
-            return out, err, (f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or the "
-                              "child was killed or could not start; the master was stopped"), lost[0][0]
+            return Watch(out, err, f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or "
+                                   "the child was killed or could not start; the master was stopped", lost[0][0])
+        if stalled:
+            return Watch(out, err, f"iozone's children wrote nothing in {now - started:.0f}s after it started; "
+                                   "stopped", stalled=True)
+        return Watch(out, err, f"timed out after {timeout:g}s")
+
+
+def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Stop an iozone master the way it expects: SIGTERM to its process group (its handler tells the children
+    to end and the forked listener exits with it), SIGKILL to whatever of the group outlives ``STOP_GRACE_S``.
+    Returns what it printed."""
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass  # the whole group has ended
+        try:
+            out, err = proc.communicate(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # a listener that ignored SIGTERM while the master ended
+        except ProcessLookupError:
+            pass
+        return out, err
+    proc.wait()  # something outside the group holds its pipes (the reap that follows ends remote children)
+    return "", ""
+
+
+def bytes_written(executor: Executor, host: str, root: str) -> int:
+    """Bytes in the files under ``root`` as ``host`` sees them (0 when it cannot tell)."""
+    res = executor.run(host, shell(f"find {shlex.quote(root)} -type f -printf '%s\\n' 2>/dev/null | "
+                                   "awk '{s += $1} END {print s + 0}'"), timeout=20, check=False)
+    text = res.stdout.strip()
+    return int(text) if text.isdigit() else 0
+
+
+def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str) -> str:
+    """What a stalled start looked like: iozone's last line and the space left on the volume."""
+    before_stop = stdout.split("iozone: interrupted")[0]  # what it printed before the SIGTERM that stopped it
+    last = next((line.strip() for line in reversed(before_stop.splitlines()) if line.strip()), "nothing")
+    res = executor.run(host, ["df", "-B1", "--output=avail", mount_point], timeout=20, check=False)
+    avail = res.stdout.split()[-1] if res.ok and res.stdout.split() else ""
+    free = f"{int(avail) / 1e6:.0f} MB free on the volume" if avail.isdigit() else "free space unknown"
+    return f" (iozone's last line: {last!r}; {free}: a brick that is full or does not answer stops iozone's start)"
 
 
 def _die_with_parent() -> None:
-    """In the iozone child: get SIGKILL when glmodel dies (even by kill -9), so no orphan keeps writing."""
+    """In the iozone master: get SIGTERM when glmodel dies (even by kill -9), so no orphan keeps writing."""
     import ctypes
-    import signal
 
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        # SIGTERM, not SIGKILL: iozone's handler then ends its forked listener and its children too.
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except OSError:
         pass  # not glibc/Linux: an orphaned iozone then runs to its end
 

@@ -1,0 +1,117 @@
+"""However an iozone trial ends early, nothing of it is left: a start that writes nothing is stopped by the
+watchdog with a diagnosis, and SIGINT or SIGTERM to `collect` mid-trial leave no iozone process and no bound
+port, after which the next `collect` runs its trials. Real lab, real iozone, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import yaml
+
+from gluster_model.bench.iozone import IozoneWorkload, run_iozone
+from gluster_model.bench.iozone_ports import holders
+from gluster_model.config import load_cluster
+from gluster_model.gluster.apply import apply_volume, mount, teardown_volume
+from gluster_model.gluster.volume import VolumeConfig
+from gluster_model.lab import LabState
+from gluster_model.remote.executor import SSHExecutor
+from gluster_model.store import open_store
+
+from .conftest import glmodel
+
+
+def live_iozones() -> list[str]:
+    """Command lines of iozone processes alive on this machine (every lab node is on it); zombies are dead."""
+    out = []
+    for p in psutil.process_iter(["name", "status", "cmdline"]):
+        if p.info["name"] == "iozone" and p.info["status"] != psutil.STATUS_ZOMBIE:
+            out.append(" ".join(p.info["cmdline"] or []))
+    return out
+
+
+def wait_for(pred: object, limit: float) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if pred():  # type: ignore[operator]
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_start_that_writes_nothing_is_stopped_within_a_minute_with_a_diagnosis(lab: LabState) -> None:
+    # 3 files of 48 MB on each 64 MB brick of a replica set: iozone's children write nothing and its master
+    # waits at "Test running:" (collect refuses such a run first; the engine is called directly here).
+    spec = load_cluster(lab.cluster_file)
+    vol = VolumeConfig(name="stuck", layout="replicate", replica=3)
+    w = IozoneWorkload(threads=3, file_size="48MB", record_size="64KB", tests=["write"])
+    glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "tmpfs", "--size", "64MB", check=True)
+    try:
+        with SSHExecutor(spec) as ex:
+            apply_volume(spec, ex, vol)
+            try:
+                points = mount(spec, ex, vol.name)
+                started = time.monotonic()
+                run = run_iozone(spec, ex, vol.name, w, points, timeout=600)
+                took = time.monotonic() - started
+            finally:
+                teardown_volume(spec, ex, vol.name)
+    finally:
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
+    assert run.output is None and run.error is not None
+    assert run.error.startswith("iozone's children wrote nothing in 6"), run.error
+    assert "iozone's last line: 'Test running:'" in run.error and "MB free on the volume" in run.error
+    assert took < 90, took  # the trial timeout was 600 s
+    assert live_iozones() == [] and holders() == []
+
+
+PLAN = {"name": "stops", "factors": {"layout": "replicate", "replica": 3, "file_size": "192MB",
+                                     "record_size": "1MB", "threads": 3, "sync": "none"},
+        "workload": {"tests": ["write"]},
+        "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none", "remount": "never"},
+        "baselines": {"network": False, "disk": False}}
+
+
+def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Signals) -> str:
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
+                             str(lab.cluster_file), "--plan", str(plan), "--store", store],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        # Mid-trial: the children run on the clients (their command line names the master with -+c).
+        assert wait_for(lambda: any("-+s" in c for c in live_iozones()), 120), "iozone never started"
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return out
+
+
+def test_sigint_and_sigterm_mid_trial_leave_no_iozone_and_no_port_and_the_next_collect_runs(
+        lab: LabState, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(PLAN))
+    store = str(tmp_path / "s.db")
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        out = _interrupt_mid_trial(lab, plan, store, sig)
+        assert "glmodel: interrupted" in out and "Traceback" not in out, out
+        # Nothing of the trial is left: no master, no forked listener, no child on any node, no port held.
+        assert wait_for(lambda: live_iozones() == [], 10), (sig, live_iozones())
+        assert holders() == [], (sig, holders())
+    done = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
+                   timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open_store(store, create=False) as st:
+        camp = st.campaign("stops@lab")
+        assert camp is not None
+        (run,) = st.runs(int(camp["id"]))
+        assert run["status"] == "done"
+        trials = st.trials(int(run["id"]))
+    assert [t["status"] for t in trials][-1] == "ok"

@@ -1,0 +1,101 @@
+"""Stopping iozone: the watchdog's stall rule, a stop that reaches the whole process group, and the master's
+port: a stale glmodel master is told apart from a process to name."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from gluster_model.bench import iozone
+from gluster_model.bench.iozone_ports import Holder, free_master_port
+from gluster_model.errors import GlmodelError
+
+
+def _group(script: str) -> subprocess.Popen[str]:
+    """A shell in its own session that forks a background child, as iozone's master forks its listener."""
+    return subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _alive(pgid: int) -> list[int]:
+    return [p.pid for p in psutil.process_iter() if _pgid(p) == pgid and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _pgid(p: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(p.pid)
+    except (ProcessLookupError, psutil.Error):
+        return None
+
+
+def test_a_start_that_writes_nothing_is_stopped_and_its_whole_group_ends(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(iozone, "PROGRESS_EVERY_S", 0.2)
+    proc = _group("trap '' TERM; sleep 300 & echo 'Test running:'; wait")  # the forked child ignores nothing
+    looks: list[float] = []
+    started = time.monotonic()
+    watch = iozone._watch_master(proc, started, 600, tmp_path / "ended", 1.0,
+                                 lambda: looks.append(time.monotonic()) or 0)
+    assert watch.stalled and watch.failure is not None and "wrote nothing" in watch.failure
+    assert time.monotonic() - started < 1.0 + iozone.STOP_GRACE_S + 3
+    assert "Test running:" in watch.stdout and len(looks) >= 2
+    assert _alive(proc.pid) == []  # the shell ignored SIGTERM; SIGKILL to the group ended it and its sleep
+
+
+def test_the_watchdog_stops_looking_once_bytes_were_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(iozone, "PROGRESS_EVERY_S", 0.1)
+    proc = _group("sleep 1.5; echo done")
+    looks: list[int] = []
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.5,
+                                 lambda: looks.append(1) or 4096)
+    assert watch.failure is None and watch.stdout.strip() == "done" and len(looks) == 1
+
+
+def test_a_timeout_stops_the_group_with_sigterm_first(tmp_path: Path) -> None:
+    marker = tmp_path / "term"
+    proc = _group(f"trap 'echo term > {marker}; exit 0' TERM; while :; do sleep 0.1; done")
+    watch = iozone._watch_master(proc, time.monotonic(), 1.0, tmp_path / "ended", 600, lambda: 1)
+    assert watch.failure == "timed out after 1s" and not watch.stalled
+    assert marker.read_text().strip() == "term"  # iozone's handler gets to clean up
+    assert _alive(proc.pid) == []
+
+
+@pytest.mark.parametrize("command, stale", [
+    ("iozone -+m /tmp/glmodel-iozone-gone123/clients -+h 127.0.0.1 -t 3", True),
+    ("/usr/bin/iozone -+m /tmp/glmodel-iozone-gone123/clients -t 1", True),
+    ("iozone -+m /tmp/by-hand/clients -+h 127.0.0.1 -t 3", False),          # not glmodel's: named, not ended
+    ("iozone -+s -t 1 -r 4 -s 4 -+c 127.0.0.1", False),                       # a child, reaped by the master's host
+    ("python3 -m http.server 20000", False),
+    ("iozone -+m", False),
+])
+def test_only_a_glmodel_master_whose_trial_is_over_counts_as_stale(command: str, stale: bool) -> None:
+    assert Holder(20000, 1, command).stale_glmodel_master is stale
+
+
+def test_a_live_master_directory_is_not_stale(tmp_path: Path) -> None:
+    d = tmp_path / "glmodel-iozone-live"
+    d.mkdir()
+    (d / "clients").write_text("")
+    assert not Holder(20000, 1, f"iozone -+m {d}/clients -t 1").stale_glmodel_master
+
+
+def test_a_foreign_process_on_the_master_port_is_named_in_one_line() -> None:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", 20007))
+        except OSError:
+            pytest.skip("port 20007 is taken on this machine")
+        s.listen()
+        with pytest.raises(GlmodelError) as err:
+            free_master_port()
+    msg = str(err.value)
+    assert "\n" not in msg and f"pid {os.getpid()}" in msg and "port 20007" in msg
+    assert sys.executable.split("/")[-1] in msg or "python" in msg
