@@ -6,7 +6,10 @@ script, iozone started from a shell. Both arms drop caches on every host first a
 mount points; the order alternates (hand, glmodel, glmodel, hand, ...) so drift cancels out. The median
 of each arm is compared.
 
-Run: .venv/bin/python benchmarks/iozone_fidelity.py [--cluster glmodel-lab/lab.yaml] [--pairs 3]
+With --direct both arms read and write with O_DIRECT (iozone -I): the reads then cross the network instead of
+coming from the clients' page cache, as in the campaigns the models learn from.
+
+Run: .venv/bin/python benchmarks/iozone_fidelity.py [--cluster glmodel-lab/lab.yaml] [--pairs 8] [--direct]
      (without --cluster it brings up a 3-node lab in a temporary directory and removes it afterwards)
 """
 
@@ -46,7 +49,7 @@ def hand_run(spec: ClusterSpec, ex: SSHExecutor, w: IozoneWorkload, points: dict
                    f" -o BatchMode=yes \"$@\"\n")
     rsh.chmod(0o700)
     cmd = (f"iozone -+m {tmp / 'clients'} -+h {master_address(clients[0])} -t {w.threads} -s {w.file_size}"
-           f" -r {w.record_size} -i 0 -i 1 -i 2 -e -c -+n")
+           f" -r {w.record_size} -i 0 -i 1 -i 2 -e -c -+n" + (" -I" if w.sync == "odirect" else ""))
     out = subprocess.run(cmd, shell=True, capture_output=True, text=True, check=True, cwd=tmp,
                          env={**os.environ, "RSH": str(rsh)}).stdout
     ex.run(clients[0].address, ["rm", "-rf", f"{points[clients[0].address]}/by-hand"])
@@ -60,9 +63,10 @@ def glmodel_run(spec: ClusterSpec, ex: SSHExecutor, w: IozoneWorkload, points: d
     return {k: m.children_kbps for k, m in run.output.metrics.items()}
 
 
-def measure(cluster: Path, pairs: int, file_size: str) -> None:
+def measure(cluster: Path, pairs: int, file_size: str, direct: bool) -> None:
     spec = load_cluster(cluster)
-    w = IozoneWorkload(threads=len(spec.clients), file_size=file_size, record_size="64KB")
+    w = IozoneWorkload(threads=len(spec.clients), file_size=file_size, record_size="64KB",
+                       sync="odirect" if direct else "none")
     arms: dict[str, list[dict[str, float]]] = {"hand": [], "glmodel": []}
     started = time.monotonic()
     with SSHExecutor(spec) as ex, tempfile.TemporaryDirectory() as tmpdir:
@@ -79,7 +83,8 @@ def measure(cluster: Path, pairs: int, file_size: str) -> None:
                       + " MB/s", flush=True)
         finally:
             teardown_volume(spec, ex, VOLUME.name)
-    print(f"\n{w.threads} threads x {w.file_size}, 64 KiB records, replica 3, {pairs} run(s) per arm, "
+    print(f"\n{w.threads} threads x {w.file_size}, 64 KiB records, replica 3, {'O_DIRECT' if direct else 'cached'}, "
+          f"{pairs} run(s) per arm, "
           f"{time.monotonic() - started:.0f}s in all")
     from scipy.stats import mannwhitneyu
 
@@ -97,18 +102,19 @@ def measure(cluster: Path, pairs: int, file_size: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cluster", type=Path)
-    parser.add_argument("--pairs", type=int, default=3, help="runs per arm")
+    parser.add_argument("--pairs", type=int, default=8, help="runs per arm")
+    parser.add_argument("--direct", action="store_true", help="O_DIRECT reads and writes (iozone -I)")
     parser.add_argument("--file-size", default="64MB")
     args = parser.parse_args()
     if args.cluster:
-        measure(args.cluster, args.pairs, args.file_size)
+        measure(args.cluster, args.pairs, args.file_size, args.direct)
         return
     from gluster_model.lab import lab_down, lab_up
 
     with tempfile.TemporaryDirectory(prefix="glmodel-bench-") as d:
         state = lab_up(Path(d), nodes=3)
         try:
-            measure(state.cluster_file, args.pairs, args.file_size)
+            measure(state.cluster_file, args.pairs, args.file_size, args.direct)
         finally:
             lab_down(Path(d))
 

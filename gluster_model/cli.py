@@ -34,7 +34,9 @@ class Failure(click.ClickException):
         self.exit_code = code  # type: ignore[misc]  # click reads it per instance
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"glmodel: error: {self.message}", err=True)
+        from .text import one_line
+
+        click.echo(f"glmodel: error: {one_line(self.message)}", err=True)
 
 
 class GlmodelGroup(click.Group):
@@ -494,11 +496,9 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
     if dry_run:
         cost = TrialCost()
         if store_exists(store):
-            try:  # a dry run needs no store: one that cannot be read leaves the lab's default costs
-                with open_store(store, create=False) as st:
-                    cost = stored_trial_cost(st, spec.name) or cost
-            except GlmodelError as exc:
-                console.print(f"  (store not read: {exc})", highlight=False)
+            # A store collect could not write to is refused here too, before anyone waits for the real run.
+            with open_store(store, create=False) as st:
+                cost = stored_trial_cost(st, spec.name) or cost
         est = estimate_seconds(expanded, plan.protocol, cost=cost) + 60 * (len(settings) - 1)
         console.print(f"campaign {base}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
                       f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
@@ -678,12 +678,18 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
         if run["error_command"]:
             click.echo(f"  command: {run['error_command']}")
     click.echo("  config: " + json.dumps(run["config"], sort_keys=True))
+    from .text import printable
+
     for t in trials:
         flags = ",".join(f for f, on in (("warm-up", t["warmup"]), ("outlier", t["outlier"])) if on)
         figs = "  ".join(f"{m['metric']} {m['value'] / 1024:,.1f}" for m in t["measurements"])
         size = gluster_size(t["file_size"]) if t["file_size"] else "?"
         click.echo(f"  trial {t['idx']:3d} {t['status']:6s} {t['seconds']:6.1f}s {size:>7s} {flags:16s} {figs} MB/s"
                    + (f"  error: {t['error']}" if t["error"] else ""))
+        if t.get("flagged_because"):
+            click.echo(f"            flagged: {printable(t['flagged_because'])}")
+        elif (t.get("context") or {}).get("disturbed"):
+            click.echo("            disturbed: " + printable("; ".join(t["context"]["disturbed"])))
     if raw is not None:
         click.echo(raw)
 
@@ -752,20 +758,18 @@ def _model_frame(store: str, data: Path | None, campaigns: Sequence[str],
                  with_outliers: bool = False) -> tuple[Any, str]:
     """The measured trials to model (warm-ups never; outliers only when asked), from a store or an exported table,
     restricted to the campaigns named; and where they came from."""
-    from .dataset import read_table, trial_frame
+    from .dataset import flagged_note, read_table, trial_frame
     from .store import open_store
 
     if data is not None:
         frame = read_table(data)
-        if not with_outliers and "outlier" in frame:
-            frame = frame[~frame["outlier"].astype(bool)].reset_index(drop=True)
         if "warmup" in frame:
             frame = frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
         known, where = set(frame["campaign"].astype(str)), str(data)
     else:
         with open_store(store, create=False) as st:
             known = {c["name"] for c in st.campaigns()}
-            frame = trial_frame(st, include_outliers=with_outliers)
+            frame = trial_frame(st, include_outliers=True)
             where = st.where
     missing = [c for c in campaigns if c not in known]
     if missing:
@@ -773,6 +777,10 @@ def _model_frame(store: str, data: Path | None, campaigns: Sequence[str],
                       f"(it has {', '.join(sorted(known)) or 'none'})")
     if campaigns and not frame.empty:
         frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
+    note = flagged_note(frame)  # said in the fit's notes, since the model never sees those trials
+    if not with_outliers and "outlier" in frame:
+        frame = frame[~frame["outlier"].astype(bool)].reset_index(drop=True)
+    frame.attrs["flagged"] = None if with_outliers else note
     if frame.empty:
         raise Failure(f"no finished trials to fit in {where}")
     return frame, where
@@ -822,6 +830,9 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     frame, where = _model_frame(store, data, campaigns, with_outliers)
     fits, skipped = fit_frame(frame, family, list(metrics) or None, models=list(models) or list(MODELS),
                               seed=seed, level=level, importance_n=samples, bootstrap=bootstrap)
+    if frame.attrs.get("flagged"):
+        for f in fits:
+            f.notes.append(frame.attrs["flagged"])
     doc = artifact.build(fits, provenance(where, frame, family, seed))
     artifact.save(doc, out)
     if as_json:

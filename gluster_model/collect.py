@@ -33,6 +33,7 @@ from .plan.file import Expanded, PlanFile
 from .protocol import Protocol, next_step
 from .remote.executor import Executor
 from .store.store import Store, TrialRecord, now
+from .trial_context import disturbances, heal_pending, snapshot, summary
 
 
 class Reporter(TypingProtocol):
@@ -514,18 +515,28 @@ class Collector:
             engine_total += self._trial(run_id, run, workload, points, idx, warmup=True)[1]
             idx += 1
         kept: list[tuple[int, dict[str, float]]] = []
+        disturbed_kept: list[str] = []
         reruns = 0
         unstable = False
         reason = ""
         limit = p.warmups + p.cap + p.max_reruns + idx + 1
         while idx < limit:
-            values, engine_s = self._trial(run_id, run, workload, points, idx, warmup=False)
+            values, engine_s, found = self._trial(run_id, run, workload, points, idx, warmup=False)
             engine_total += engine_s
-            kept.append((idx, values))
             idx += 1
+            if found and reruns < p.max_reruns:
+                # Something beside the trial shared its CPUs, disks or links: flagged and measured again.
+                self.store.flag_outliers(run_id, [idx - 1], "disturbed: " + "; ".join(found))
+                self.report.status(f"trial {idx - 1} disturbed ({found[0]}); measuring it again")
+                reruns += 1
+                limit += 1
+                continue
+            if found:
+                disturbed_kept.append(f"trial {idx - 1} disturbed ({found[0]}) after {reruns} re-run(s)")
+            kept.append((idx - 1, values))
             step = next_step([v for _, v in kept], reruns, p)
             if step.flag:
-                self.store.flag_outliers(run_id, [kept[i][0] for i in step.flag])
+                self.store.flag_outliers(run_id, [kept[i][0] for i in step.flag], step.reason)
                 kept = [k for j, k in enumerate(kept) if j not in step.flag]
                 if step.more:
                     reruns += len(step.flag)
@@ -537,6 +548,8 @@ class Collector:
             unstable, reason = step.unstable, step.reason
             if not step.more:
                 break
+        if disturbed_kept:
+            unstable, reason = True, "; ".join([*([reason] if unstable else []), *disturbed_kept])
         rg = regime(workload, self.client_ram, clients_used)
         self.store.finish_run(run_id, "done", regime=rg, unstable=unstable)
         means = {m: sum(v[m] for _, v in kept) / len(kept) for m in kept[0][1]} if kept else {}
@@ -555,7 +568,7 @@ class Collector:
         idx, engine_total = 0, 0.0
         limit = p.max_file_size
         while True:
-            values, engine_s = self._trial(run_id, run, workload, points, idx, warmup=True)
+            values, engine_s, _ = self._trial(run_id, run, workload, points, idx, warmup=True)
             idx += 1
             engine_total += engine_s
             size = parse_size(workload.file_size)
@@ -567,10 +580,16 @@ class Collector:
             workload = bigger
 
     def _trial(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str], idx: int,
-               warmup: bool) -> tuple[dict[str, float], float]:
+               warmup: bool) -> tuple[dict[str, float], float, list[str]]:
+        """One trial, stored with its context; (values, engine seconds, what disturbed it)."""
         p = self.plan.protocol
         started_at: datetime = now()
         t0 = time.monotonic()
+        hosts = [h.address for h in self.cluster.hosts]
+        before = snapshot(self.ex, hosts)
+        heal = heal_pending(self.ex, self.cluster.servers[0].address, run.volume.name,
+                            self.cluster.servers[0].glusterd_socket) \
+            if workload.target == "gluster" and run.volume.layout != "distribute" else None
         if p.remount == "trial":
             points = remount(self.cluster, self.ex, run.volume.name)
         record = TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=parse_size(workload.file_size),
@@ -600,13 +619,16 @@ class Collector:
                     values[name] = m.children_kbps
             raw_text = result.raw
         record.status = "ok" if values else "failed"
+        after = snapshot(self.ex, hosts)
         record.seconds = time.monotonic() - t0
+        found = disturbances(before, after, record.seconds, heal) if values else []
+        record.context = summary(before, after, heal, found)
         self.store.add_trial(run_id, record)
         if not values:
             host = failed_host or _host_named(raw_text + " " + (record.error or ""), self.cluster)
             raise TrialFailed(f"trial {idx} ({'warm-up' if warmup else 'measured'}, file {gluster_size(record.file_size)})"
                               f" failed: {record.error}", host, " ".join(record.argv)[:2000])
-        return values, record.engine_seconds
+        return values, record.engine_seconds, found
 
 
 def describe_failure(exc: GlmodelError) -> tuple[str | None, str | None]:

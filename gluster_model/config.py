@@ -349,10 +349,18 @@ def resolve(cf: ClusterFile, source: str, base: Path) -> ClusterSpec:
     )
 
 
+MAX_HOSTS = 4096  # refused before validation, which would take minutes for hundreds of thousands
+
+
 def cluster_from_data(data: Any, source: str, base: Path) -> ClusterSpec:
     """Validate already-parsed data (a cluster mapping) and resolve it."""
     if not isinstance(data, dict):
         raise ConfigError(source, "", "expected a mapping with at least a 'servers' key")
+    for key in ("servers", "clients"):
+        entries = data.get(key)
+        if isinstance(entries, list) and len(entries) > MAX_HOSTS:
+            raise ConfigError(source, key, f"{len(entries):,} entries; a cluster file holds at most {MAX_HOSTS:,} "
+                              "of each")
     try:
         cf = ClusterFile.model_validate(data)
     except ValidationError as exc:

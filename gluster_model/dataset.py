@@ -9,6 +9,8 @@ by several peers counts whole), ``disk_read_mbps``/``disk_write_mbps`` (median s
 
 from __future__ import annotations
 
+import csv
+
 import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,6 +134,23 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
     return _typed(_fill_effective(frame))
 
 
+def flagged_note(frame: pd.DataFrame) -> str | None:
+    """One sentence on the trials flagged as outliers in ``frame`` (and why), for a fit's notes."""
+    if frame.empty or "outlier" not in frame:
+        return None
+    flagged = frame[frame["outlier"].astype(bool)]
+    if flagged.empty:
+        return None
+    why = flagged["flagged_because"] if "flagged_because" in flagged else None
+    kinds: dict[str, int] = {}
+    for text in (why.fillna("") if why is not None else [""] * len(flagged)):
+        kind = "disturbed" if str(text).startswith("disturbed") else "far from their run's others" if text \
+            else "flagged"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return (f"{len(flagged)} flagged trial(s) left out (" + ", ".join(f"{n} {k}" for k, n in kinds.items())
+            + "); `glmodel runs show` gives each one's reason")
+
+
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Every known column with its type: metrics and numeric features as numbers, categories, nullable booleans."""
     import pandas as pd
@@ -194,9 +213,20 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
     p = Path(path)
     try:
-        frame = pd.read_parquet(p) if p.suffix.lower() in (".parquet", ".pq") else pd.read_csv(p)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            frame = pd.read_parquet(p)
+            header = [str(c) for c in frame.columns]
+        else:
+            frame = pd.read_csv(p)
+            with p.open(newline="", encoding="utf-8") as fh:  # pandas renames a repeated name to "read.1"
+                header = next(csv.reader(fh), [])
+    except (OSError, ValueError, UnicodeDecodeError, csv.Error) as exc:
         raise ConfigError(str(p), "file", f"not a readable CSV or Parquet table ({str(exc).splitlines()[0]})") from None
+    repeated = sorted({c.strip() for c in header if [h.strip() for h in header].count(c.strip()) > 1})
+    if repeated:
+        # Which of two 'read' columns holds the figures cannot be told: fitting either could model the wrong one.
+        raise ConfigError(str(p), "columns", f"the header names {', '.join(map(repr, repeated))} more than once; "
+                          "every column needs its own name")
     missing = [c for c in ("campaign", "run_id", "config_hash") if c not in frame]
     if missing:
         raise ConfigError(str(p), "columns", f"not a `glmodel export` table: no {', '.join(missing)} column")

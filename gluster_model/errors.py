@@ -43,11 +43,27 @@ class RemoteError(GlmodelError):
 
 
 class ConnectError(RemoteError):
-    """The host could not be reached or refused the SSH login."""
+    """The host could not be reached."""
+
+    fix = "check that the host is up and sshd listens on that port"
+
+
+class LoginRefused(ConnectError):
+    """The host answered but refused the SSH login."""
+
+    fix = "check ssh.user and that the identity file's public key is in that user's ~/.ssh/authorized_keys"
+
+
+class IdentityFileError(ConnectError):
+    """The private key the cluster file names cannot be used (garbled, encrypted, wrong type)."""
+
+    fix = "point ssh.identity_file at an unencrypted private key (OpenSSH or PEM format)"
 
 
 class HostKeyError(RemoteError):
     """The host's key is unknown or does not match known_hosts."""
+
+    fix = "run `glmodel trust --cluster FILE`"
 
 
 class CommandFailed(RemoteError):

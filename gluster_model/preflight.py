@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from .config import ClusterSpec, Host
-from .errors import ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
+from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .hostlimits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
                          parse_throttles, throttle_script)
@@ -283,8 +283,8 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
             detail = str(failure).removeprefix(f"{host.address}: ")
             if isinstance(failure, HostKeyError):
                 check = Check("ssh", False, detail, f"run `glmodel trust --cluster {cluster.source}`")
-            elif isinstance(failure, ConnectError):
-                check = Check("ssh", False, detail, "check that the host is up and sshd listens on that port")
+            elif isinstance(failure, (ConnectError, ConfigError)):
+                check = Check("ssh", False, detail, getattr(failure, "fix", "the file named is at fault, not the host"))
             else:
                 check = Check("probe", False, detail, "run the command by hand on that host to see why")
             reports.append(HostReport(host, [check]))

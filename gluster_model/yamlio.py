@@ -44,9 +44,18 @@ def parse_yaml(text: str, source: str) -> Any:
         raise ConfigError(source, "", f"not valid YAML: {exc}") from None
 
 
+MAX_INPUT_BYTES = 4 << 20  # a cluster of thousands of hosts, or a plan of any size, fits in far less
+
+
 def read_text(path: Path) -> str:
-    """Read an input file, turning OS errors into a one-line ConfigError."""
+    """Read an input file, turning OS errors into a one-line ConfigError. A file larger than
+    ``MAX_INPUT_BYTES`` is refused before it is read: parsing and validating one of millions of entries would
+    take minutes and gigabytes only to refuse it then."""
     try:
+        size = path.stat().st_size
+        if path.is_file() and size > MAX_INPUT_BYTES:
+            raise ConfigError(str(path), "", f"is {size / 1e6:.1f} MB; glmodel's input files are at most "
+                              f"{MAX_INPUT_BYTES >> 20} MB (is it the right file?)")
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(str(path), "", "file not found") from None

@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 
 from ..errors import GlmodelError
+from ..text import printable
 
 MASTER_PORTS = range(20000, 21024)
 PORTS = (*MASTER_PORTS, *range(24096, 26144))
@@ -45,7 +46,7 @@ class Holder:
         return bool(MASTER_DIR.search(path)) and not Path(path).exists()
 
     def __str__(self) -> str:
-        return f"pid {self.pid} ({self.command[:80]}) on port {self.port}"
+        return f"pid {self.pid} ({printable(self.command[:80])}) on port {self.port}"
 
 
 def holders() -> list[Holder]:

@@ -100,6 +100,9 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
         raise FitError(f"metric {metric}: {len(rows)} trial(s) for {len(schema.features)} feature(s); need at "
                        f"least {len(schema.features) + 3}")
     notes = _dropped_notes(schema)
+    if len(rows) < len(frame):
+        notes.append(f"{len(frame) - len(rows)} of {len(frame)} row(s) have no positive {metric} value (not "
+                     "measured there, or missing) and are left out")
     scores: list[Score] = []
     fitted: dict[str, Fitted] = {}
     learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed)}

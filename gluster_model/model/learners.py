@@ -198,8 +198,15 @@ class GbmModel:
 
         from ..errors import GlmodelError
 
-        data = base64.b64decode(d["skops"])
-        listed = sio.get_untrusted_types(data=data)
+        import binascii
+        import zipfile
+
+        try:
+            data = base64.b64decode(d["skops"], validate=True)
+            listed = sio.get_untrusted_types(data=data)
+        except (binascii.Error, ValueError, TypeError, zipfile.BadZipFile) as exc:
+            raise GlmodelError(f"model file: the {d.get('name', 'gbm')} model's 'skops' field is damaged (not "
+                               f"base64 of a skops archive: {str(exc).splitlines()[0][:80]}); fit the model again") from None
         untrusted = [t for t in listed if t not in _TRUSTED]
         if untrusted:
             raise GlmodelError(f"model file holds types glmodel does not load: {', '.join(untrusted)}")

@@ -244,6 +244,12 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
                 raise ConfigError(source, f"factors.{name}", f"only a glmodel lab can change its hardware between "
                                   f"runs; on {cluster.name} it is what it is (the baselines measure it): remove "
                                   f"'{name}' or run the plan on `glmodel lab up`")
+    for name, have in (("servers", len(cluster.servers)), ("clients", len(cluster.clients))):
+        # A level the cluster cannot hold is a mistake in the plan, not a point to skip quietly.
+        too_many = [v for v in plan.factors.get(name, []) if isinstance(v, int) and v > have]
+        if too_many:
+            raise ConfigError(source, f"factors.{name}", f"level {too_many[0]} asks for more {name} than "
+                              f"{cluster.name} has ({have}); allowed: 1 to {have}")
     if plan.design.type == "adaptive":
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:
@@ -270,6 +276,9 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
             run = realize(point, fixed, plan.volume_options)
             check_buildable(run, cluster, source)  # now, so nothing impossible reaches a server
         except (ValueError, ConfigError) as exc:
+            bad = _bad_level(exc, point)
+            if bad is not None:  # a level invalid on its own (threads: 5000) is a mistake, not a point to skip
+                raise ConfigError(source, f"factors.{bad[0]}", f"level {bad[1]!r}: {bad[2]}") from None
             out.skipped.append((point, _reason(exc)))
             continue
         if run.config_hash in seen:
@@ -332,6 +341,18 @@ def _check_cluster(run: RunSpec, cluster: ClusterSpec) -> None:
     clients = run.workload.clients
     if clients is not None and clients > len(cluster.clients):
         raise ValueError(f"clients={clients} but the cluster has {len(cluster.clients)}")
+
+
+def _bad_level(exc: Exception, point: dict[str, Level]) -> tuple[str, Level, str] | None:
+    """(factor, level, why) when pydantic refused one field of the point by itself (a field's own bounds or
+    format, not a rule between fields)."""
+    if not isinstance(exc, ValidationError):
+        return None
+    for err in exc.errors():
+        loc = err.get("loc", ())
+        if loc and str(loc[0]) in point:
+            return str(loc[0]), point[str(loc[0])], str(err.get("msg", "")).removeprefix("Value error, ")
+    return None
 
 
 def _reason(exc: Exception) -> str:

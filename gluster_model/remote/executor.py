@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..errors import (
     CommandFailed,
+    ConfigError,
     ConnectError,
     GlmodelError,
     HostKeyError,
+    IdentityFileError,
+    LoginRefused,
     MultiHostError,
     RemoteError,
 )
@@ -99,8 +102,11 @@ class SSHExecutor:
         if known.is_file():
             try:
                 client.load_host_keys(str(known))
-            except (OSError, paramiko.SSHException) as exc:
-                raise HostKeyError(host.address, f"cannot read known_hosts file {known}: {exc}") from None
+            except (OSError, paramiko.SSHException, ValueError, paramiko.hostkeys.InvalidHostKey) as exc:
+                # The file is at fault, not the host: named first, as any other bad input file.
+                raise ConfigError(str(known), "", f"not a readable known_hosts file ({str(exc).splitlines()[0]}); "
+                                  f"fix or delete it, then run `glmodel trust --cluster {self.cluster.source}`") \
+                    from None
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         where = f"{host.ssh.user}@{host.address}:{host.ssh.port}"
         try:
@@ -126,9 +132,12 @@ class SSHExecutor:
         except paramiko.AuthenticationException:
             client.close()
             key = host.ssh.identity_file or "agent/default keys"
-            raise ConnectError(host.address, f"SSH login as {host.ssh.user} with {key} was refused") from None
-        except paramiko.SSHException as exc:
+            raise LoginRefused(host.address, f"SSH login as {host.ssh.user} with {key} was refused") from None
+        except (paramiko.SSHException, ValueError) as exc:
             client.close()
+            if host.ssh.identity_file and _key_problem(exc):
+                raise IdentityFileError(host.address, f"identity file {host.ssh.identity_file} cannot be used: "
+                                        f"{str(exc).splitlines()[0] or type(exc).__name__}") from None
             if "not found in known_hosts" in str(exc):
                 raise HostKeyError(
                     host.address,
@@ -279,6 +288,15 @@ class SSHExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
         ordered_errors = {a: errors[a] for a in addresses if a in errors}
         return {a: results[a] for a in addresses if a in results}, ordered_errors
+
+
+def _key_problem(exc: Exception) -> bool:
+    """Whether paramiko failed on the private key itself (garbled, encrypted, of a type it cannot read)."""
+    import paramiko
+
+    text = str(exc).lower()
+    return isinstance(exc, (paramiko.PasswordRequiredException, ValueError)) or any(
+        w in text for w in ("private key", "key file", "encrypted", "not a valid", "unpack", "no authentication"))
 
 
 def _no_delay(sock: object) -> None:

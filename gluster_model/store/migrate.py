@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from sqlalchemy import Connection, inspect, select
+from sqlalchemy import Connection, inspect, select, text
 
 from ..errors import StoreError
 from .schema import SCHEMA_VERSION, design_log, metadata, schema_info
@@ -27,7 +27,15 @@ def _v2(conn: Connection) -> None:
     design_log.create(conn, checkfirst=True)
 
 
-STEPS: dict[int, Step] = {1: _v1, 2: _v2}
+def _v3(conn: Connection) -> None:
+    """Version 3: each trial's context (what could have disturbed it) and why it was flagged."""
+    have = {c["name"] for c in inspect(conn).get_columns("trials")}
+    for name, kind in (("context", "JSON"), ("flagged_because", "TEXT")):
+        if name not in have:  # a store created at version 3 by _v1 has them already
+            conn.execute(text(f"ALTER TABLE trials ADD COLUMN {name} {kind}"))
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3}
 
 
 def current_version(conn: Connection) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -139,6 +139,8 @@ trials = Table(
     Column("seconds", Float, nullable=False),          # wall time of the trial, driver steps included
     Column("engine_seconds", Float, nullable=False),   # the engine's own run time
     Column("argv", JSON, nullable=False),
+    Column("context", JSON),                           # what could have disturbed it (trial_context.summary)
+    Column("flagged_because", Text),                   # why it is an outlier, when it is one
     UniqueConstraint("run_id", "idx"),
 )
 

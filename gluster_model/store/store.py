@@ -67,6 +67,7 @@ class TrialRecord:
     outlier: bool = False
     measurements: list[tuple[str, float, str, float | None, float | None]] = field(default_factory=list)
     raw: dict[str, str] = field(default_factory=dict)
+    context: dict[str, Any] | None = None
 
 
 class Store:
@@ -80,8 +81,10 @@ class Store:
         try:
             with self.engine.begin() as conn:
                 yield conn
-        except OperationalError as exc:
-            raise StoreError(f"{self.where}: {str(exc.orig).splitlines()[0]}") from None
+        except DatabaseError as exc:  # locked, gone, or pages overwritten ("database disk image is malformed")
+            reason = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
+            damaged = "" if isinstance(exc, OperationalError) else " (the file is damaged; restore it from a copy)"
+            raise StoreError(f"{self.where}: {reason}{damaged}") from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -208,7 +211,7 @@ class Store:
             tid = _insert(c, t.trials.insert().values(
                 run_id=run_id, idx=trial.idx, warmup=trial.warmup, outlier=trial.outlier, status=trial.status,
                 error=trial.error, file_size=trial.file_size, started_at=trial.started_at, seconds=trial.seconds,
-                engine_seconds=trial.engine_seconds, argv=trial.argv))
+                engine_seconds=trial.engine_seconds, argv=trial.argv, context=trial.context))
             for metric, value, unit, lo, hi in trial.measurements:
                 c.execute(t.measurements.insert().values(trial_id=tid, metric=metric, value=value, unit=unit,
                                                          min_value=lo, max_value=hi))
@@ -218,12 +221,12 @@ class Store:
                                                         size=len(text.encode()), data=data))
             return tid
 
-    def flag_outliers(self, run_id: int, idxs: Sequence[int]) -> None:
+    def flag_outliers(self, run_id: int, idxs: Sequence[int], because: str) -> None:
         if not idxs:
             return
         with self.tx() as c:
             c.execute(update(t.trials).where(t.trials.c.run_id == run_id, t.trials.c.idx.in_(list(idxs)))
-                      .values(outlier=True))
+                      .values(outlier=True, flagged_because=because))
 
     def finish_run(self, run_id: int, status: str, *, regime: str | None = None, unstable: bool = False,
                    error: str | None = None, error_host: str | None = None, error_command: str | None = None) -> None:
@@ -270,7 +273,13 @@ class Store:
         with self.tx() as c:
             data = c.execute(select(t.raw_outputs.c.data).where(t.raw_outputs.c.trial_id == trial_id,
                                                                 t.raw_outputs.c.kind == kind)).scalar()
-        return decompress(data) if data is not None else None
+        if data is None:
+            return None
+        try:
+            return decompress(data)
+        except zlib.error:
+            raise StoreError(f"{self.where}: the {kind} output of trial {trial_id} is damaged (not zlib data); "
+                             "restore the store from a copy") from None
 
     def counts(self, campaign_id: int | None = None) -> dict[str, int]:
         """Rows per table (for one campaign if given): runs by status, trials, measurements, raw outputs."""
@@ -295,7 +304,8 @@ class Store:
                     t.runs.c.status.label("run_status"), t.runs.c.regime, t.runs.c.unstable,
                     *[t.runs.c[n] for n in _FEATURE_COLUMNS], t.runs.c.features,
                     t.trials.c.id.label("trial_id"), t.trials.c.idx.label("trial"), t.trials.c.warmup,
-                    t.trials.c.outlier, t.trials.c.status.label("trial_status"), t.trials.c.seconds,
+                    t.trials.c.outlier, t.trials.c.flagged_because, t.trials.c.status.label("trial_status"),
+                    t.trials.c.seconds,
                     t.trials.c.engine_seconds, t.trials.c.file_size.label("trial_file_size"),
                     t.measurements.c.metric, t.measurements.c.value, t.measurements.c.unit)
              .select_from(t.trials.join(t.runs).join(t.campaigns)
@@ -348,6 +358,9 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
     url = store_url(value)
     where = redact(url)
     path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    if path is not None and (not url.removeprefix("sqlite:///") or path.is_dir()):
+        raise ConfigError("--store", where, "names no store file (it is empty or a directory); give a file path "
+                          "(glmodel.db) or sqlite:///path/to/glmodel.db")
     if path is not None and not create:
         if not path.is_file():
             raise StoreError(f"no store at {path} (collect writes one; pass --store)")

@@ -88,3 +88,48 @@ def test_stdin_and_large_output(executor: SSHExecutor) -> None:
     assert executor.run("127.1.1.1", ["cat"], stdin=b"hello\n").stdout == "hello\n"
     big = executor.run("127.1.1.1", shell("head -c 3000000 /dev/zero | tr '\\0' x")).stdout
     assert len(big) == 3_000_000
+
+
+def _variant(lab: LabState, tmp_path: Path, **ssh: str) -> Path:
+    """The lab's cluster file with some ssh settings replaced (paths made absolute, the file moved)."""
+    import yaml
+
+    data = yaml.safe_load(lab.cluster_file.read_text())
+    base = lab.cluster_file.parent
+    data["ssh"] = {**data["ssh"], "identity_file": str(base / data["ssh"]["identity_file"]),
+                   "known_hosts": str(base / data["ssh"]["known_hosts"]), **ssh}
+    data["lab"] = {**data["lab"], "state_dir": str(base)}
+    out = tmp_path / "c.yaml"
+    out.write_text(yaml.safe_dump(data))
+    return out
+
+
+def _fails(path: Path) -> str:
+    from gluster_model.errors import GlmodelError
+
+    with SSHExecutor(load_cluster(path)) as ex, pytest.raises(GlmodelError) as err:
+        ex.run("127.1.1.1", ["true"])
+    return str(err.value)
+
+
+def test_ssh_failures_point_at_their_cause(lab: LabState, tmp_path: Path) -> None:
+    import subprocess
+
+    from gluster_model.errors import ConfigError, IdentityFileError, LoginRefused
+
+    garbled = tmp_path / "garbled"
+    garbled.write_text("not a key\n")
+    msg = _fails(_variant(lab, tmp_path, identity_file=str(garbled)))
+    assert msg.startswith(f"127.1.1.1: identity file {garbled} cannot be used"), msg
+    assert IdentityFileError.fix.startswith("point ssh.identity_file")
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    msg = _fails(_variant(lab, tmp_path, identity_file=str(other)))
+    assert msg == f"127.1.1.1: SSH login as root with {other} was refused", msg
+    assert "authorized_keys" in LoginRefused.fix and "host is up" not in LoginRefused.fix
+    bad_known = tmp_path / "known"
+    bad_known.write_text("127.1.1.1 ssh-ed25519 AAAA!!notbase64\n")
+    with pytest.raises(ConfigError) as err:
+        with SSHExecutor(load_cluster(_variant(lab, tmp_path, known_hosts=str(bad_known)))) as ex:
+            ex.run("127.1.1.1", ["true"])
+    assert str(err.value).startswith(f"{bad_known}: not a readable known_hosts file"), err.value

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from gluster_model.bench import iozone
-from gluster_model.bench.iozone_ports import Holder, free_master_port
+from gluster_model.bench.iozone_ports import Holder, free_master_port, holders
 from gluster_model.errors import GlmodelError
 
 
@@ -35,9 +35,7 @@ def _pgid(p: psutil.Process) -> int | None:
         return None
 
 
-def test_a_start_that_writes_nothing_is_stopped_and_its_whole_group_ends(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(iozone, "PROGRESS_EVERY_S", 0.2)
+def test_a_start_that_writes_nothing_is_stopped_and_its_whole_group_ends(tmp_path: Path) -> None:
     proc = _group("trap '' TERM; sleep 300 & echo 'Test running:'; wait")  # the forked child ignores nothing
     looks: list[float] = []
     started = time.monotonic()
@@ -45,12 +43,11 @@ def test_a_start_that_writes_nothing_is_stopped_and_its_whole_group_ends(tmp_pat
                                  lambda: looks.append(time.monotonic()) or 0)
     assert watch.stalled and watch.failure is not None and "wrote nothing" in watch.failure
     assert time.monotonic() - started < 1.0 + iozone.STOP_GRACE_S + 3
-    assert "Test running:" in watch.stdout and len(looks) >= 2
+    assert "Test running:" in watch.stdout and len(looks) == 1
     assert _alive(proc.pid) == []  # the shell ignored SIGTERM; SIGKILL to the group ended it and its sleep
 
 
-def test_the_watchdog_stops_looking_once_bytes_were_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(iozone, "PROGRESS_EVERY_S", 0.1)
+def test_the_watchdog_looks_once_and_lets_a_trial_that_wrote_run_on(tmp_path: Path) -> None:
     proc = _group("sleep 1.5; echo done")
     looks: list[int] = []
     watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.5,
@@ -87,6 +84,8 @@ def test_a_live_master_directory_is_not_stale(tmp_path: Path) -> None:
 
 
 def test_a_foreign_process_on_the_master_port_is_named_in_one_line() -> None:
+    if holders():
+        pytest.skip("an iozone runs on this machine (a benchmark beside the tests)")
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -187,6 +187,10 @@ def test_model_file_refuses_foreign_types_and_bad_files(tmp_path: Path) -> None:
     with pytest.raises(GlmodelError, match="holds a LinearRegression, not the gradient-boosting model"):
         GbmModel.from_json({"name": "gbm", "schema": schema.to_json(), "log_residual_quantiles": {},
                             "skops": foreign})
+    for garbled, why in ((foreign[:-3], "Invalid base64"), ("QUJD", "not a zip file")):  # cut short; not an archive
+        with pytest.raises(GlmodelError, match=f"'skops' field is damaged .*{why}.*fit the model again"):
+            GbmModel.from_json({"name": "gbm", "schema": schema.to_json(), "log_residual_quantiles": {},
+                                "skops": garbled})
     from sklearn.preprocessing import FunctionTransformer
 
     evil = base64.b64encode(sio.dumps(FunctionTransformer(func=Path.unlink))).decode()

@@ -256,3 +256,20 @@ def test_a_list_hardware_design_builds_exactly_the_settings_given() -> None:
                      ({"type": "list", "settings": [{"link": "fast"}]}, "settings[0].link")):
         with pytest.raises(ValueError, match=re.escape(says)):
             PlanFile.model_validate({**base, "design": {"type": "lhs", "n": 2, "hardware": hw}})
+
+
+@pytest.mark.parametrize("factor, levels", [("servers", [2, 5]), ("clients", [1, 4])])
+def test_a_level_the_cluster_cannot_hold_is_refused_not_skipped(factor: str, levels: list[int]) -> None:
+    plan = PlanFile.model_validate({"name": "t", "factors": {"layout": "distribute", factor: levels}})
+    with pytest.raises(ConfigError) as info:
+        expand(plan, _cluster(3), "plan.yaml")
+    message = str(info.value)
+    assert "\n" not in message and "plan.yaml" in message and f"factors.{factor}" in message
+    assert f"level {levels[1]} asks for more {factor} than c has (3); allowed: 1 to 3" in message
+
+
+def test_a_level_invalid_on_its_own_is_refused_naming_the_factor() -> None:
+    plan = PlanFile.model_validate({"name": "t", "factors": {"layout": "distribute", "threads": [1, 5000]}})
+    with pytest.raises(ConfigError) as info:
+        expand(plan, _cluster(3), "plan.yaml")
+    assert str(info.value) == "plan.yaml: factors.threads: level 5000: Input should be less than or equal to 1024"

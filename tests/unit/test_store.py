@@ -45,7 +45,7 @@ def test_campaign_runs_trials_round_trip(tmp_path: Path) -> None:
         st.add_trial(rid, _trial(0, 1000.0, warmup=True))
         st.add_trial(rid, _trial(1, 2048.0))
         st.add_trial(rid, _trial(2, 4096.0))
-        st.flag_outliers(rid, [2])
+        st.flag_outliers(rid, [2], "test")
         st.finish_run(rid, "done", regime="cached")
         assert st.counts(cid) == {"runs_done": 1, "runs_pending": 3, "trials": 3, "measurements": 6,
                                   "raw_outputs": 3}
@@ -119,22 +119,52 @@ def test_newer_schema_refused_and_old_schema_migrated(tmp_path: Path) -> None:
     with eng.begin() as conn:  # a store as the first glmodel wrote it: schema version 1, no design_log
         assert migrate(conn, target=1) == (0, 1)
         assert "design_log" not in inspect(conn).get_table_names()
+        for col in ("context", "flagged_because"):  # columns the first schema did not have
+            conn.execute(text(f"ALTER TABLE trials DROP COLUMN {col}"))
     eng.dispose()
-    with open_store(path) as st:  # opened by collect: brought to version 2, its data kept
+    with open_store(path) as st:  # opened by collect: brought to version 3, its data kept
         cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
         st.register_runs(cid, _runs())
     eng = create_engine(f"sqlite:///{path}")
 
-    def v3(conn: Connection) -> None:  # a future step: a new column with a default
+    def v4(conn: Connection) -> None:  # a future step: a new column with a default
         conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(50) DEFAULT 'none'"))
 
     with eng.begin() as conn:
-        assert current_version(conn) == 2 and "design_log" in inspect(conn).get_table_names()
-        assert migrate(conn, {**STEPS, 3: v3}, target=3) == (2, 3)
+        assert current_version(conn) == 3 and "design_log" in inspect(conn).get_table_names()
+        assert {"context", "flagged_because"} <= {c["name"] for c in inspect(conn).get_columns("trials")}
+        assert migrate(conn, {**STEPS, 4: v4}, target=4) == (3, 4)
     with eng.begin() as conn:
-        assert current_version(conn) == 3
+        assert current_version(conn) == 4
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
         assert conn.execute(text("select count(*), min(note) from runs")).one() == (4, "none")  # data kept
     eng.dispose()
-    with pytest.raises(StoreError, match="schema version 3, newer than this glmodel understands"):
+    with pytest.raises(StoreError, match="schema version 4, newer than this glmodel understands"):
         open_store(path)
+
+
+def test_a_store_with_overwritten_pages_is_one_line_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with open_store(path) as st:
+        cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
+        st.register_runs(cid, _runs() * 1)
+    with open_store(path) as st:  # (WAL checkpointed on close)
+        pass
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for start in range(page, len(data), page):  # every page after the schema's: the tables' rows
+        data[start:start + page] = b"\xab" * page
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError) as err:
+        with open_store(path, create=False) as st:
+            st.runs(1)
+    msg = str(err.value)
+    assert str(path) in msg and "\n" not in msg and ("malformed" in msg or "damaged" in msg or "not a" in msg)
+
+
+@pytest.mark.parametrize("value", ["sqlite:///", "DIR"])
+def test_a_store_that_names_no_file_is_refused_naming_the_option(value: str, tmp_path: Path) -> None:
+    from gluster_model.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^--store: .*names no store file \(it is empty or a directory\)"):
+        open_store(str(tmp_path) if value == "DIR" else value, create=False)

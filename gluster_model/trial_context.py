@@ -1,0 +1,127 @@
+"""What could have disturbed a trial, read on every host just before and just after it.
+
+Per host: the processes' CPU time (from /proc/PID/stat), the 1-minute load, total and available memory. The
+difference between the two snapshots names every process outside the system under test that used at least
+half a CPU during the trial, and how far available memory fell; a replicated or dispersed volume's pending heal
+entries are counted before the trial (self-heal traffic shares the disks and links with it). A trial with any
+such disturbance is flagged, and replaced where the protocol allows re-runs. Parsing and judging are pure;
+``snapshot`` and ``heal_pending`` are the side effects.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .gluster.cli import gluster_argv
+from .remote.executor import Executor, shell
+
+HEAVY_CPU = 0.5        # a process that used this share of one CPU during the trial disturbed it
+LOW_MEMORY = 0.05      # available memory below this share of the total after the trial
+# The system under test and the driver's own tools: their CPU is part of what a trial measures.
+OWN = re.compile(r"^(glusterfs|glusterfsd|glusterd|glustershd|iozone|dd|fio|iperf3|ssh|sshd|sshd-session|sh|bash)$")
+PF_KTHREAD = 0x00200000  # kernel threads (flushers, kworkers) do the trial's own I/O work: never counted
+SNAPSHOT = ("cat /proc/loadavg; getconf CLK_TCK; getconf _NPROCESSORS_ONLN; "
+            "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo; echo ---; cat /proc/[0-9]*/stat 2>/dev/null")
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    load1: float
+    cpus: int
+    mem_total_kb: int
+    mem_available_kb: int
+    ticks_per_s: int
+    cpu_ticks: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, command) -> utime + stime,
+    # user processes only
+
+
+def parse_snapshot(text: str) -> HostSnapshot:
+    """Parse the output of ``SNAPSHOT``; a process's command may hold spaces and parentheses, so its fields
+    are read after the last ')'."""
+    head, _, procs = text.partition("\n---\n")
+    lines = head.splitlines()
+    if len(lines) < 5:
+        raise ValueError("snapshot output is cut short")
+    mem = {k: int(v.split()[0]) for k, v in (ln.split(":", 1) for ln in lines[3:5])}
+    ticks: dict[tuple[int, str], int] = {}
+    for line in procs.splitlines():
+        lp, rp = line.find("("), line.rfind(")")
+        if lp < 0 or rp < lp:
+            continue
+        rest = line[rp + 2:].split()
+        if len(rest) < 13 or not line[:lp].strip().isdigit() or int(rest[6]) & PF_KTHREAD:
+            continue
+        ticks[(int(line[:lp]), line[lp + 1:rp])] = int(rest[11]) + int(rest[12])  # utime, stime (fields 14, 15)
+    return HostSnapshot(float(lines[0].split()[0]), int(lines[2]), mem["MemTotal"], mem["MemAvailable"],
+                        int(lines[1]) or 100, ticks)
+
+
+def heavy_processes(before: HostSnapshot, after: HostSnapshot, seconds: float) -> list[tuple[str, int, float]]:
+    """(command, pid, share of one CPU) of each process outside the system under test that used at least
+    ``HEAVY_CPU`` of a CPU between the snapshots; one that started during the trial counts all its time."""
+    if seconds <= 0:
+        return []
+    out = []
+    for (pid, command), ticks in after.cpu_ticks.items():
+        if OWN.match(command) or pid == os.getpid():  # glmodel itself, when a host is this machine (a lab)
+            continue
+        used = (ticks - before.cpu_ticks.get((pid, command), 0)) / after.ticks_per_s / seconds
+        if used >= HEAVY_CPU:
+            out.append((command, pid, used))
+    return sorted(out, key=lambda x: -x[2])
+
+
+def disturbances(before: dict[str, HostSnapshot], after: dict[str, HostSnapshot], seconds: float,
+                 heal: int | None) -> list[str]:
+    """One sentence per thing that disturbed the trial (empty: nothing seen)."""
+    out = []
+    if heal:
+        out.append(f"{heal} heal entr{'y' if heal == 1 else 'ies'} pending when it started")
+    seen: set[tuple[int, str]] = set()
+    for host in sorted(after):
+        if host not in before:
+            continue
+        for command, pid, share in heavy_processes(before[host], after[host], seconds):
+            if (pid, command) in seen:  # hosts that share a machine (a local lab) list the same process
+                continue
+            seen.add((pid, command))
+            out.append(f"{host}: {command} (pid {pid}) used {share:.0%} of a CPU beside it")
+        a = after[host]
+        if a.mem_total_kb and a.mem_available_kb / a.mem_total_kb < LOW_MEMORY:
+            out.append(f"{host}: {a.mem_available_kb // 1024} MB of {a.mem_total_kb // 1024} MB available after it")
+    return out
+
+
+def summary(before: dict[str, HostSnapshot], after: dict[str, HostSnapshot], heal: int | None,
+            found: list[str]) -> dict[str, object]:
+    """The trial's context as stored (JSON): per host load and memory before and after, heals, findings."""
+    hosts = {h: {"load1_before": before[h].load1, "load1_after": after[h].load1, "cpus": after[h].cpus,
+                 "mem_available_mb_before": before[h].mem_available_kb // 1024,
+                 "mem_available_mb_after": after[h].mem_available_kb // 1024,
+                 "mem_total_mb": after[h].mem_total_kb // 1024}
+             for h in sorted(after) if h in before}
+    return {"hosts": hosts, "heal_pending": heal, "disturbed": found}
+
+
+def snapshot(executor: Executor, hosts: list[str]) -> dict[str, HostSnapshot]:
+    """One snapshot per host that answered (a host that did not is left out: the trial will say why)."""
+    results, _ = executor.map(hosts, lambda a: parse_snapshot(executor.run(a, shell(SNAPSHOT), timeout=30).stdout),
+                              timeout=30)
+    return results
+
+
+def parse_heal(text: str) -> int | None:
+    """Sum of 'Number of entries: N' over the bricks of ``gluster volume heal VOL statistics heal-count``;
+    None when the output names no count (a distributed volume, or a self-heal daemon that did not answer)."""
+    counts = re.findall(r"^Number of entries:\s*(\d+)\s*$", text, re.M)
+    return sum(map(int, counts)) if counts else None
+
+
+def heal_pending(executor: Executor, server: str, volume: str, socket: str | None) -> int | None:
+    """Entries the self-heal daemon still has to heal. ``heal-count`` is answered by glusterd and the daemon;
+    ``heal info`` would start glfsheal, which cannot reach a lab's per-node glusterd."""
+    argv = gluster_argv("volume", "heal", volume, "statistics", "heal-count", socket=socket)
+    res = executor.run(server, argv, timeout=60, check=False)
+    return parse_heal(res.stdout) if res.ok else None

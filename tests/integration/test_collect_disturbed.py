@@ -1,0 +1,76 @@
+"""A trial something else disturbed is flagged with the reason and measured again: a real CPU hog runs beside
+the first trial of a run on the lab, and is ended once that trial is flagged."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from gluster_model.lab import LabState
+from gluster_model.store import open_store
+
+from .conftest import glmodel
+
+PLAN = {"name": "disturbed", "factors": {"layout": "replicate", "replica": 3, "file_size": "96MB",
+                                         "record_size": "1MB", "threads": 3, "sync": "none"},
+        "workload": {"tests": ["write"]},
+        "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none", "max_reruns": 1, "remount": "never"},
+        "baselines": {"network": False, "disk": False}}
+
+
+def _trials(store: str) -> list[dict[str, object]]:
+    with open_store(store, create=False) as st:
+        camp = st.campaign("disturbed@lab")
+        if camp is None:
+            return []
+        runs = st.runs(int(camp["id"]))
+        return st.trials(int(runs[0]["id"])) if runs else []
+
+
+def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: LabState, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(PLAN))
+    store = str(tmp_path / "s.db")
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    collect = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
+                                str(lab.cluster_file), "--plan", str(plan), "--store", store],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and collect.poll() is None:
+            if Path(store).exists() and any(t["outlier"] for t in _trials(store)):
+                break
+            time.sleep(0.1)
+        hog.kill()  # the replacement trial runs undisturbed
+        out, _ = collect.communicate(timeout=300)
+    finally:
+        hog.kill()
+        if collect.poll() is None:
+            collect.kill()
+    assert collect.returncode == 0, out
+    first, second = _trials(store)
+    assert first["outlier"] and not second["outlier"], (first, second)
+    because = str(first["flagged_because"])
+    assert because.startswith("disturbed: ") and f"(pid {hog.pid}) used" in because, because
+    assert "disturbed" in out and "measuring it again" in out
+    ctx = second["context"]
+    assert isinstance(ctx, dict) and ctx["disturbed"] == [] and ctx["heal_pending"] == 0
+    assert set(ctx["hosts"]) == {"127.1.1.1", "127.1.1.2", "127.1.1.3"}
+    shown = glmodel("runs", "show", "--store", store, str(_run_id(store)), check=True).stdout
+    assert f"flagged: disturbed: " in shown and f"pid {hog.pid}" in shown
+    table = tmp_path / "t.csv"
+    glmodel("export", "--store", store, "--out", str(table), "--all-trials", check=True)
+    rows = list(csv.DictReader(table.open()))
+    assert [r["flagged_because"].startswith("disturbed") for r in rows] == [True, False]
+
+
+def _run_id(store: str) -> int:
+    with open_store(store, create=False) as st:
+        camp = st.campaign("disturbed@lab")
+        assert camp is not None
+        return int(st.runs(int(camp["id"]))[0]["id"])

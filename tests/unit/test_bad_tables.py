@@ -1,0 +1,45 @@
+"""Data tables handed to fit: a repeated column name is refused (which column holds the figures cannot be
+told), and rows without a metric are counted in the fit's notes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gluster_model.dataset import read_table
+from gluster_model.errors import ConfigError
+
+SHIPPED = Path(__file__).resolve().parents[2] / "data" / "hardware_emulated.csv"
+
+
+def test_a_header_naming_a_metric_twice_is_refused_in_one_line(tmp_path: Path) -> None:
+    lines = SHIPPED.read_text().splitlines()
+    header = lines[0].split(",")
+    header[header.index("servers")] = "read"  # a servers column headed `read`
+    bad = tmp_path / "t.csv"
+    bad.write_text("\n".join([",".join(header), *lines[1:]]) + "\n")
+    with pytest.raises(ConfigError) as err:
+        read_table(bad)
+    assert str(bad) in str(err.value) and "'read' more than once" in str(err.value)
+    done = subprocess.run([sys.executable, "-m", "gluster_model.cli", "fit", "--data", str(bad), "--out",
+                           str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" not in done.stderr and not (tmp_path / "m.json").exists()
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_shipped_table_still_reads() -> None:
+    assert len(read_table(SHIPPED)) > 50
+
+
+def test_rows_without_the_metric_are_counted_in_the_notes(tmp_path: Path) -> None:
+    from gluster_model.model.fit import fit_metric
+
+    frame = read_table(SHIPPED)
+    frame.loc[frame.index[:7], "read"] = float("nan")
+    fit = fit_metric(frame, "read", "hardware", models=["mlr"], importance_n=64, bootstrap=0, cv_repeats=1)
+    assert f"7 of {len(frame)} row(s) have no positive read value" in " ".join(fit.notes)
+    assert isinstance(frame, pd.DataFrame)

@@ -1,0 +1,53 @@
+"""Reading what could have disturbed a trial: snapshots of /proc, the processes that used a CPU beside it,
+low memory, pending heals."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from gluster_model.trial_context import (HostSnapshot, SNAPSHOT, disturbances, heavy_processes, parse_heal,
+                                        parse_snapshot)
+
+
+def _snap(ticks: dict[tuple[int, str], int], avail_kb: int = 4 << 20) -> HostSnapshot:
+    return HostSnapshot(0.5, 2, 8 << 20, avail_kb, 100, ticks)
+
+
+def test_the_snapshot_script_parses_on_this_machine() -> None:
+    snap = parse_snapshot(subprocess.run(["sh", "-c", SNAPSHOT], capture_output=True, text=True, check=True).stdout)
+    assert snap.cpus >= 1 and snap.ticks_per_s > 0 and 0 < snap.mem_available_kb <= snap.mem_total_kb
+    assert len(snap.cpu_ticks) > 3 and any(cmd == "sh" for _, cmd in snap.cpu_ticks)
+    assert not any(cmd.startswith("kworker") for _, cmd in snap.cpu_ticks)  # kernel threads are left out
+
+
+def test_a_command_with_spaces_and_parentheses_is_read_after_the_last_parenthesis() -> None:
+    head = "0.10 0.20 0.30 1/100 42\n100\n4\nMemTotal: 8000 kB\nMemAvailable: 6000 kB\n---\n"
+    stat = "77 (my (odd) name) R 1 77 77 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0\n"
+    snap = parse_snapshot(head + stat)
+    assert snap.cpu_ticks == {(77, "my (odd) name"): 300} and snap.load1 == 0.10 and snap.cpus == 4
+
+
+def test_only_a_process_outside_the_system_under_test_using_half_a_cpu_counts() -> None:
+    before = _snap({(10, "stress"): 1000, (11, "glusterfsd"): 0, (12, "cron"): 5})
+    after = _snap({(10, "stress"): 1900, (11, "glusterfsd"): 2000, (12, "cron"): 6, (13, "backup"): 600})
+    heavy = heavy_processes(before, after, seconds=10.0)  # 100 ticks/s: stress used 0.9 CPU, backup (new) 0.6
+    assert [(c, p) for c, p, _ in heavy] == [("stress", 10), ("backup", 13)]
+    assert heavy[0][2] == pytest.approx(0.9)
+
+
+def test_disturbances_name_each_process_once_and_heals_and_low_memory() -> None:
+    before = {"a": _snap({(10, "stress"): 0}), "b": _snap({(10, "stress"): 0})}
+    after = {"a": _snap({(10, "stress"): 800}), "b": _snap({(10, "stress"): 810}, avail_kb=100 << 10)}
+    found = disturbances(before, after, 10.0, heal=3)
+    assert found == ["3 heal entries pending when it started", "a: stress (pid 10) used 80% of a CPU beside it",
+                     "b: 100 MB of 8192 MB available after it"]
+    assert disturbances({"a": _snap({})}, {"a": _snap({})}, 10.0, heal=0) == []
+
+
+def test_heal_counts_are_summed_over_bricks() -> None:
+    text = ("Gathering count of entries to be healed on volume v has been successful\n\nBrick h1:/b\n"
+            "Number of entries: 2\n\nBrick h2:/b\nNumber of entries: 5\n")
+    assert parse_heal(text) == 7
+    assert parse_heal("Volume v is not of type replicate\n") is None
