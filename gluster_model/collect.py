@@ -516,6 +516,7 @@ class Collector:
             idx += 1
         kept: list[tuple[int, dict[str, float]]] = []
         disturbed_kept: list[str] = []
+        remeasured: list[int] = []
         reruns = 0
         unstable = False
         reason = ""
@@ -528,6 +529,7 @@ class Collector:
                 # Something beside the trial shared its CPUs, disks or links: flagged and measured again.
                 self.store.flag_outliers(run_id, [idx - 1], "disturbed: " + "; ".join(found))
                 self.report.status(f"trial {idx - 1} disturbed ({found[0]}); measuring it again")
+                remeasured.append(idx - 1)
                 reruns += 1
                 limit += 1
                 continue
@@ -554,7 +556,9 @@ class Collector:
         self.store.finish_run(run_id, "done", regime=rg, unstable=unstable)
         means = {m: sum(v[m] for _, v in kept) / len(kept) for m in kept[0][1]} if kept else {}
         line = (f"{run.label}: " + ", ".join(f"{m} {v / 1024:,.1f}" for m, v in means.items()) +
-                f" MB/s over {len(kept)} trial(s) [{rg}{', UNSTABLE: ' + reason if unstable else ''}]")
+                f" MB/s over {len(kept)} trial(s) [{rg}{', UNSTABLE: ' + reason if unstable else ''}]"
+                + (f"; {len(remeasured)} disturbed trial(s) flagged and measured again (`glmodel runs show "
+                   f"{run_id}` says what disturbed them)" if remeasured else ""))
         return line, engine_total, idx
 
     def _auto_size(self, run_id: int, run: RunSpec, workload: IozoneWorkload,

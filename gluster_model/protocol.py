@@ -52,7 +52,7 @@ class Protocol(Frozen):
     larger_than_ram: bool = Field(default=False, description="size files past the clients' RAM (uncached regime)")
     trial_timeout: float = Field(default=3600, gt=0)
     startup_timeout: float = Field(default=60, gt=0, le=3600, description="stop an iozone trial whose children "
-                                   "wrote nothing this long after it started (plus 0.5 s per thread)")
+                                   "did no I/O for this long (plus 0.5 s per thread)")
 
     @field_validator("max_file_size", mode="before")
     @classmethod

@@ -1,8 +1,8 @@
 """What could have disturbed a trial, read on every host just before and just after it.
 
 Per host: the processes' CPU time (from /proc/PID/stat), the 1-minute load, total and available memory. The
-difference between the two snapshots names every process outside the system under test that used at least
-half a CPU during the trial, and how far available memory fell; a replicated or dispersed volume's pending heal
+difference between the two snapshots names the processes outside the system under test that used half a CPU
+or more in all during the trial, and how far available memory fell; a replicated or dispersed volume's pending heal
 entries are counted before the trial (self-heal traffic shares the disks and links with it). A trial with any
 such disturbance is flagged, and replaced where the protocol allows re-runs. Parsing and judging are pure;
 ``snapshot`` and ``heal_pending`` are the side effects.
@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from .gluster.cli import gluster_argv
 from .remote.executor import Executor, shell
 
-HEAVY_CPU = 0.5        # a process that used this share of one CPU during the trial disturbed it
+HEAVY_CPU = 0.5        # processes outside the test that used this share of one CPU in all disturbed the trial
+NOTICED_CPU = 0.05     # a process below this share is not named (a shell, a cron job starting)
 LOW_MEMORY = 0.05      # available memory below this share of the total after the trial
 # The system under test and the driver's own tools: their CPU is part of what a trial measures.
 OWN = re.compile(r"^(glusterfs|glusterfsd|glusterd|glustershd|iozone|dd|fio|iperf3|ssh|sshd|sshd-session|sh|bash)$")
 PF_KTHREAD = 0x00200000  # kernel threads (flushers, kworkers) do the trial's own I/O work: never counted
+# "; true": a process that ends between the glob and its read makes cat exit 1, and the snapshot must stand.
 SNAPSHOT = ("cat /proc/loadavg; getconf CLK_TCK; getconf _NPROCESSORS_ONLN; "
-            "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo; echo ---; cat /proc/[0-9]*/stat 2>/dev/null")
+            "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo; echo ---; cat /proc/[0-9]*/stat 2>/dev/null; true")
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ def parse_snapshot(text: str) -> HostSnapshot:
 
 def heavy_processes(before: HostSnapshot, after: HostSnapshot, seconds: float) -> list[tuple[str, int, float]]:
     """(command, pid, share of one CPU) of each process outside the system under test that used at least
-    ``HEAVY_CPU`` of a CPU between the snapshots; one that started during the trial counts all its time."""
+    ``NOTICED_CPU`` of a CPU between the snapshots, busiest first; one that started during the trial counts all
+    its time."""
     if seconds <= 0:
         return []
     out = []
@@ -68,14 +71,15 @@ def heavy_processes(before: HostSnapshot, after: HostSnapshot, seconds: float) -
         if OWN.match(command) or pid == os.getpid():  # glmodel itself, when a host is this machine (a lab)
             continue
         used = (ticks - before.cpu_ticks.get((pid, command), 0)) / after.ticks_per_s / seconds
-        if used >= HEAVY_CPU:
+        if used >= NOTICED_CPU:
             out.append((command, pid, used))
     return sorted(out, key=lambda x: -x[2])
 
 
 def disturbances(before: dict[str, HostSnapshot], after: dict[str, HostSnapshot], seconds: float,
                  heal: int | None) -> list[str]:
-    """One sentence per thing that disturbed the trial (empty: nothing seen)."""
+    """One sentence per thing that disturbed the trial (empty: nothing seen). Processes count together: ten
+    using a tenth of a CPU each take as much from the trial as one using a whole one."""
     out = []
     if heal:
         out.append(f"{heal} heal entr{'y' if heal == 1 else 'ies'} pending when it started")
@@ -83,11 +87,14 @@ def disturbances(before: dict[str, HostSnapshot], after: dict[str, HostSnapshot]
     for host in sorted(after):
         if host not in before:
             continue
-        for command, pid, share in heavy_processes(before[host], after[host], seconds):
-            if (pid, command) in seen:  # hosts that share a machine (a local lab) list the same process
-                continue
-            seen.add((pid, command))
-            out.append(f"{host}: {command} (pid {pid}) used {share:.0%} of a CPU beside it")
+        # Hosts that share a machine (a local lab) list the same processes: each is counted once.
+        procs = [p for p in heavy_processes(before[host], after[host], seconds) if (p[1], p[0]) not in seen]
+        seen.update((pid, command) for command, pid, _ in procs)
+        total = sum(share for _, _, share in procs)
+        if total >= HEAVY_CPU:
+            named = ", ".join(f"{command} (pid {pid}) {share:.0%}" for command, pid, share in procs[:3])
+            more = f" and {len(procs) - 3} more" if len(procs) > 3 else ""
+            out.append(f"{host}: other processes used {total:.0%} of a CPU beside it: {named}{more}")
         a = after[host]
         if a.mem_total_kb and a.mem_available_kb / a.mem_total_kb < LOW_MEMORY:
             out.append(f"{host}: {a.mem_available_kb // 1024} MB of {a.mem_total_kb // 1024} MB available after it")

@@ -214,7 +214,7 @@ class IozoneRun:
     host: str | None = None  # the client the error is about, where one is known
 
 
-STARTUP_TIMEOUT_S = 60.0  # a trial that wrote nothing this long after iozone started is stopped
+STARTUP_TIMEOUT_S = 60.0  # a trial whose children did no I/O for this long is stopped
 STOP_GRACE_S = 5.0        # after SIGTERM to iozone's process group, how long before SIGKILL
 
 
@@ -244,7 +244,6 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
         f"{reap}; mkdir -p {dirs}" if a == first.address else f"{reap} || [ $? -eq 1 ]"), timeout=60)  # 1: none
     notes = [f"# ended a stale iozone left by an earlier trial: {h}" for h in free_master_port()]
     text = client_file(workload.threads, workdirs)
-    run_root = f"{mount_points[first.address]}/{run_dir}"
     master_done = False
     try:
         with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
@@ -267,8 +266,9 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
                 raise GlmodelError("iozone is not installed on this machine (the master runs here); "
                                    "run scripts/setup.sh") from None
             try:
+                master = master_address(clients[0])
                 watch = _watch_master(proc, started, timeout, ended, startup_timeout,
-                                      lambda: bytes_written(executor, first.address, run_root))
+                                      lambda: children_io(executor, clients, master))
             except BaseException:  # Ctrl-C, SIGTERM, or a Python caller's own exception
                 stop_group(proc)
                 raise
@@ -311,16 +311,19 @@ class Watch:
 
 
 def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
-                  startup_timeout: float, written: Callable[[], int]) -> Watch:
+                  startup_timeout: float, progress: Callable[[], int]) -> Watch:
     """Wait for the iozone master. It is stopped (its whole process group) at the timeout; when a child's ssh
     failed and the master had not finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the
-    timeout); and when its children had written nothing ``startup_timeout`` after the start (iozone's
-    distributed mode stops at "Test running:" when a child cannot write, and waits for it without end)."""
+    timeout); and when its children's I/O (``progress``: bytes they read and wrote, sockets included) did not
+    grow over ``startup_timeout`` (iozone's distributed mode stops at "Test running:" when a child cannot
+    write, and waits for it without end).
+
+    The children are looked at every half ``startup_timeout`` and never in a trial shorter than that: a look
+    every few seconds from the start slowed short O_DIRECT reads."""
     deadline = started + timeout
     failed_at: float | None = None
-    # One look at ``startup_timeout``: a trial that ends sooner is never looked at, and a longer one is looked at
-    # once in its measured phase (a look every few seconds from the start slowed short O_DIRECT reads).
-    progress_seen, next_look = False, started + startup_timeout
+    step = startup_timeout / 2
+    next_look, seen = started + step, [0]  # I/O seen at each look, from 0 at the start
     while True:
         try:
             out, err = proc.communicate(timeout=0.5)  # retrying after TimeoutExpired loses no output
@@ -332,9 +335,11 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
         if lost and failed_at is None:
             failed_at = now
         stalled = False
-        if not progress_seen and now >= next_look:
-            progress_seen = written() > 0
-            stalled = not progress_seen
+        if now >= next_look:
+            seen.append(progress())
+            # Two looks a half-timeout apart without growth (the start counts as a look that saw nothing).
+            stalled = len(seen) >= 3 and seen[-1] <= seen[-3]
+            next_look = now + step
         if not (now >= deadline or stalled or (failed_at is not None and now - failed_at >= CHILD_GRACE_S)):
             continue
         out, err = stop_group(proc)
@@ -344,8 +349,9 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
             return Watch(out, err, f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or "
                                    "the child was killed or could not start; the master was stopped", lost[0][0])
         if stalled:
-            return Watch(out, err, f"iozone's children wrote nothing in {now - started:.0f}s after it started; "
-                                   "stopped", stalled=True)
+            what = "did no I/O in" if seen[-1] == 0 else "did no more I/O in the last"
+            return Watch(out, err, f"iozone's children {what} {startup_timeout:.0f}s ({now - started:.0f}s after "
+                                   "it started); stopped", stalled=True)
         return Watch(out, err, f"timed out after {timeout:g}s")
 
 
@@ -371,12 +377,16 @@ def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
     return "", ""
 
 
-def bytes_written(executor: Executor, host: str, root: str) -> int:
-    """Bytes in the files under ``root`` as ``host`` sees them (0 when it cannot tell)."""
-    res = executor.run(host, shell(f"find {shlex.quote(root)} -type f -printf '%s\\n' 2>/dev/null | "
-                                   "awk '{s += $1} END {print s + 0}'"), timeout=20, check=False)
-    text = res.stdout.strip()
-    return int(text) if text.isdigit() else 0
+def children_io(executor: Executor, clients: list[Host], master: str) -> int:
+    """Bytes the iozone children serving ``master`` have read and written so far (rchar + wchar of
+    /proc/PID/io, sockets included), summed over the clients; a client that does not answer adds 0."""
+    pattern = shlex.quote(reap_argv(master)[-1])
+    script = (f"for p in $(pgrep -f {pattern}); do cat /proc/$p/io 2>/dev/null; done | "
+              "awk '/^(rchar|wchar):/ {s += $2} END {printf \"%d\\n\", s}'")
+    found, _ = executor.map([h.address for h in clients],
+                            lambda a: executor.run(a, shell(script), timeout=20, check=False).stdout.strip(),
+                            timeout=20)
+    return sum(int(v) for v in found.values() if v.isdigit())
 
 
 def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str) -> str:

@@ -35,24 +35,33 @@ def _pgid(p: psutil.Process) -> int | None:
         return None
 
 
-def test_a_start_that_writes_nothing_is_stopped_and_its_whole_group_ends(tmp_path: Path) -> None:
-    proc = _group("trap '' TERM; sleep 300 & echo 'Test running:'; wait")  # the forked child ignores nothing
+def test_a_start_that_does_no_io_is_stopped_and_its_whole_group_ends(tmp_path: Path) -> None:
+    proc = _group("trap '' TERM; sleep 300 & echo 'Test running:'; wait")  # ignores SIGTERM, as a stuck child
     looks: list[float] = []
     started = time.monotonic()
     watch = iozone._watch_master(proc, started, 600, tmp_path / "ended", 1.0,
                                  lambda: looks.append(time.monotonic()) or 0)
-    assert watch.stalled and watch.failure is not None and "wrote nothing" in watch.failure
+    assert watch.stalled and watch.failure is not None and watch.failure.startswith(
+        "iozone's children did no I/O in 1s")
     assert time.monotonic() - started < 1.0 + iozone.STOP_GRACE_S + 3
-    assert "Test running:" in watch.stdout and len(looks) == 1
+    assert "Test running:" in watch.stdout and len(looks) == 2  # at half the timeout and at the timeout
     assert _alive(proc.pid) == []  # the shell ignored SIGTERM; SIGKILL to the group ended it and its sleep
 
 
-def test_the_watchdog_looks_once_and_lets_a_trial_that_wrote_run_on(tmp_path: Path) -> None:
+def test_children_that_stop_doing_io_are_stopped_and_a_long_phase_that_does_io_is_not(tmp_path: Path) -> None:
+    counts = iter([10, 20, 30, 40, 40, 40, 40])  # I/O grows for four looks, then stands still
+    proc = _group("sleep 300")
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: next(counts))
+    assert watch.stalled and watch.failure is not None and "did no more I/O in the last 0s" in watch.failure
+    assert next(counts) == 40  # stopped at the sixth look: two looks without growth
+
+
+def test_the_watchdog_never_looks_at_a_trial_shorter_than_half_its_timeout(tmp_path: Path) -> None:
     proc = _group("sleep 1.5; echo done")
     looks: list[int] = []
-    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.5,
-                                 lambda: looks.append(1) or 4096)
-    assert watch.failure is None and watch.stdout.strip() == "done" and len(looks) == 1
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 4.0,
+                                 lambda: looks.append(1) or 0)
+    assert watch.failure is None and watch.stdout.strip() == "done" and looks == []
 
 
 def test_a_timeout_stops_the_group_with_sigterm_first(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def test_only_a_process_outside_the_system_under_test_using_half_a_cpu_counts() 
     before = _snap({(10, "stress"): 1000, (11, "glusterfsd"): 0, (12, "cron"): 5})
     after = _snap({(10, "stress"): 1900, (11, "glusterfsd"): 2000, (12, "cron"): 6, (13, "backup"): 600})
     heavy = heavy_processes(before, after, seconds=10.0)  # 100 ticks/s: stress used 0.9 CPU, backup (new) 0.6
-    assert [(c, p) for c, p, _ in heavy] == [("stress", 10), ("backup", 13)]
+    assert [(c, p) for c, p, _ in heavy] == [("stress", 10), ("backup", 13)]  # cron: 0.001, not named
     assert heavy[0][2] == pytest.approx(0.9)
 
 
@@ -41,8 +41,15 @@ def test_disturbances_name_each_process_once_and_heals_and_low_memory() -> None:
     before = {"a": _snap({(10, "stress"): 0}), "b": _snap({(10, "stress"): 0})}
     after = {"a": _snap({(10, "stress"): 800}), "b": _snap({(10, "stress"): 810}, avail_kb=100 << 10)}
     found = disturbances(before, after, 10.0, heal=3)
-    assert found == ["3 heal entries pending when it started", "a: stress (pid 10) used 80% of a CPU beside it",
+    assert found == ["3 heal entries pending when it started",
+                     "a: other processes used 80% of a CPU beside it: stress (pid 10) 80%",
                      "b: 100 MB of 8192 MB available after it"]
+    # Several small ones add up; one alone below half a CPU does not count.
+    many = {(20 + i, f"job{i}"): 120 for i in range(5)}
+    found = disturbances({"a": _snap({})}, {"a": _snap(many)}, 10.0, heal=None)
+    assert found == ["a: other processes used 60% of a CPU beside it: job0 (pid 20) 12%, job1 (pid 21) 12%, "
+                     "job2 (pid 22) 12% and 2 more"]
+    assert disturbances({"a": _snap({})}, {"a": _snap({(30, "one"): 400})}, 10.0, heal=None) == []
     assert disturbances({"a": _snap({})}, {"a": _snap({})}, 10.0, heal=0) == []
 
 
