@@ -172,7 +172,8 @@ def _part(path: Path, metric: str) -> Iterator[None]:
     except ModelFileError:
         raise
     except GlmodelError as exc:  # a reader that already said what is wrong, in the user's terms
-        raise ModelFileError(f"{path}: metric {str(metric)[:40]}: {str(exc).removeprefix('model file: ')[:300]}") \
+        raise ModelFileError(f"{path}: not a glmodel model file: metric {str(metric)[:40]}: "
+                             f"{str(exc).removeprefix('model file: ')[:300]}") \
             from None
     except Exception as exc:  # noqa: BLE001 - a forged file can break a reader anywhere; none may escape
         what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyError) else f"missing {exc}"

@@ -244,12 +244,6 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
                 raise ConfigError(source, f"factors.{name}", f"only a glmodel lab can change its hardware between "
                                   f"runs; on {cluster.name} it is what it is (the baselines measure it): remove "
                                   f"'{name}' or run the plan on `glmodel lab up`")
-    for name, have in (("servers", len(cluster.servers)), ("clients", len(cluster.clients))):
-        # A level the cluster cannot hold is a mistake in the plan, not a point to skip quietly.
-        too_many = [v for v in plan.factors.get(name, []) if isinstance(v, int) and v > have]
-        if too_many:
-            raise ConfigError(source, f"factors.{name}", f"level {too_many[0]} asks for more {name} than "
-                              f"{cluster.name} has ({have}); allowed: 1 to {have}")
     if plan.design.type == "adaptive":
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:
@@ -269,6 +263,12 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         points = design_points(plan, identity)
     except ValueError as exc:
         raise ConfigError(source, "design", str(exc)) from None
+    for name, have in (("servers", len(cluster.servers)), ("clients", len(cluster.clients))):
+        # A level the cluster cannot hold is a mistake in the plan, not a point to skip quietly.
+        too_many = [v for v in plan.factors.get(name, []) if isinstance(v, int) and v > have]
+        if too_many:
+            raise ConfigError(source, f"factors.{name}", f"level {too_many[0]} asks for more {name} than "
+                              f"{cluster.name} has ({have}); allowed: 1 to {have}")
     out = Expanded([])
     seen: set[str] = set()
     for point in points:
