@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gluster_model.collect import Collector
-from gluster_model.config import load_cluster
+from gluster_model.campaign.collector import Collector
+from gluster_model.config.cluster import load_cluster
 from gluster_model.plan.file import PlanFile, expand, load_plan
 from gluster_model.remote.executor import SSHExecutor
 from gluster_model.store import open_store

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gluster_model.bench.iozone import IozoneWorkload, master_address, run_iozone
 from gluster_model.bench.iozone_parse import parse_throughput
-from gluster_model.config import ClusterSpec, load_cluster
+from gluster_model.config.cluster import ClusterSpec, load_cluster
 from gluster_model.gluster.apply import apply_volume, drop_caches, mount, teardown_volume
 from gluster_model.gluster.volume import VolumeConfig
 from gluster_model.remote.executor import SSHExecutor

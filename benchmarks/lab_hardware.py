@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gluster_model.campaign import run_plan
-from gluster_model.config import load_cluster
+from gluster_model.campaign.plan_run import run_plan
+from gluster_model.config.cluster import load_cluster
 from gluster_model.dataset import trial_frame
 from gluster_model.plan.file import PlanFile, expand
 from gluster_model.remote.executor import SSHExecutor

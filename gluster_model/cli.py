@@ -18,7 +18,7 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from .config import ClusterSpec
+    from .config.cluster import ClusterSpec
     from .gluster.volume import VolumeConfig
     from .remote.executor import SSHExecutor
 
@@ -83,7 +83,7 @@ def _console() -> Any:
 
 
 def _load(cluster: Path) -> ClusterSpec:
-    from .config import load_cluster
+    from .config.cluster import load_cluster
 
     return load_cluster(cluster)
 
@@ -110,7 +110,7 @@ def check(cluster: Path, min_free_gb: float, max_clock_offset: float, as_json: b
     """
     from .preflight import run_check
     from .remote.executor import SSHExecutor
-    from .render import check_json, check_table
+    from .present.render import check_json, check_table
 
     spec = _load(cluster)
     with SSHExecutor(spec) as ex:
@@ -286,7 +286,7 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
     from .gluster.apply import mount
     from .gluster.volume import load_volume
     from .remote.executor import SSHExecutor
-    from .yamlio import validation_message
+    from .config.yamlio import validation_message
 
     spec = _load(cluster)
     cfg = load_volume(volume_file)
@@ -357,7 +357,7 @@ def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str
 
     from .bench.iperf import IperfSpec, run_iperf
     from .remote.executor import SSHExecutor
-    from .render import iperf_table
+    from .present.render import iperf_table
 
     spec = _load(cluster)
     ispec = IperfSpec(seconds=seconds, streams=streams, directions=list(directions), port=port)  # type: ignore[arg-type]
@@ -398,8 +398,8 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
 
     from .bench.fio import DiskSpec, run_disk
     from .remote.executor import SSHExecutor
-    from .render import disk_table
-    from .yamlio import validation_message
+    from .present.render import disk_table
+    from .config.yamlio import validation_message
 
     spec = _load(cluster)
     try:
@@ -478,8 +478,9 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
     """
     import signal
 
-    from .campaign import run_plan
-    from .collect import TrialCost, campaign_name, estimate_seconds, setting_campaign, stored_trial_cost, trial_count
+    from .campaign.plan_run import run_plan
+    from .campaign.estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
+    from .campaign.records import campaign_name, setting_campaign
     from .plan.file import expand, load_plan
     from .remote.executor import SSHExecutor
     from .errors import GlmodelError
@@ -823,7 +824,7 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     import json
 
     from .model import artifact
-    from .model.fit import MODELS, fit_frame, provenance
+    from .model.fit import MODELS, fit_frame
     from .outputs import check_output
 
     check_output(out, "--out")  # before the fit, which may take minutes
@@ -833,14 +834,14 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     if frame.attrs.get("flagged"):
         for f in fits:
             f.notes.append(frame.attrs["flagged"])
-    doc = artifact.build(fits, provenance(where, frame, family, seed))
+    doc = artifact.build(fits, artifact.provenance(where, frame, family, seed))
     artifact.save(doc, out)
     if as_json:
         click.echo(json.dumps({"model_file": str(out), "provenance": doc["provenance"],
                                "metrics": {m: v["report"] for m, v in doc["metrics"].items()},
                                "not_fitted": skipped}, indent=1))
         return
-    from .model.show import print_fits
+    from .present.model import print_fits
 
     console = _console()
     print_fits(console, fits, skipped)
@@ -924,7 +925,7 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     if as_json:
         click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
         return
-    from .model.show import print_design_size
+    from .present.model import print_design_size
 
     print_design_size(_console(), results, where)
 
@@ -962,7 +963,7 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     import json
 
     from .model import artifact
-    from .predict import show
+    from .present import predict as show
     from .predict.scenarios import question
     from .predict.whatif import model_inputs, what_if
 
@@ -1025,7 +1026,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
 
     from .model import artifact
     from .plan.file import load_plan
-    from .predict import show
+    from .present import predict as show
     from .predict.scenarios import from_file
     from .predict.whatif import model_inputs
     from .verify import verify as run_verify
@@ -1036,7 +1037,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     q = from_file(scenarios, model_inputs(mf, list(metrics) or mf.metrics))
     console = _console()
     if dry_run:
-        from .collect import setting_campaign
+        from .campaign.records import setting_campaign
         from .verify import prepare
 
         work = prepare(spec, mf, q, plan, list(metrics) or None)

@@ -12,7 +12,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from .config import ClusterSpec, Host
+from .config.cluster import ClusterSpec, Host
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .hostlimits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,

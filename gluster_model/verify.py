@@ -44,8 +44,8 @@ from .predict.whatif import resolve, what_if
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .campaign import PlanReporter
-    from .config import ClusterSpec
+    from .campaign.progress import PlanReporter
+    from .config.cluster import ClusterSpec
     from .model.artifact import ModelFile
     from .remote.executor import Executor
     from .store.store import Store
@@ -260,7 +260,7 @@ class Work:
 def prepare(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile,
             metrics: Sequence[str] | None = None) -> Work:
     """Every check that needs no host: the metrics, each scenario's run (or why not), the campaigns."""
-    from .collect import campaign_name, setting_campaign
+    from .campaign.records import campaign_name, setting_campaign
 
     asked = _metrics(mf, plan, metrics)
     found = targets(mf, q, plan, cluster, asked)
@@ -283,7 +283,7 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
     """
     from contextlib import ExitStack
 
-    from .campaign import run_plan
+    from .campaign.plan_run import run_plan
     from .remote.executor import SSHExecutor
     from .store import open_store
 
@@ -354,7 +354,7 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
 
 def stored_cluster(record: Mapping[str, Any], on_lab: bool) -> ClusterSpec:
     """A cluster as a campaign recorded it (hosts, roles, bricks; no SSH settings), enough to rebuild runs."""
-    from .config import cluster_from_data
+    from .config.cluster import cluster_from_data
 
     hosts = record["hosts"]
     data: dict[str, Any] = {"name": record["name"],

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..config import ClusterSpec, Host
+from ..config.cluster import ClusterSpec, Host
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 

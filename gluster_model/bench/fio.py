@@ -15,11 +15,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..config import ClusterSpec, Frozen
-from .jsonout import find_json_object
+from ..config.cluster import ClusterSpec, Frozen
 from ..errors import GlmodelError, ParseError
-from ..units import parse_size
 from ..remote.executor import Executor, shell
+from ..units import parse_size
+from .jsonout import find_json_object
 
 DiskTest = Literal["seq_write", "seq_read", "rand_read", "rand_write"]
 _ORDER: tuple[DiskTest, ...] = ("seq_write", "seq_read", "rand_read", "rand_write")

@@ -23,10 +23,10 @@ from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..config import ClusterSpec, Frozen, Host
+from ..config.cluster import ClusterSpec, Frozen, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
-from ..units import parse_size
 from ..remote.executor import Executor, shell
+from ..units import parse_size
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput
 from .iozone_ports import free_master_port
 

@@ -17,11 +17,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..config import ClusterSpec, Frozen, Host
-from .jsonout import find_json_object
+from ..config.cluster import ClusterSpec, Frozen, Host
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
+from .jsonout import find_json_object
 
 # Clients start their pairs together a moment after the matrix is sent out (hosts' clocks must agree to well
 # under it; `glmodel check` reports their offsets): long enough for every client's command to arrive.

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ..config import ClusterSpec, Host
+from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError
 from ..remote.executor import Executor, shell
 from .cli import GlusterCommandError, GlusterVersion, parse_version

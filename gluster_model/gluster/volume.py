@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..config import ClusterSpec, Frozen, Host
+from ..config.cluster import ClusterSpec, Frozen, Host
+from ..config.yamlio import load_model
 from ..errors import ConfigError, ParseError
 from ..units import gluster_size, parse_size
-from ..yamlio import load_model
 from .cli import GlusterVersion, gluster_argv, parse_cli_xml
 
 # The study's translators and the option that switches each one.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import check_remote_path
+from ..config.cluster import check_remote_path
 from ..errors import LabError
 from ..gluster.cli import gluster_argv, parse_peer_status_xml
 from . import bricks

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..errors import GlmodelError
 from .features import Schema
+from .groups import n_groups
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,6 +44,13 @@ def data_hash(frame: pd.DataFrame) -> str:
     cols = sorted(frame.columns)
     text = frame[cols].sort_values(cols).to_csv(index=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def provenance(store_where: str, frame: pd.DataFrame, family: str, seed: int) -> dict[str, Any]:
+    return {"store": store_where, "campaigns": sorted(frame["campaign"].astype(str).unique().tolist())
+            if "campaign" in frame else [], "rows": len(frame),
+            "configs": n_groups(frame),
+            "data_sha256": data_hash(frame), "family": family, "seed": seed}
 
 
 def json_safe(obj: Any) -> Any:

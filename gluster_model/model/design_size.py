@@ -39,8 +39,9 @@ from ..dataset import FAMILIES
 from .choose import Strategy, adaptive_order, dopt_order, iopt_order, lhs_design, random_order
 from .features import design_matrix, main_effect_terms, schema_from_frame, with_derived
 from .fit import FitError, rows_for
+from .groups import GROUP
 from .importance import additive_vi
-from .learners import GROUP, mlr
+from .learners import mlr
 from .linear import LinearModel
 from .validate import grouped_cv
 

@@ -11,8 +11,9 @@ from ..errors import GlmodelError
 from .diagnostics import Diagnostics, diagnose
 from .domain import Domain, build_domain
 from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema_from_frame, with_derived
+from .groups import GROUP
 from .importance import Importance, additive_vi, bootstrap_vi, sobol_indices, with_intervals
-from .learners import GROUP, Fitted, Learner, gbm, loglinear, mlr, physical
+from .learners import Fitted, Learner, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
 from .validate import CrossValidation, Holdout, cv_groups, grouped_cv, holdout, r2
 
@@ -206,11 +207,3 @@ def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[st
         raise FitError("no metric could be fitted: " + ("; ".join(skipped) or "the data have no metric"))
     return fits, skipped
 
-
-def provenance(store_where: str, frame: pd.DataFrame, family: str, seed: int) -> dict[str, Any]:
-    from .artifact import data_hash
-
-    return {"store": store_where, "campaigns": sorted(frame["campaign"].astype(str).unique().tolist())
-            if "campaign" in frame else [], "rows": len(frame),
-            "configs": int(frame[GROUP].nunique()) if GROUP in frame else len(frame),
-            "data_sha256": data_hash(frame), "family": family, "seed": seed}

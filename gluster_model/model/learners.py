@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .features import Columns, Schema, Term, main_effect_terms, n_rows, numbers, strings
+from .groups import GROUP, group_folds, n_groups
 from .linear import LinearModel, fit_linear, fit_point
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-GROUP = "config_hash"  # trials of one configuration form a group in every split
 
 
 class Fitted(Protocol):
@@ -58,9 +58,6 @@ class Learner:
     description: str
     fit: Callable[[pd.DataFrame, np.ndarray, bool], Fitted]  # (frame, y, with_intervals)
 
-
-def n_groups(frame: pd.DataFrame) -> int:
-    return int(frame[GROUP].nunique()) if GROUP in frame else len(frame)
 
 
 # -- linear learners ------------------------------------------------------------------------------------------
@@ -243,8 +240,6 @@ def out_of_fold(fit: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: 
                 seed: int, k: int = 5) -> np.ndarray:
     """Predictions for every row from a model that never saw its group (grouped K-fold)."""
     import numpy as np
-
-    from .validate import group_folds
 
     out = np.full(len(y), np.nan)
     k = min(k, len(np.unique(groups)))

@@ -18,7 +18,8 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .learners import GROUP, Learner
+from .groups import GROUP, group_folds
+from .learners import Learner
 
 if TYPE_CHECKING:
     import numpy as np
@@ -88,15 +89,6 @@ def holdout(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0,
     return Holdout(r2(y[test], yhat), mape(y[test], yhat), inside, level, len(train), len(test))
 
 
-def group_folds(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Fold number per row: whole groups (configurations) dealt to k folds in a seeded random order."""
-    import numpy as np
-    import pandas as pd
-
-    codes, uniq = pd.factorize(groups)
-    fold_of_group = np.empty(len(uniq), dtype=int)
-    fold_of_group[np.random.default_rng(seed).permutation(len(uniq))] = np.arange(len(uniq)) % k
-    return fold_of_group[codes]  # type: ignore[no-any-return]
 
 
 def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0, k: int = 5,

@@ -11,12 +11,12 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..bench.fio import DiskSpec
 from ..bench.iperf import IperfSpec
-from ..config import ClusterSpec, Frozen
+from ..config.cluster import ClusterSpec, Frozen
+from ..config.yamlio import load_model
 from ..errors import ConfigError
-from ..protocol import Protocol
-from ..yamlio import load_model
 from .design import DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
+from .protocol import Protocol
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -62,7 +62,7 @@ class Design(Frozen):
     n: int | None = Field(default=None, ge=1, le=100000, description="points (lhs, sobol; optional for fractional)")
     seed: int = 0
     # adaptive: start with `initial` I-optimal runs, then add `batch` at a time where a committee of models
-    # disagrees, until `budget` runs or the stopping rule (see gluster_model.adaptive).
+    # disagrees, until `budget` runs or the stopping rule (see gluster_model.campaign.adaptive).
     initial: int | None = Field(default=None, ge=2, le=100000, description="adaptive: runs before the first fit "
                                 "(default: the model's parameters + 2)")
     budget: int | None = Field(default=None, ge=2, le=100000, description="adaptive: at most this many runs")
@@ -158,7 +158,7 @@ class PlanFile(Frozen):
         try:
             return PlanFile.model_validate(data)
         except ValidationError as exc:
-            from ..yamlio import validation_message
+            from ..config.yamlio import validation_message
 
             err = validation_message(exc, source, PlanFile)
             raise ConfigError(source, f"variants.{name}.{err.key}", err.problem) from None

@@ -34,10 +34,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..config.yamlio import load_model
 from ..errors import ConfigError
 from ..model.features import SIZE_FEATURES, Feature
 from ..units import parse_size, parse_switch
-from ..yamlio import load_model
 
 
 class _Strict(BaseModel):
@@ -192,7 +192,7 @@ def from_file(path: str | Path, inputs: Mapping[str, Feature]) -> Question:
 
 def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> dict[str, Any]:
     """``--set name=value`` options (YAML scalars: 10, 64MB, true, xfs) checked against the model's inputs."""
-    from ..yamlio import parse_yaml
+    from ..config.yamlio import parse_yaml
 
     raw: dict[str, Any] = {}
     for item in items:

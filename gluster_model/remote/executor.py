@@ -32,7 +32,7 @@ from ..errors import (
 if TYPE_CHECKING:
     import paramiko
 
-    from ..config import ClusterSpec, Host
+    from ..config.cluster import ClusterSpec, Host
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -14,7 +14,7 @@ from .executor import fingerprint
 if TYPE_CHECKING:
     import paramiko
 
-    from ..config import Host
+    from ..config.cluster import Host
 
 KeyStatus = Literal["known", "new", "changed"]
 

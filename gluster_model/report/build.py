@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GlmodelError
 from ..model.features import label, readable
-from ..model.show import comparison_caption, comparison_rows
-from ..text import printable
+from ..present.model import comparison_caption, comparison_rows
 from ..store.store import Store
+from ..text import printable
 from . import figures, tables
 from .data import CampaignView, baselines, campaigns, study_trials
 from .document import Doc, to_html, to_markdown

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.features import label
-from ..predict.show import change, change_words, money, num, rank_cell
 from ..predict.whatif import Answer, MetricAnswer, show_value
+from ..present.predict import change, change_words, money, num, rank_cell
 from ..text import printable
 from . import figures
 
@@ -66,7 +66,7 @@ def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path) -> None:
     """Sections: the answer; ranked candidates with the what-if figure; verification; limits of the data."""
     import pandas as pd
 
-    from ..predict.show import figure
+    from ..present.predict import figure
 
     doc.h2("The answer", "answer")
     for line in answer_lines(a, v):

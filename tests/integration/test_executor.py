@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.errors import CommandFailed, MultiHostError
 from gluster_model.lab import LabState
 from gluster_model.remote.executor import SSHExecutor, shell

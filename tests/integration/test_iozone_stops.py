@@ -17,7 +17,7 @@ import yaml
 
 from gluster_model.bench.iozone import IozoneWorkload, run_iozone
 from gluster_model.bench.iozone_ports import holders
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.gluster.apply import apply_volume, mount, teardown_volume
 from gluster_model.gluster.volume import VolumeConfig
 from gluster_model.lab import LabState

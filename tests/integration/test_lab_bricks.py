@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from gluster_model.bench.fio import DiskSpec, run_disk
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.gluster.apply import apply_volume, mount, teardown_volume, unmount
 from gluster_model.gluster.volume import VolumeConfig
 from gluster_model.lab import LabState

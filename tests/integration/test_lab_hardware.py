@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
 from gluster_model.preflight import cpu_score, gather_facts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from gluster_model.bench.iperf import IperfSpec, run_iperf
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.lab import LabState
 from gluster_model.lab.links import IFB
 from gluster_model.remote.executor import SSHExecutor

@@ -10,7 +10,7 @@ import pytest
 
 from gluster_model.bench.fio import DiskSpec, run_disk
 from gluster_model.bench.iperf import IperfSpec, run_iperf
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.lab import LabState
 from gluster_model.preflight import gather_facts
 from gluster_model.remote.executor import SSHExecutor

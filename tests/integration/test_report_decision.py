@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.predict.show import change_words
+from gluster_model.present.predict import change_words
 from gluster_model.predict.whatif import Prediction
 from gluster_model.store import open_store
 

@@ -15,7 +15,7 @@ import yaml
 
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
-from gluster_model.predict.show import num
+from gluster_model.present.predict import num
 from gluster_model.store import open_store
 
 from .conftest import glmodel

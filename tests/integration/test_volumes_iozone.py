@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.iozone import IozoneWorkload, run_iozone
-from gluster_model.config import ClusterSpec, load_cluster
+from gluster_model.config.cluster import ClusterSpec, load_cluster
 from gluster_model.gluster.apply import (
     apply_volume,
     drop_caches,

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gluster_model.adaptive import _replay, candidate_matrix, round_figures, stop_reason
-from gluster_model.config import cluster_from_data
+from gluster_model.campaign.adaptive import _replay, candidate_matrix, round_figures, stop_reason
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.plan.file import PlanFile, expand
 
 CLUSTER = cluster_from_data({"name": "c", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.config import MAX_HOSTS, cluster_from_data, load_cluster
+from gluster_model.config.cluster import MAX_HOSTS, cluster_from_data, load_cluster
 from gluster_model.errors import ConfigError
-from gluster_model.yamlio import MAX_INPUT_BYTES
+from gluster_model.config.yamlio import MAX_INPUT_BYTES
 
 
 def test_a_file_past_the_size_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:

@@ -5,17 +5,11 @@ from __future__ import annotations
 import pytest
 
 from gluster_model.bench.iozone import IozoneWorkload
-from gluster_model.collect import (
-    TrialCost,
-    estimate_seconds,
-    fit_trial_cost,
-    io_seconds,
-    regime,
-    size_past_ram,
-)
+from gluster_model.campaign.estimate import TrialCost, estimate_seconds, fit_trial_cost
+from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram
 from gluster_model.units import parse_size
 from gluster_model.plan.file import Expanded
-from gluster_model.protocol import Protocol
+from gluster_model.plan.protocol import Protocol
 
 GiB = 1 << 30
 

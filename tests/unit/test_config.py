@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from gluster_model.cli import cli
-from gluster_model.config import load_cluster
+from gluster_model.config.cluster import load_cluster
 from gluster_model.errors import ConfigError
 
 DATA = Path(__file__).parent.parent / "data"

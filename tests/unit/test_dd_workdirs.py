@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from gluster_model.bench.dd import make_workdirs
-from gluster_model.config import Host
+from gluster_model.config.cluster import Host
 
 
 class Recorder:

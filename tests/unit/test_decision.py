@@ -109,7 +109,7 @@ def test_verify_labels_a_question_as_predict_does(model: Path) -> None:
 def test_the_answer_fits_a_screen_and_names_the_best_buy_first(model: Path) -> None:
     from rich.console import Console
 
-    from gluster_model.predict.show import print_answer
+    from gluster_model.present.predict import print_answer
 
     mf, q = _answer(model)
     answer = what_if(mf, q)

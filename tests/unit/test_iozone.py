@@ -9,7 +9,7 @@ import pytest
 
 from gluster_model.bench.iozone import IozoneWorkload, build_argv, client_file, rsh_wrapper
 from gluster_model.bench.iozone_parse import parse_auto, parse_iozone, parse_runs, parse_throughput, split_runs
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ParseError
 
 IZ = Path(__file__).parent.parent / "data" / "iozone"

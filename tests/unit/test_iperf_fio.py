@@ -19,7 +19,7 @@ from gluster_model.bench.iperf import (
     plan_pairs,
     server_script,
 )
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ParseError
 from gluster_model.remote.sections import parse_sections
 

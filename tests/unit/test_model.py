@@ -214,7 +214,8 @@ def test_cv_holds_out_whole_hardware_settings_when_the_hardware_varied() -> None
     the quirks from the link and disk values looks good; folds that hold out whole settings show that it cannot
     predict a setting it has not seen."""
     from gluster_model.model.fit import fit_metric
-    from gluster_model.model.learners import GROUP, gbm
+    from gluster_model.model.groups import GROUP
+    from gluster_model.model.learners import gbm
     from gluster_model.model.features import schema_from_frame
     from gluster_model.model.validate import cv_groups, grouped_cv
 

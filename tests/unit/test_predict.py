@@ -348,7 +348,7 @@ def test_shipped_scenario_files_are_valid(path: Path) -> None:
     from gluster_model.dataset import FAMILIES
     from gluster_model.model.features import DERIVED_INPUTS
     from gluster_model.predict.scenarios import ScenarioFile
-    from gluster_model.yamlio import load_model
+    from gluster_model.config.yamlio import load_model
 
     spec = load_model(path, ScenarioFile, "with baseline and candidates")
     known = {*FAMILIES["unified"], *DERIVED_INPUTS}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ConfigError, ParseError
 from gluster_model.preflight import clock_offsets, judge_host, parse_probe_output, probe_script
 

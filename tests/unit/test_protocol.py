@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.protocol import Protocol, half_width_fraction, next_step, rsd, three_sigma_outliers
+from gluster_model.plan.protocol import Protocol, half_width_fraction, next_step, rsd, three_sigma_outliers
 
 
 def _v(*xs: float) -> list[dict[str, float]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.gluster.space import HEADROOM, bytes_per_brick, shortfall, worst_share
 from gluster_model.gluster.volume import VolumeConfig, plan_volume
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, create_engine, inspect, text
 
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.dataset import trial_frame
 from gluster_model.errors import StoreError
 from gluster_model.plan.file import PlanFile, expand

@@ -12,7 +12,7 @@ from gluster_model.bench.dd import dd_argv, parse_pass, pass_script, reap_argv
 from gluster_model.bench.iozone import IozoneWorkload
 from gluster_model.errors import ConfigError, ParseError
 from gluster_model.plan.file import PlanFile
-from gluster_model.protocol import Protocol, next_step
+from gluster_model.plan.protocol import Protocol, next_step
 from gluster_model.studies.stats import detect_modes, overhead_percent, plateau, summarize
 
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from gluster_model.trial_context import (HostSnapshot, SNAPSHOT, disturbances, heavy_processes, parse_heal,
+from gluster_model.campaign.trial_context import (HostSnapshot, SNAPSHOT, disturbances, heavy_processes, parse_heal,
                                         parse_snapshot)
 
 

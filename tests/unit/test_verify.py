@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ConfigError
 from gluster_model.model import artifact
 from gluster_model.model.fit import fit_metric

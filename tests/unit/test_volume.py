@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.config import cluster_from_data
+from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ConfigError, ParseError
 from gluster_model.gluster.cli import GlusterCommandError, GlusterVersion
 from gluster_model.gluster.volume import (

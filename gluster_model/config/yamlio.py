@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -25,17 +25,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .collect import CampaignSummary, Collector, ensure_campaign, runs_done
-from .config import ClusterSpec
-from .plan.factors import FACTORS, RunSpec
-from .plan.file import Expanded, PlanFile
-from .remote.executor import Executor
-from .store.store import Store
+from ..config.cluster import ClusterSpec
+from ..plan.factors import FACTORS, RunSpec
+from ..plan.file import Expanded, PlanFile
+from ..remote.executor import Executor
+from ..store.store import Store
+from .collector import Collector
+from .progress import CampaignSummary, PlanReporter
+from .records import ensure_campaign, runs_done
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from .campaign import PlanReporter
 
 
 def candidate_matrix(runs: Sequence[RunSpec], factors: Mapping[str, Sequence[Any]]) -> tuple[np.ndarray, list[str]]:
@@ -73,7 +73,7 @@ def round_figures(x: np.ndarray, names: Sequence[str], chosen: Sequence[int], me
     last round, its importance ranking (|effect| across each input's range), and its leave-one-out R²."""
     import numpy as np
 
-    from .model.choose import RIDGE, with_intercept
+    from ..model.choose import RIDGE, with_intercept
 
     z = with_intercept(x)
     y = np.asarray(measured, dtype=float)
@@ -137,8 +137,8 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
     ``reporter`` is told each round's runs and, in one line, its figures and choice."""
     import numpy as np
 
-    from .dataset import trial_frame
-    from .model.choose import iopt_order, next_batch
+    from ..dataset import trial_frame
+    from ..model.choose import iopt_order, next_batch
 
     d = plan.design
     runs = expanded.runs

@@ -8,14 +8,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .bench.dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare, spread,
+from ..config.cluster import ClusterSpec, Host
+from ..errors import GlmodelError
+from ..gluster.apply import drop_caches, start_bricks, stop_one_brick
+from ..remote.executor import Executor
+from ..units import parse_size
+from .dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare, spread,
                        workdirs)
-from .bench.iozone import IozoneWorkload
-from .config import ClusterSpec, Host
-from .errors import GlmodelError
-from .gluster.apply import drop_caches, start_bricks, stop_one_brick
-from .remote.executor import Executor
-from .units import parse_size
+from .iozone import IozoneWorkload
 
 RUN_DIR = "glmodel-dd"
 

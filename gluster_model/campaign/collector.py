@@ -8,67 +8,32 @@ is recorded with host, command and reason, and the campaign goes on (unless fail
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol as TypingProtocol
+from typing import Any
 
-from . import __version__
-from .bench.iozone import IozoneRun, IozoneWorkload, run_iozone
-from .config import ClusterSpec
-from .dd_trial import remove_dd_files, run_dd_trial
-from .errors import CommandFailed, GlmodelError, LabError, MultiHostError, RemoteError
-from .gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume
-from .gluster.space import brick_free, shortfall
-from .gluster.volume import VolumePlan, plan_volume
-from .gluster.volume import client_keeps_file_data
-from .gluster.cli import GlusterVersion
-from .units import gluster_size, parse_size
-from .plan.factors import RunSpec, digest
-from .plan.file import Expanded, PlanFile
-from .protocol import Protocol, next_step
-from .remote.executor import Executor
-from .store.store import Store, TrialRecord, now
+from ..bench.dd_trial import remove_dd_files, run_dd_trial
+from ..bench.iozone import IozoneRun, IozoneWorkload, run_iozone
+from ..config.cluster import ClusterSpec
+from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
+from ..gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume, volume_info
+from ..gluster.cli import GlusterVersion
+from ..gluster.space import brick_free, shortfall
+from ..gluster.volume import VolumePlan, client_keeps_file_data, plan_volume
+from ..plan.factors import RunSpec
+from ..plan.file import Expanded, PlanFile
+from ..plan.protocol import next_step
+from ..remote.executor import Executor
+from ..store.store import Store, TrialRecord, now
+from ..units import gluster_size, parse_size
+from .lab_setting import apply_lab_setting
+from .progress import CampaignSummary, Reporter, SilentReporter
+from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
+from .sizing import io_seconds, regime, size_past_ram
 from .trial_context import disturbances, heal_pending, snapshot, summary
-
-
-class Reporter(TypingProtocol):
-    """What the runner tells its caller (the CLI draws a progress bar from it)."""
-
-    def status(self, message: str) -> None: ...
-
-    def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None: ...
-
-    def run_finished(self, position: int, total: int, run: RunSpec, line: str, ok: bool) -> None: ...
-
-
-class SilentReporter:
-    def status(self, message: str) -> None:
-        pass
-
-    def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None:
-        pass
-
-    def run_finished(self, position: int, total: int, run: RunSpec, line: str, ok: bool) -> None:
-        pass
-
-
-@dataclass
-class CampaignSummary:
-    campaign: str
-    total: int
-    already_done: int = 0
-    done: int = 0
-    failed: int = 0
-    trials: int = 0
-    engine_seconds: float = 0.0
-    wall_seconds: float = 0.0
-    baseline_seconds: float = 0.0
-    failures: list[str] = field(default_factory=list)
 
 
 class TrialFailed(GlmodelError):
@@ -76,194 +41,6 @@ class TrialFailed(GlmodelError):
         super().__init__(message)
         self.host = host
         self.command = command
-
-
-LabSetting = tuple[tuple[str, str], ...]
-
-
-def campaign_name(plan: PlanFile, cluster: ClusterSpec) -> str:
-    return f"{plan.name}@{cluster.name}"
-
-
-def setting_campaign(base: str, setting: LabSetting) -> str:
-    """Each lab hardware setting is a campaign of its own: its own host facts, baselines and hardware key.
-
-    'hw@lab' + (('link', '1gbit'), ('brick_backing', 'xfs')) -> 'hw@lab:link=1gbit,brick_backing=xfs'
-    (no spaces or brackets: the name is typed in shells and shown in rich tables)
-    """
-    return base if not setting else f"{base}:{','.join(f'{k}={v}' for k, v in setting)}"
-
-
-def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str) -> int:
-    """The campaign's id in the store, recorded with its plan and cluster if it is new."""
-    plan_json = plan.model_dump(mode="json")
-    return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
-                                 cluster_record(cluster), __version__)
-
-
-def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
-    """How many of ``expanded``'s runs the store already has done in ``campaign``."""
-    existing = store.campaign(campaign)
-    if existing is None:
-        return 0
-    planned = {r.config_hash for r in expanded.runs}
-    return sum(1 for r in store.runs(int(existing["id"])) if r["status"] == "done" and r["config_hash"] in planned)
-
-
-def apply_lab_setting(cluster: ClusterSpec, setting: LabSetting, progress: Callable[[str], None]) -> None:
-    """Ask the local lab for a hardware setting (plans with lab factors only run on a lab: see plan.expand)."""
-    from .lab import load_lab, parse_setting, set_hardware
-
-    if cluster.lab_dir is None:
-        raise LabError(f"{cluster.name} is not a glmodel lab; its hardware cannot be changed by a plan")
-    state = load_lab(cluster.lab_dir)
-    settings: dict[str, Any] = {}
-    for factor, text in setting:
-        settings.update(parse_setting("backing" if factor == "brick_backing" else factor, text))
-    progress("lab: every node's " + ", ".join(f"{k}={v}" for k, v in setting))
-    set_hardware(state, [n.address for n in state.nodes], settings, progress=progress)
-
-
-def lab_snapshot(cluster: ClusterSpec) -> dict[str, dict[str, Any]] | None:
-    """The lab's hardware before a plan changes it (None for a real cluster), for ``restore_lab``."""
-    from .lab import LabState, snapshot
-
-    state = LabState.load(cluster.lab_dir) if cluster.lab_dir else None
-    return snapshot(state) if state is not None else None
-
-
-def restore_lab(cluster: ClusterSpec, snap: dict[str, dict[str, Any]], progress: Callable[[str], None]) -> None:
-    """Put the lab's hardware back as ``lab_snapshot`` found it."""
-    from .lab import load_lab, restore
-
-    assert cluster.lab_dir is not None
-    restore(load_lab(cluster.lab_dir), snap, progress)
-
-
-def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
-    """The cluster as stored: hosts, roles, bricks; no SSH settings (identity paths, users) at all."""
-    return {"name": cluster.name, "hosts": [
-        {"address": h.address, "name": h.name, "roles": sorted(h.roles), "brick_paths": list(h.brick_paths)}
-        for h in cluster.hosts]}
-
-
-def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting: LabSetting = ()) -> str:
-    """Same key = same hosts with the same hardware facts (and lab setting), so earlier baselines still describe
-    them. The lab's link rate is in no host fact, so the setting is part of the key."""
-    keep = ("cpu_model", "cpus", "ram_bytes", "nic", "nic_speed_mbps", "nic_mtu", "bricks_fstype")
-    hosts = []
-    for address, f in sorted(facts.items()):
-        bricks = f.get("bricks") or {}
-        f = {**f, "bricks_fstype": sorted((p, b.get("fstype")) for p, b in bricks.items())}
-        limits = {"cpu_quota_cores": f.get("cpu_quota_cores"),
-                  "throttle": sorted((p, sorted(b["throttle"].items())) for p, b in bricks.items() if b.get("throttle"))}
-        # Limits only where there are any, so a host without them keeps the key it had before they were facts.
-        hosts.append([address, *[f.get(k) for k in keep], *([limits] if any(limits.values()) else [])])
-    return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
-
-
-DD_STARTUP_S = 0.5
-
-
-@dataclass(frozen=True)
-class TrialCost:
-    """What a trial costs: fixed start-up seconds plus bytes moved (per test pass) at a rate."""
-
-    startup_s: float = 9.0
-    bytes_per_s: float = 100 * 2**20
-    volume_s: float = 9.0
-    source: str = "lab defaults"
-
-
-def fit_trial_cost(samples: list[tuple[float, float]], volume_s: float = 9.0) -> TrialCost | None:
-    """Least-squares fit of seconds = startup + bytes / rate over stored trials, as (bytes moved, seconds).
-
-    Needs at least three trials and two distinct sizes; a fit that makes no physical sense (negative start-up
-    or rate) falls back to the median start-up with the rate left at its default.
-    """
-    if len(samples) < 3 or len({b for b, _ in samples}) < 2:
-        return None
-    import numpy as np
-
-    x = np.array([b for b, _ in samples], dtype=float)
-    y = np.array([sec for _, sec in samples], dtype=float)
-    slope, intercept = np.polyfit(x, y, 1)
-    source = f"fitted on {len(samples)} stored trial(s)"
-    if slope <= 0 or intercept < 0:
-        return TrialCost(startup_s=float(np.median(y)), volume_s=volume_s, source=source + " (start-up only)")
-    return TrialCost(startup_s=float(intercept), bytes_per_s=float(1 / slope), volume_s=volume_s, source=source)
-
-
-def stored_trial_cost(store: Store, cluster_name: str) -> TrialCost | None:
-    """Calibrate the estimate on earlier measured trials of the same cluster, if the store has enough."""
-    names = {c["name"] for c in store.campaigns() if c["cluster_name"] == cluster_name}
-    per_trial: dict[int, list[Any]] = {}
-    for r in store.trial_table():
-        if r["campaign"] in names and r["trial_status"] == "ok" and r["seconds"] and r["metric"]:
-            e = per_trial.setdefault(r["trial_id"], [r["trial_file_size"] * r["threads"], r["seconds"], 0])
-            e[2] += 1
-    return fit_trial_cost([(size * passes, sec) for size, sec, passes in per_trial.values()])
-
-
-def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, cost: TrialCost = TrialCost()) -> float:
-    """Campaign duration: per trial, the start-up plus the data of every test pass at the cost's rate (or the
-    auto-sizing target); per volume, creating, mounting and removing it; a minute for the baselines."""
-    per_trial = 0.0
-    for run in expanded.runs:
-        data = parse_size(run.workload.file_size) * run.workload.threads
-        passes = 1 + len([t for t in run.workload.tests if t != "write"])
-        io = passes * data / cost.bytes_per_s
-        if p.target_seconds:
-            io = max(io, p.target_seconds)
-        startup = DD_STARTUP_S if run.workload.engine == "dd" else cost.startup_s  # dd: one SSH round trip
-        per_trial += (startup + io) * (p.warmups + p.repetitions)
-    total = per_trial + cost.volume_s * len(expanded.volumes)
-    return total + (60 if baselines else 0)
-
-
-def trial_count(expanded: Expanded, p: Protocol) -> tuple[int, int]:
-    """(minimum, maximum) trials the protocol may run, warm-ups included."""
-    n = len(expanded.runs)
-    low = n * (p.warmups + p.repetitions)
-    per_rerun = 1 + (p.warmups if p.rewarm else 0)
-    high = n * (p.warmups + p.cap + (p.max_reruns * per_rerun if p.outlier_rule != "none" else 0))
-    return low, high
-
-
-def regime(workload: IozoneWorkload, client_ram: int | None, clients_used: int) -> str:
-    """Which cache regime a run lands in: direct (O_DIRECT), cached (data per client fits its RAM), uncached."""
-    if workload.sync == "odirect":
-        return "direct"
-    if workload.cache is not None:  # the plan said: caches dropped before each pass, or kept warm
-        return "uncached" if workload.cache == "dropped" else "cached"
-    if not client_ram:
-        return "unknown"
-    per_client = parse_size(workload.file_size) * math.ceil(workload.threads / max(clients_used, 1))
-    return "uncached" if per_client > client_ram else "cached"
-
-
-def size_past_ram(workload: IozoneWorkload, client_ram: int, clients_used: int, margin: float = 1.25) -> IozoneWorkload:
-    """The workload with files grown so each client handles ``margin`` × its RAM (uncached regime).
-
-    A client's threads share its page cache, so the per-file size is the client's share divided by its threads.
-    Files already large enough, and O_DIRECT runs (which bypass the cache), are left as they are.
-    """
-    if workload.sync == "odirect":
-        return workload
-    threads_per_client = math.ceil(workload.threads / max(clients_used, 1))
-    need = math.ceil(client_ram * margin / threads_per_client / 1024) * 1024
-    if parse_size(workload.file_size) >= need:
-        return workload
-    return workload.model_copy(update={"file_size": f"{need // 1024}k"})
-
-
-def io_seconds(kbps: dict[str, float], file_size: int, threads: int) -> float:
-    """Time a trial spent moving data: per test (metric -> aggregate kB/s), all threads' bytes over the throughput.
-
-    This leaves out iozone's start-up and barriers (about 9 s on the lab), which do not grow with the file.
-    """
-    total = file_size * threads / 1024  # kB
-    return sum(total / v for v in kbps.values() if v > 0)
 
 
 def _host_named(text: str, cluster: ClusterSpec) -> str | None:
@@ -401,8 +178,6 @@ class Collector:
 
     def _remove_leftover_volumes(self, names: list[str]) -> None:
         """Volumes of this plan still present (a teardown that failed, a killed earlier collect) are removed."""
-        from .gluster.apply import volume_info
-
         for name in names:
             try:
                 if volume_info(self.cluster, self.ex, name) is not None:
@@ -422,7 +197,7 @@ class Collector:
     # -- facts and baselines --------------------------------------------------------------------------------
     def _facts(self, cid: int) -> str:
         """Host facts into the store; the campaign's hardware key."""
-        from .preflight import gather_facts
+        from ..preflight import gather_facts
 
         self.report.status("host facts")
         facts = self.facts_fn() if self.facts_fn else gather_facts(self.cluster, self.ex)
@@ -445,14 +220,14 @@ class Collector:
         b = self.plan.baselines
         rows: list[dict[str, Any]] = []
         if "network" in kinds:
-            from .bench.iperf import run_iperf
+            from ..bench.iperf import run_iperf
 
             matrix = run_iperf(self.cluster, self.ex, b.iperf, progress=self.report.status)
             for p in matrix.pairs:
                 rows.append(dict(hardware_key=key, campaign_id=cid, kind="network", host=p.client, target=p.server,
                                  test=p.direction, value=p.received_bps, unit="bit/s", error=p.error, raw=p.raw))
         if "disk" in kinds:
-            from .bench.fio import run_disk
+            from ..bench.fio import run_disk
 
             for brick in run_disk(self.cluster, self.ex, b.fio, progress=self.report.status):
                 if brick.error:

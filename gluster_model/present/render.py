@@ -7,11 +7,11 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from .preflight import Check, CheckResult, HostReport
+from ..preflight import Check, CheckResult, HostReport
 
 if TYPE_CHECKING:
-    from .bench.fio import BrickBaseline
-    from .bench.iperf import IperfMatrix
+    from ..bench.fio import BrickBaseline
+    from ..bench.iperf import IperfMatrix
 
 # Table columns: (title, names of the checks shown in it).
 _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 SERVER_GROUPS = ("servers", "gluster_servers")
 CLIENT_GROUPS = ("clients", "gluster_clients")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .design_size import DesignSize
-from .features import label, readable
-from .fit import MetricFit
+from ..model.design_size import DesignSize
+from ..model.features import label, readable
+from ..model.fit import MetricFit
 
 
 def _f(value: float | None, fmt: str = ".3f") -> str:
@@ -47,7 +47,7 @@ def comparison_rows(report: dict[str, Any]) -> list[dict[str, str]]:
 def comparison_table(f: MetricFit) -> Any:
     from rich.table import Table
 
-    from .artifact import metric_report
+    from ..model.artifact import metric_report
 
     t = Table(title=f"{f.metric}: models on the same data ({f.n_rows} trials, {f.n_configs} configurations)",
               title_justify="left")

@@ -7,39 +7,16 @@ same resumption.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import ContextManager, Protocol
-
-from .collect import (CampaignSummary, Collector, Reporter, SilentReporter, lab_snapshot, restore_lab, runs_done,
-                      setting_campaign)
-from .config import ClusterSpec
-from .errors import GlmodelError
-from .plan.file import Expanded, PlanFile
-from .remote.executor import Executor
-from .store.store import Store
-
-
-class PlanReporter(Protocol):
-    """What ``run_plan`` tells its caller, campaign by campaign."""
-
-    def campaign(self, name: str, total: int, done: int, where: str) -> ContextManager[Reporter]: ...
-
-    def finished(self, summary: CampaignSummary) -> None: ...
-
-    def note(self, message: str) -> None: ...
-
-
-class SilentPlanReporter:
-    @contextmanager
-    def campaign(self, name: str, total: int, done: int, where: str) -> Iterator[Reporter]:
-        yield SilentReporter()
-
-    def finished(self, summary: CampaignSummary) -> None:
-        pass
-
-    def note(self, message: str) -> None:
-        pass
+from ..config.cluster import ClusterSpec
+from ..errors import GlmodelError
+from ..plan.file import Expanded, PlanFile
+from ..remote.executor import Executor
+from ..store.store import Store
+from .adaptive import run_adaptive
+from .collector import Collector
+from .lab_setting import lab_snapshot, restore_lab
+from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
+from .records import runs_done, setting_campaign
 
 
 def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor, *,
@@ -56,8 +33,6 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
     summaries: list[CampaignSummary] = []
     try:
         if plan.design.type == "adaptive":  # one campaign, its runs chosen as it goes (plan.expand allows no more)
-            from .adaptive import run_adaptive
-
             return run_adaptive(cluster, plan, expanded, store, executor, name=setting_campaign(base, settings[0]),
                                 fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         for setting in settings:

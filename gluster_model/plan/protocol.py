@@ -27,8 +27,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .config import Frozen
-from .units import parse_size
+from ..config.cluster import Frozen
+from ..units import parse_size
 
 
 class Protocol(Frozen):

@@ -14,8 +14,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .gluster.cli import gluster_argv
-from .remote.executor import Executor, shell
+from ..gluster.cli import gluster_argv
+from ..remote.executor import Executor, shell
 
 HEAVY_CPU = 0.5        # processes outside the test that used this share of one CPU in all disturbed the trial
 NOTICED_CPU = 0.05     # a process below this share is not named (a shell, a cron job starting)

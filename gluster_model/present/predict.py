@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.features import label
+from ..predict.whatif import Answer, MetricAnswer, Prediction, show_value
 from ..text import printable
-from .whatif import Answer, MetricAnswer, Prediction, show_value
 
 if TYPE_CHECKING:
     from ..verify import Verification

@@ -1,0 +1,66 @@
+"""A campaign's records in the store: its name, its registration with plan and cluster, which runs are done, and
+the key that says which hardware its baselines describe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import __version__
+from ..config.cluster import ClusterSpec
+from ..plan.factors import digest
+from ..plan.file import Expanded, PlanFile
+from ..store.store import Store
+
+LabSetting = tuple[tuple[str, str], ...]
+
+
+def campaign_name(plan: PlanFile, cluster: ClusterSpec) -> str:
+    return f"{plan.name}@{cluster.name}"
+
+
+def setting_campaign(base: str, setting: LabSetting) -> str:
+    """Each lab hardware setting is a campaign of its own: its own host facts, baselines and hardware key.
+
+    'hw@lab' + (('link', '1gbit'), ('brick_backing', 'xfs')) -> 'hw@lab:link=1gbit,brick_backing=xfs'
+    (no spaces or brackets: the name is typed in shells and shown in rich tables)
+    """
+    return base if not setting else f"{base}:{','.join(f'{k}={v}' for k, v in setting)}"
+
+
+def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str) -> int:
+    """The campaign's id in the store, recorded with its plan and cluster if it is new."""
+    plan_json = plan.model_dump(mode="json")
+    return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
+                                 cluster_record(cluster), __version__)
+
+
+def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
+    """How many of ``expanded``'s runs the store already has done in ``campaign``."""
+    existing = store.campaign(campaign)
+    if existing is None:
+        return 0
+    planned = {r.config_hash for r in expanded.runs}
+    return sum(1 for r in store.runs(int(existing["id"])) if r["status"] == "done" and r["config_hash"] in planned)
+
+
+def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
+    """The cluster as stored: hosts, roles, bricks; no SSH settings (identity paths, users) at all."""
+    return {"name": cluster.name, "hosts": [
+        {"address": h.address, "name": h.name, "roles": sorted(h.roles), "brick_paths": list(h.brick_paths)}
+        for h in cluster.hosts]}
+
+
+def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting: LabSetting = ()) -> str:
+    """Same key = same hosts with the same hardware facts (and lab setting), so earlier baselines still describe
+    them. The lab's link rate is in no host fact, so the setting is part of the key."""
+    keep = ("cpu_model", "cpus", "ram_bytes", "nic", "nic_speed_mbps", "nic_mtu", "bricks_fstype")
+    hosts = []
+    for address, f in sorted(facts.items()):
+        bricks = f.get("bricks") or {}
+        f = {**f, "bricks_fstype": sorted((p, b.get("fstype")) for p, b in bricks.items())}
+        limits = {"cpu_quota_cores": f.get("cpu_quota_cores"),
+                  "throttle": sorted((p, sorted(b["throttle"].items())) for p, b in bricks.items() if b.get("throttle"))}
+        # Limits only where there are any, so a host without them keeps the key it had before they were facts.
+        hosts.append([address, *[f.get(k) for k in keep], *([limits] if any(limits.values()) else [])])
+    return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
+
