@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 VERIFY_PREFIX = "verify."  # plan names of verification campaigns (see gluster_model.verify)
-METRICS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
+from .bench.metrics import METRICS as METRICS
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
            "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
@@ -174,7 +174,7 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 # What `glmodel export` can write in each kind of column; a value outside is a wrong file, or wrong headers.
 COUNTS = {"servers": (1, 4096), "clients": (1, 4096), "replica": (1, 64), "threads": (1, 65536),
           "disperse": (0, 256), "redundancy": (0, 128)}
-_LIMIT = {**{m: (0.0, 1e9) for m in METRICS}, "network_gbps": (0.0, 1e5), "disk_read_mbps": (0.0, 1e7),
+_LIMIT: dict[str, tuple[float, float]] = {**{m: (0.0, 1e9) for m in METRICS}, "network_gbps": (0.0, 1e5), "disk_read_mbps": (0.0, 1e7),
           "disk_write_mbps": (0.0, 1e7), "client_ram_gb": (0.0, 1e6), "cpu_score": (0.0, 1e7)}
 
 

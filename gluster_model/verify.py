@@ -33,6 +33,7 @@ from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .bench.metrics import TEST_METRICS
 from .dataset import VERIFY_PREFIX
 from .errors import ConfigError, GlmodelError
 from .model.features import HARDWARE_INPUTS
@@ -303,8 +304,7 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
 def _metrics(mf: ModelFile, plan: PlanFile, metrics: Sequence[str] | None) -> list[str]:
     """The model's metrics that the plan's tests measure (or those asked, which must be both)."""
     tests = set(plan.workload.tests)
-    measured = {m for m in mf.metrics if (m in ("write", "rewrite") and "write" in tests)
-                or (m in ("read", "reread") and "read" in tests) or (m.startswith("random") and "random" in tests)}
+    measured: set[str] = {m for t in tests for m in TEST_METRICS[t]}
     asked = list(metrics) if metrics else [m for m in mf.metrics if m in measured]
     bad = [m for m in asked if m not in mf.metrics]
     if bad:

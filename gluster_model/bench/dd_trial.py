@@ -15,6 +15,7 @@ from ..remote.executor import Executor
 from ..units import parse_size
 from .dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare, spread,
                        workdirs)
+from .engine import EngineResult, TrialRequest
 from .iozone import IozoneWorkload
 
 RUN_DIR = "glmodel-dd"
@@ -116,3 +117,20 @@ def remove_dd_files(cluster: ClusterSpec, ex: Executor, workload: IozoneWorkload
     clients = used_clients(cluster, points, workload)
     remove_dirs(ex, clients, _roots(cluster, clients, points, workload), RUN_DIR)
 
+
+
+class DdEngine:
+    """dd as a trial engine: one process per thread, each one's time kept (the study's read-cost experiments)."""
+
+    name = "dd"
+
+    def run(self, request: TrialRequest) -> EngineResult:
+        r = request
+        dd = run_dd_trial(r.cluster, r.executor, r.volume, r.workload, dict(r.points), drop=r.drop_caches,
+                          timeout=r.timeout)
+        return EngineResult(metrics=dd.values, measurements=dd.measurements(), raw={"dd": dd.raw}, argv=dd.argv,
+                            seconds=dd.seconds, error=dd.error)
+
+    def after_run(self, request: TrialRequest) -> None:
+        # dd's files outlive trials (reads reuse them); local ones would outlive the volume too
+        remove_dd_files(request.cluster, request.executor, request.workload, dict(request.points))

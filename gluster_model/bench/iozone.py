@@ -25,16 +25,17 @@ from pydantic import Field, field_validator, model_validator
 
 from ..config.cluster import ClusterSpec, Frozen, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
+from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
 from ..units import parse_size
+from .engine import EngineResult, Measurement, TrialRequest
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput
 from .iozone_ports import free_master_port
+from .metrics import RETESTS, TEST_METRICS, Test
 
-Test = Literal["write", "read", "random"]
 # iozone test numbers; write (-i 0) always runs first because the others need its files.
 _TEST_NUMBER = {"write": "0", "read": "1", "random": "2"}
 IOZONE_MAX_RECORD = 16 << 20
-_EXPECTED = {"write": ["write"], "read": ["read"], "random": ["random_read", "random_write"]}
 
 
 class IozoneWorkload(Frozen):
@@ -112,12 +113,8 @@ class IozoneWorkload(Frozen):
         return out
 
     def expected_metrics(self) -> list[str]:
-        out = ["write"] + (["rewrite"] if self.retests else [])
-        if "read" in self.tests:
-            out += ["read"] + (["reread"] if self.retests else [])
-        if "random" in self.tests:
-            out += ["random_read", "random_write"]
-        return out
+        tests = ["write", *(t for t in self.tests if t != "write")]  # iozone always writes first
+        return [m for t in tests for m in TEST_METRICS[t] if self.retests or m not in RETESTS]
 
 
 def build_argv(w: IozoneWorkload, client_file: str, master: str, iozone: str = "iozone") -> list[str]:
@@ -429,3 +426,29 @@ def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, st
     first = clients[0]
     executor.run(first.address, ["rm", "-rf", "--", f"{mount_points[first.address]}/{run_dir}"], timeout=600,
                  check=False)
+
+
+class IozoneEngine:
+    """Distributed iozone (``-+m``) as a trial engine: caches dropped first when asked, one master, a child per
+    thread on the clients; each metric is the sum over children with the slowest and fastest child's rate."""
+
+    name = "iozone"
+
+    def run(self, request: TrialRequest) -> EngineResult:
+        r = request
+        if r.drop_caches:
+            drop_caches(r.cluster, r.executor)
+        run = run_iozone(r.cluster, r.executor, r.volume, r.workload, dict(r.points), timeout=r.timeout,
+                         startup_timeout=r.startup_timeout)
+        metrics: dict[str, float] = {}
+        measurements: list[Measurement] = []
+        if run.output is not None:
+            for name, m in run.output.metrics.items():
+                measurements.append((name, m.children_kbps, run.output.unit, m.min_kbps, m.max_kbps))
+                metrics[name] = m.children_kbps
+        return EngineResult(metrics=metrics, measurements=measurements,
+                            raw={"iozone": run.raw, "client_file": run.client_file}, argv=run.argv,
+                            seconds=run.seconds, error=run.error, host=run.host)
+
+    def after_run(self, request: TrialRequest) -> None:
+        pass  # each trial removes its own work directory

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import ParseError
+from .metrics import METRICS
 
 UNIT = "kB/s"
 
@@ -175,7 +176,7 @@ def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutp
 
 
 # Column order of iozone's auto-mode table.
-AUTO_COLUMNS = ("file_kb", "record_kb", "write", "rewrite", "read", "reread", "random_read", "random_write",
+AUTO_COLUMNS = ("file_kb", "record_kb", *METRICS,
                 "backward_read", "record_rewrite", "stride_read", "fwrite", "frewrite", "fread", "freread")
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..bench.metrics import first_metric
 from ..config.cluster import ClusterSpec
 from ..plan.factors import FACTORS, RunSpec
 from ..plan.file import Expanded, PlanFile
@@ -201,8 +202,7 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
 
 
 def _first_metric(plan: PlanFile) -> str:
-    tests = plan.workload.tests
-    return {"write": "write", "read": "read", "random": "random_read"}[tests[0]] if tests else "write"
+    return first_metric(plan.workload.tests)
 
 
 def _means(frame: Any, metric: str) -> dict[str, float]:

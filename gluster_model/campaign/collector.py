@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from ..bench.dd_trial import remove_dd_files, run_dd_trial
-from ..bench.iozone import IozoneRun, IozoneWorkload, run_iozone
+from ..bench.engine import TrialEngine, TrialRequest
+from ..bench.engines import TRIAL_ENGINES
+from ..bench.iozone import IozoneWorkload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
-from ..gluster.apply import apply_volume, drop_caches, remount, server_version, teardown_volume, volume_info
+from ..gluster.apply import apply_volume, remount, server_version, teardown_volume, volume_info
 from ..gluster.cli import GlusterVersion
 from ..gluster.space import brick_free, shortfall
 from ..gluster.volume import VolumePlan, client_keeps_file_data, plan_volume
@@ -55,7 +56,7 @@ class Collector:
     def __init__(self, cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor,
                  *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
                  facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None, setting: LabSetting = (),
-                 plan_volumes: list[str] | None = None) -> None:
+                 plan_volumes: list[str] | None = None, engines: Mapping[str, TrialEngine] = TRIAL_ENGINES) -> None:
         self.cluster = cluster
         self.plan = plan
         self.expanded = expanded
@@ -72,6 +73,7 @@ class Collector:
         # Every volume of the whole plan: one left by an interrupted campaign would hold the bricks a lab
         # setting change must reformat.
         self.plan_volumes = plan_volumes or list(dict.fromkeys(r.volume.name for r in expanded.runs))
+        self.engines = engines
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
@@ -255,11 +257,17 @@ class Collector:
         try:
             return self._measure(run_id, run, workload, points, clients_used)
         finally:
-            if workload.engine == "dd":  # dd's files outlive trials (reads reuse them); local ones outlive the volume
-                try:
-                    remove_dd_files(self.cluster, self.ex, workload, points)
-                except GlmodelError as exc:
-                    self.report.status(f"could not remove dd files: {exc}")
+            try:
+                self.engines[workload.engine].after_run(self._request(run, workload, points))
+            except GlmodelError as exc:
+                self.report.status(f"could not clean up after the run: {exc}")
+
+    def _request(self, run: RunSpec, workload: IozoneWorkload, points: dict[str, str]) -> TrialRequest:
+        p = self.plan.protocol
+        return TrialRequest(cluster=self.cluster, executor=self.ex, volume=run.volume.name, workload=workload,
+                            points=points, drop_caches=p.drop_caches if workload.cache is None
+                            else workload.cache == "dropped", timeout=p.trial_timeout,
+                            startup_timeout=p.startup_timeout + 0.5 * workload.threads)
 
     def _brick_room(self, run: RunSpec, workload: IozoneWorkload) -> tuple[VolumePlan, dict[str, int]] | None:
         """The volume's bricks and their free bytes, read once per run; the run is refused here, in one line
@@ -373,30 +381,11 @@ class Collector:
             points = remount(self.cluster, self.ex, run.volume.name)
         record = TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=parse_size(workload.file_size),
                              started_at=started_at, seconds=0.0, engine_seconds=0.0, argv=[])
-        drop = p.drop_caches if workload.cache is None else workload.cache == "dropped"
-        if workload.engine == "dd":
-            dd = run_dd_trial(self.cluster, self.ex, run.volume.name, workload, points, drop=drop,
-                              timeout=p.trial_timeout)
-            record.argv, record.engine_seconds, record.error = dd.argv, dd.seconds, dd.error
-            record.raw = {"dd": dd.raw}
-            record.measurements = dd.measurements()
-            values, raw_text = dd.values, dd.raw
-            failed_host = None
-        else:
-            if drop:
-                drop_caches(self.cluster, self.ex)
-            result: IozoneRun = run_iozone(self.cluster, self.ex, run.volume.name, workload, points,
-                                           timeout=p.trial_timeout,
-                                           startup_timeout=p.startup_timeout + 0.5 * workload.threads)
-            record.argv, record.engine_seconds, record.error = result.argv, result.seconds, result.error
-            record.raw = {"iozone": result.raw, "client_file": result.client_file}
-            failed_host = result.host
-            values = {}
-            if result.output is not None:
-                for name, m in result.output.metrics.items():
-                    record.measurements.append((name, m.children_kbps, result.output.unit, m.min_kbps, m.max_kbps))
-                    values[name] = m.children_kbps
-            raw_text = result.raw
+        result = self.engines[workload.engine].run(self._request(run, workload, points))
+        record.argv, record.engine_seconds, record.error = result.argv, result.seconds, result.error
+        record.raw = result.raw
+        record.measurements = list(result.measurements)
+        values = result.metrics
         record.status = "ok" if values else "failed"
         after = snapshot(self.ex, hosts)
         record.seconds = time.monotonic() - t0
@@ -404,7 +393,7 @@ class Collector:
         record.context = summary(before, after, heal, found)
         self.store.add_trial(run_id, record)
         if not values:
-            host = failed_host or _host_named(raw_text + " " + (record.error or ""), self.cluster)
+            host = result.host or _host_named(result.raw_text + " " + (record.error or ""), self.cluster)
             raise TrialFailed(f"trial {idx} ({'warm-up' if warmup else 'measured'}, file {gluster_size(record.file_size)})"
                               f" failed: {record.error}", host, " ".join(record.argv)[:2000])
         return values, record.engine_seconds, found

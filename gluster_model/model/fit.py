@@ -181,7 +181,7 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
 
 def metrics_asked(frame: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
     """The metrics named (each checked), or every metric with data in ``frame``."""
-    from ..dataset import METRICS
+    from ..bench.metrics import METRICS
 
     unknown = [m for m in metrics or () if m not in METRICS]
     if unknown:

@@ -11,6 +11,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..bench.fio import DiskSpec
 from ..bench.iperf import IperfSpec
+from ..bench.metrics import Metric
 from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
 from ..errors import ConfigError
@@ -67,7 +68,7 @@ class Design(Frozen):
                                 "(default: the model's parameters + 2)")
     budget: int | None = Field(default=None, ge=2, le=100000, description="adaptive: at most this many runs")
     batch: int = Field(default=4, ge=1, le=1000, description="adaptive: runs chosen per round")
-    metric: Literal["write", "rewrite", "read", "reread", "random_read", "random_write"] | None = Field(
+    metric: Metric | None = Field(
         default=None, description="adaptive: the metric the committee models (default: the first test's)")
     tolerance: float = Field(default=0.02, gt=0, le=1, description="adaptive: stop when predictions move less "
                              "than this share")

@@ -1,0 +1,71 @@
+"""The one shape every trial engine shares: a request in, an ``EngineResult`` out.
+
+An engine is a module with a spec (its workload), a run over a session (an ``Executor`` on a cluster) and a pure
+parser; ``TrialEngine`` is what the collector asks of it, so the collector never branches on which engine
+measured a trial, and a test can hand it an engine of its own. The registry of engines lives in
+``bench.engines``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..config.cluster import ClusterSpec
+    from ..remote.executor import Executor
+    from .iozone import IozoneWorkload
+
+# (metric, value, unit, slowest child's value, fastest child's value)
+Measurement = tuple[str, float, str, "float | None", "float | None"]
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    """One trial as the collector asks for it: where, what, and how long it may take."""
+
+    cluster: ClusterSpec
+    executor: Executor
+    volume: str
+    workload: IozoneWorkload
+    points: Mapping[str, str]  # client address -> mount point of the volume
+    drop_caches: bool
+    timeout: float
+    startup_timeout: float
+
+
+@dataclass
+class EngineResult:
+    """What a trial engine measured: aggregate metrics, every measurement, the raw output, and who failed it.
+
+    ``metrics`` is empty when the trial failed; ``error`` says why and ``host`` names the host at fault where the
+    engine knows it. ``raw`` maps a name (``iozone``, ``client_file``, ``dd``) to text kept in the store as is.
+    """
+
+    metrics: dict[str, float]
+    measurements: list[Measurement]
+    raw: dict[str, str]
+    argv: list[str]
+    seconds: float
+    error: str | None = None
+    host: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def raw_text(self) -> str:
+        return "\n".join(self.raw.values())
+
+
+class TrialEngine(Protocol):
+    """A benchmark engine the collector can run trials with."""
+
+    name: str
+
+    def run(self, request: TrialRequest) -> EngineResult:
+        """Measure one trial; failures are returned (``error``), never raised, so the trial is stored."""
+        ...
+
+    def after_run(self, request: TrialRequest) -> None:
+        """Clean up what the run's trials shared (dd keeps its files between trials); may raise GlmodelError."""
+        ...

@@ -1,0 +1,11 @@
+"""The registry of trial engines: the plan's ``workload.engine`` names one of these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .dd_trial import DdEngine
+from .engine import TrialEngine
+from .iozone import IozoneEngine
+
+TRIAL_ENGINES: Mapping[str, TrialEngine] = {e.name: e for e in (IozoneEngine(), DdEngine())}
