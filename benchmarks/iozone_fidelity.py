@@ -23,7 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gluster_model.bench.iozone import IozoneWorkload, master_address, run_iozone
+from gluster_model.bench.iozone import master_address, run_iozone
+
+from gluster_model.bench.workload import Workload
 from gluster_model.bench.iozone_parse import parse_throughput
 from gluster_model.config.cluster import ClusterSpec, load_cluster
 from gluster_model.gluster.apply import apply_volume, drop_caches, mount, teardown_volume
@@ -33,7 +35,7 @@ from gluster_model.remote.executor import SSHExecutor
 VOLUME = VolumeConfig(name="fidelity", layout="replicate", replica=3)
 
 
-def hand_run(spec: ClusterSpec, ex: SSHExecutor, w: IozoneWorkload, points: dict[str, str],
+def hand_run(spec: ClusterSpec, ex: SSHExecutor, w: Workload, points: dict[str, str],
              tmp: Path) -> dict[str, float]:
     clients = list(spec.clients)
     lines = []
@@ -56,7 +58,7 @@ def hand_run(spec: ClusterSpec, ex: SSHExecutor, w: IozoneWorkload, points: dict
     return {k: m.children_kbps for k, m in parse_throughput(out, w.expected_metrics()).metrics.items()}
 
 
-def glmodel_run(spec: ClusterSpec, ex: SSHExecutor, w: IozoneWorkload, points: dict[str, str]) -> dict[str, float]:
+def glmodel_run(spec: ClusterSpec, ex: SSHExecutor, w: Workload, points: dict[str, str]) -> dict[str, float]:
     run = run_iozone(spec, ex, VOLUME.name, w, points)
     if run.output is None:
         raise SystemExit(f"glmodel iozone run failed: {run.error}")
@@ -65,7 +67,7 @@ def glmodel_run(spec: ClusterSpec, ex: SSHExecutor, w: IozoneWorkload, points: d
 
 def measure(cluster: Path, pairs: int, file_size: str, direct: bool) -> None:
     spec = load_cluster(cluster)
-    w = IozoneWorkload(threads=len(spec.clients), file_size=file_size, record_size="64KB",
+    w = Workload(threads=len(spec.clients), file_size=file_size, record_size="64KB",
                        sync="odirect" if direct else "none")
     arms: dict[str, list[dict[str, float]]] = {"hand": [], "glmodel": []}
     started = time.monotonic()

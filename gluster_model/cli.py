@@ -281,7 +281,9 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
 
     from pydantic import ValidationError
 
-    from .bench.iozone import IozoneWorkload, run_iozone
+    from .bench.iozone import run_iozone
+
+    from .bench.workload import Workload
     from .gluster.apply import drop_caches as drop
     from .gluster.apply import mount
     from .gluster.volume import load_volume
@@ -291,10 +293,10 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
     spec = _load(cluster)
     cfg = load_volume(volume_file)
     try:
-        workload = IozoneWorkload(threads=threads or len(spec.clients), file_size=file_size, record_size=record_size,
+        workload = Workload(threads=threads or len(spec.clients), file_size=file_size, record_size=record_size,
                                   tests=list(tests), sync=sync)  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise validation_message(exc, "command line", IozoneWorkload) from None
+        raise validation_message(exc, "command line", Workload) from None
     with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
         progress(f"mounting {cfg.name}")
         points = mount(spec, ex, cfg.name)

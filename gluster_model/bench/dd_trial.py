@@ -16,7 +16,7 @@ from ..units import parse_size
 from .dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare, spread,
                        workdirs)
 from .engine import EngineResult, TrialRequest
-from .iozone import IozoneWorkload
+from .workload import Workload
 
 RUN_DIR = "glmodel-dd"
 
@@ -55,19 +55,19 @@ class DdTrial:
         return out
 
 
-def used_clients(cluster: ClusterSpec, points: dict[str, str], workload: IozoneWorkload) -> list[Host]:
+def used_clients(cluster: ClusterSpec, points: dict[str, str], workload: Workload) -> list[Host]:
     clients = [h for h in cluster.clients if h.address in points][: workload.clients or None]
     if not clients:
         raise GlmodelError("the volume is not mounted on any client")
     return clients
 
 
-def _roots(cluster: ClusterSpec, clients: list[Host], points: dict[str, str], workload: IozoneWorkload) -> dict[str, str]:
+def _roots(cluster: ClusterSpec, clients: list[Host], points: dict[str, str], workload: Workload) -> dict[str, str]:
     return local_roots(cluster, clients) if workload.target == "local" else {h.address: points[h.address]
                                                                                for h in clients}
 
 
-def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: IozoneWorkload, points: dict[str, str],
+def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: Workload, points: dict[str, str],
                  *, drop: bool, timeout: float) -> DdTrial:
     """Run the workload's tests (write before read) as dd passes. A read without a write in the same trial reads
     files prepared (once, kept between trials) before the caches are dropped."""
@@ -112,7 +112,7 @@ def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: Iozo
     return trial
 
 
-def remove_dd_files(cluster: ClusterSpec, ex: Executor, workload: IozoneWorkload, points: dict[str, str]) -> None:
+def remove_dd_files(cluster: ClusterSpec, ex: Executor, workload: Workload, points: dict[str, str]) -> None:
     """Remove a run's dd files (from the local directories too, which no volume teardown would clear)."""
     clients = used_clients(cluster, points, workload)
     remove_dirs(ex, clients, _roots(cluster, clients, points, workload), RUN_DIR)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from ..config.cluster import ClusterSpec
     from ..remote.executor import Executor
-    from .iozone import IozoneWorkload
+    from .workload import Workload
 
 # (metric, value, unit, slowest child's value, fastest child's value)
 Measurement = tuple[str, float, str, "float | None", "float | None"]
@@ -28,7 +28,7 @@ class TrialRequest:
     cluster: ClusterSpec
     executor: Executor
     volume: str
-    workload: IozoneWorkload
+    workload: Workload
     points: Mapping[str, str]  # client address -> mount point of the volume
     drop_caches: bool
     timeout: float

@@ -19,105 +19,18 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Callable
 
-from pydantic import Field, field_validator, model_validator
-
-from ..config.cluster import ClusterSpec, Frozen, Host
+from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
 from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
-from ..units import parse_size
 from .engine import EngineResult, Measurement, TrialRequest
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput
 from .iozone_ports import free_master_port
-from .metrics import RETESTS, TEST_METRICS, Test
+from .workload import _TEST_NUMBER, Workload
 
-# iozone test numbers; write (-i 0) always runs first because the others need its files.
-_TEST_NUMBER = {"write": "0", "read": "1", "random": "2"}
-IOZONE_MAX_RECORD = 16 << 20
-
-
-class IozoneWorkload(Frozen):
-    """A run's workload. ``engine`` picks iozone (distributed, -+m) or dd (whole files, one process per thread,
-    any block size); ``target`` reads and writes the Gluster mount or each client's own filesystem."""
-
-    threads: int = Field(default=1, ge=1, le=1024)
-    file_size: str = "64MB"
-    record_size: str = "64KB"
-    tests: list[Test] = ["write", "read", "random"]
-    sync: Literal["none", "osync", "odirect"] = "none"
-    include_flush: bool = True   # -e: fsync/fflush inside the timing, so writes are not just page cache
-    include_close: bool = True   # -c: close() inside the timing (NFS/FUSE flush on close)
-    retests: bool = False        # without it -+n: no rewrite/reread passes
-    keep_files: bool = False     # -w: leave files behind
-    clients: int | None = Field(default=None, ge=1, description="how many of the cluster's clients to use")
-    engine: Literal["iozone", "dd"] = "iozone"
-    target: Literal["gluster", "local"] = "gluster"
-    degraded: bool = Field(default=False, description="read with one replica's brick stopped")
-    cache: Literal["dropped", "kept"] | None = Field(default=None, description="drop caches before each pass, or "
-                                                     "keep them warm (default: the protocol's drop_caches)")
-
-    @field_validator("file_size", "record_size")
-    @classmethod
-    def _size(cls, v: str) -> str:
-        n = parse_size(v)
-        if n < 1:
-            raise ValueError("sizes are at least 1 byte")
-        # Whole kilobytes keep iozone's unit (its -s/-r take kB); dd takes bytes.
-        return f"{n // 1024}k" if n % 1024 == 0 else str(n)
-
-    @field_validator("tests")
-    @classmethod
-    def _tests(cls, v: list[str]) -> list[str]:
-        if not v:
-            raise ValueError("name at least one test: write, read, random")
-        return sorted(set(v), key=list(_TEST_NUMBER).index)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _whole_blocks(cls, data: Any) -> Any:
-        """dd moves whole blocks: a file is rounded up to a whole number of blocks (at least one), so the size
-        recorded is the size moved."""
-        if isinstance(data, dict) and data.get("engine") == "dd":
-            try:
-                size, block = parse_size(data.get("file_size", "64MB")), parse_size(data.get("record_size", "64KB"))
-            except ValueError:
-                return data  # the field validators say what is wrong
-            if block > 0 and size % block:
-                data = {**data, "file_size": str(-(-size // block) * block)}
-        return data
-
-    @model_validator(mode="after")
-    def _engine(self) -> IozoneWorkload:
-        size, record = parse_size(self.file_size), parse_size(self.record_size)
-        if self.engine == "iozone":
-            if size % 1024 or record % 1024:
-                raise ValueError("iozone sizes are whole kilobytes (at least 1KB); use engine dd below that")
-            if record > IOZONE_MAX_RECORD:
-                raise ValueError("iozone records go up to 16MB; use engine dd above that")
-            if self.target != "gluster" or self.degraded:
-                raise ValueError("local targets and degraded reads run with engine dd")
-        elif "random" in self.tests:
-            raise ValueError("engine dd runs the write and read tests only")
-        return self
-
-    @property
-    def identity(self) -> dict[str, object]:
-        """The workload as it enters a run's config hash: settings at their defaults that older versions did not
-        have are left out, so runs stored before them keep their hash (and a resume finds them done)."""
-        out = self.model_dump(mode="json")
-        for key, default in (("engine", "iozone"), ("target", "gluster"), ("degraded", False), ("cache", None)):
-            if out.get(key) == default:
-                out.pop(key)
-        return out
-
-    def expected_metrics(self) -> list[str]:
-        tests = ["write", *(t for t in self.tests if t != "write")]  # iozone always writes first
-        return [m for t in tests for m in TEST_METRICS[t] if self.retests or m not in RETESTS]
-
-
-def build_argv(w: IozoneWorkload, client_file: str, master: str, iozone: str = "iozone") -> list[str]:
+def build_argv(w: Workload, client_file: str, master: str, iozone: str = "iozone") -> list[str]:
     """argv of the iozone master for a distributed throughput run."""
     argv = [iozone, "-+m", client_file, "-+h", master, "-t", str(w.threads), "-s", w.file_size, "-r", w.record_size]
     for t in ["write", *[t for t in w.tests if t != "write"]]:
@@ -215,7 +128,7 @@ STARTUP_TIMEOUT_S = 60.0  # a trial whose children did no I/O for this long is s
 STOP_GRACE_S = 5.0        # after SIGTERM to iozone's process group, how long before SIGKILL
 
 
-def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: IozoneWorkload,
+def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: Workload,
                mount_points: dict[str, str], timeout: float = 3600,
                startup_timeout: float = STARTUP_TIMEOUT_S) -> IozoneRun:
     """Run one distributed iozone trial on the volume's mount points and parse it.

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..bench.engine import TrialEngine, TrialRequest
 from ..bench.engines import TRIAL_ENGINES
-from ..bench.iozone import IozoneWorkload
+from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
 from ..gluster.apply import apply_volume, remount, server_version, teardown_volume, volume_info
@@ -262,14 +262,14 @@ class Collector:
             except GlmodelError as exc:
                 self.report.status(f"could not clean up after the run: {exc}")
 
-    def _request(self, run: RunSpec, workload: IozoneWorkload, points: dict[str, str]) -> TrialRequest:
+    def _request(self, run: RunSpec, workload: Workload, points: dict[str, str]) -> TrialRequest:
         p = self.plan.protocol
         return TrialRequest(cluster=self.cluster, executor=self.ex, volume=run.volume.name, workload=workload,
                             points=points, drop_caches=p.drop_caches if workload.cache is None
                             else workload.cache == "dropped", timeout=p.trial_timeout,
                             startup_timeout=p.startup_timeout + 0.5 * workload.threads)
 
-    def _brick_room(self, run: RunSpec, workload: IozoneWorkload) -> tuple[VolumePlan, dict[str, int]] | None:
+    def _brick_room(self, run: RunSpec, workload: Workload) -> tuple[VolumePlan, dict[str, int]] | None:
         """The volume's bricks and their free bytes, read once per run; the run is refused here, in one line
         naming the bricks and the numbers, when its files cannot fit (iozone would hang instead of failing)."""
         if workload.target != "gluster":
@@ -281,13 +281,13 @@ class Collector:
             raise GlmodelError(short.message())
         return room
 
-    def _fits(self, workload: IozoneWorkload) -> bool:
+    def _fits(self, workload: Workload) -> bool:
         if self._room is None:
             return True
         plan, free = self._room
         return shortfall(plan, free, workload.threads, parse_size(workload.file_size)) is None
 
-    def _measure(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str],
+    def _measure(self, run_id: int, run: RunSpec, workload: Workload, points: dict[str, str],
                  clients_used: int) -> tuple[str, float, int]:
         p = self.plan.protocol
         idx = 0
@@ -344,8 +344,8 @@ class Collector:
                    f"{run_id}` says what disturbed them)" if remeasured else ""))
         return line, engine_total, idx
 
-    def _auto_size(self, run_id: int, run: RunSpec, workload: IozoneWorkload,
-                   points: dict[str, str]) -> tuple[IozoneWorkload, int, float]:
+    def _auto_size(self, run_id: int, run: RunSpec, workload: Workload,
+                   points: dict[str, str]) -> tuple[Workload, int, float]:
         """Double file_size until one trial's data phase (``io_seconds``) lasts the target time.
 
         The sizing trials are recorded as warm-ups. Doubling stops at ``max_file_size`` too.
@@ -366,7 +366,7 @@ class Collector:
                 return workload, idx, engine_total
             workload = bigger
 
-    def _trial(self, run_id: int, run: RunSpec, workload: IozoneWorkload, points: dict[str, str], idx: int,
+    def _trial(self, run_id: int, run: RunSpec, workload: Workload, points: dict[str, str], idx: int,
                warmup: bool) -> tuple[dict[str, float], float, list[str]]:
         """One trial, stored with its context; (values, engine seconds, what disturbed it)."""
         p = self.plan.protocol

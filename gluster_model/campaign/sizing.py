@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from ..bench.iozone import IozoneWorkload
+from ..bench.workload import Workload
 from ..units import parse_size
 
-def regime(workload: IozoneWorkload, client_ram: int | None, clients_used: int) -> str:
+def regime(workload: Workload, client_ram: int | None, clients_used: int) -> str:
     """Which cache regime a run lands in: direct (O_DIRECT), cached (data per client fits its RAM), uncached."""
     if workload.sync == "odirect":
         return "direct"
@@ -20,7 +20,7 @@ def regime(workload: IozoneWorkload, client_ram: int | None, clients_used: int) 
     return "uncached" if per_client > client_ram else "cached"
 
 
-def size_past_ram(workload: IozoneWorkload, client_ram: int, clients_used: int, margin: float = 1.25) -> IozoneWorkload:
+def size_past_ram(workload: Workload, client_ram: int, clients_used: int, margin: float = 1.25) -> Workload:
     """The workload with files grown so each client handles ``margin`` × its RAM (uncached regime).
 
     A client's threads share its page cache, so the per-file size is the client's share divided by its threads.

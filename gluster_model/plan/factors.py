@@ -1,7 +1,7 @@
 """The factors a plan may vary, their families and types, and how one design point becomes concrete configs.
 
 A *point* is a mapping factor -> level. ``realize`` turns it into a VolumeConfig (volume factors plus the
-number of servers), an IozoneWorkload (workload factors plus the number of clients) and a canonical feature
+number of servers), an Workload (workload factors plus the number of clients) and a canonical feature
 record; factors that do not apply to a point (``replica`` on a distribute volume) are dropped there, so two
 points that only differ in an inapplicable factor are the same run.
 """
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..bench.iozone import IozoneWorkload
+from ..bench.workload import Workload
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 
@@ -104,7 +104,7 @@ class RunSpec:
 
     features: dict[str, Level]        # canonical: only the factors that apply, plus defaults made explicit
     volume: VolumeConfig
-    workload: IozoneWorkload
+    workload: Workload
     config_hash: str
     volume_key: str
     lab: tuple[tuple[str, str], ...] = ()  # lab hardware this run needs, e.g. (("brick_backing", "xfs"),)
@@ -176,7 +176,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     if "clients" in p:
         wl["clients"] = int(p["clients"])
     lab = tuple((name, str(p[name])) for name in LAB_FACTORS if name in p)
-    workload = IozoneWorkload.model_validate(wl)
+    workload = Workload.model_validate(wl)
     if workload.degraded and (layout != "replicate" or int(p.get("replica", 3)) < 2):
         raise ValueError("degraded reads need layout replicate with replica 2 or more")
     if parse_size(workload.record_size) > parse_size(workload.file_size):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.features import label
-from ..predict.whatif import Answer, MetricAnswer, show_value
+from ..predict.whatif import Answer, show_value
 from ..present.predict import change, change_words, money, num, rank_cell
 from ..text import printable
 from . import figures

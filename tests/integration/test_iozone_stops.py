@@ -15,7 +15,9 @@ from pathlib import Path
 import psutil
 import yaml
 
-from gluster_model.bench.iozone import IozoneWorkload, run_iozone
+from gluster_model.bench.iozone import run_iozone
+
+from gluster_model.bench.workload import Workload
 from gluster_model.bench.iozone_ports import holders
 from gluster_model.config.cluster import load_cluster
 from gluster_model.gluster.apply import apply_volume, mount, teardown_volume
@@ -50,7 +52,7 @@ def test_a_start_that_does_no_io_is_stopped_within_a_minute_with_a_diagnosis(lab
     # waits at "Test running:" (collect refuses such a run first; the engine is called directly here).
     spec = load_cluster(lab.cluster_file)
     vol = VolumeConfig(name="stuck", layout="replicate", replica=3)
-    w = IozoneWorkload(threads=3, file_size="48MB", record_size="64KB", tests=["write"])
+    w = Workload(threads=3, file_size="48MB", record_size="64KB", tests=["write"])
     glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "tmpfs", "--size", "64MB", check=True)
     try:
         with SSHExecutor(spec) as ex:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.bench.iozone import IozoneWorkload, run_iozone
+from gluster_model.bench.iozone import run_iozone
+
+from gluster_model.bench.workload import Workload
 from gluster_model.config.cluster import ClusterSpec, load_cluster
 from gluster_model.gluster.apply import (
     apply_volume,
@@ -54,7 +56,7 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
         points = mount(spec, ex, cfg.name)
         assert len(points) == 3 and all(mounted(ex, h, cfg.name) for h in spec.clients)
         drop_caches(spec, ex)
-        run = run_iozone(spec, ex, cfg.name, IozoneWorkload(threads=3, file_size="4MB", record_size="64KB"), points,
+        run = run_iozone(spec, ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB"), points,
                          timeout=300)
         assert run.error is None, run.raw[-2000:]
         assert run.output is not None
@@ -85,7 +87,7 @@ def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple
         ex.run(n3.address, ["true"])  # glmodel's own connection is open; only new ones (iozone's RSH) are refused
         stop_sshd(n3, lab.path)
         try:
-            run = run_iozone(spec, ex, cfg.name, IozoneWorkload(threads=3, file_size="4MB", record_size="64KB",
+            run = run_iozone(spec, ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB",
                                                                 tests=["write"]), points, timeout=900)
         finally:
             start_sshd(n3, lab)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.bench.iozone import IozoneWorkload
+from gluster_model.bench.workload import Workload
 from gluster_model.campaign.estimate import TrialCost, estimate_seconds, fit_trial_cost
 from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram
 from gluster_model.units import parse_size
@@ -14,10 +14,10 @@ from gluster_model.plan.protocol import Protocol
 GiB = 1 << 30
 
 
-def _w(**kw: object) -> IozoneWorkload:
+def _w(**kw: object) -> Workload:
     base: dict[str, object] = {"tests": ["write", "read"], "file_size": "64m", "record_size": "128k", "threads": 4}
     base.update(kw)
-    return IozoneWorkload.model_validate(base)
+    return Workload.model_validate(base)
 
 
 def test_size_past_ram_grows_each_clients_share_past_its_ram() -> None:

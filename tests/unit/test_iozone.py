@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.bench.iozone import IozoneWorkload, build_argv, client_file, rsh_wrapper
+from gluster_model.bench.iozone import build_argv, client_file, rsh_wrapper
+
+from gluster_model.bench.workload import Workload
 from gluster_model.bench.iozone_parse import parse_auto, parse_iozone, parse_runs, parse_throughput, split_runs
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ParseError
@@ -69,11 +71,11 @@ def test_truncated_and_garbled() -> None:
 
 
 def test_argv() -> None:
-    w = IozoneWorkload(threads=3, file_size="16MB", record_size="64KB", tests=["random", "read"], sync="odirect")
+    w = Workload(threads=3, file_size="16MB", record_size="64KB", tests=["random", "read"], sync="odirect")
     assert build_argv(w, "/tmp/c", "10.0.0.9") == [
         "iozone", "-+m", "/tmp/c", "-+h", "10.0.0.9", "-t", "3", "-s", "16384k", "-r", "64k",
         "-i", "0", "-i", "1", "-i", "2", "-I", "-e", "-c", "-+n"]
-    osync = IozoneWorkload(tests=["write"], sync="osync", include_flush=False, retests=True, keep_files=True)
+    osync = Workload(tests=["write"], sync="osync", include_flush=False, retests=True, keep_files=True)
     assert build_argv(osync, "c", "m")[-3:] == ["-o", "-c", "-w"]
     assert osync.expected_metrics() == ["write", "rewrite"]
 

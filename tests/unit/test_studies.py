@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gluster_model.bench.dd import dd_argv, parse_pass, pass_script, reap_argv
-from gluster_model.bench.iozone import IozoneWorkload
+from gluster_model.bench.workload import Workload
 from gluster_model.errors import ConfigError, ParseError
 from gluster_model.plan.file import PlanFile
 from gluster_model.plan.protocol import Protocol, next_step
@@ -82,16 +82,16 @@ def test_dd_argv_and_script_quote_paths() -> None:
 
 def test_workload_engines_and_identity() -> None:
     # Defaults stay out of the config hash, so runs stored before engines existed keep theirs.
-    assert set(IozoneWorkload().identity) == set(IozoneWorkload().model_dump()) - {"engine", "target", "degraded",
+    assert set(Workload().identity) == set(Workload().model_dump()) - {"engine", "target", "degraded",
                                                                                    "cache"}
-    assert IozoneWorkload(engine="dd", tests=["read"], target="local").identity["target"] == "local"
+    assert Workload(engine="dd", tests=["read"], target="local").identity["target"] == "local"
     with pytest.raises(ValueError, match="use engine dd below"):
-        IozoneWorkload(record_size="512")
+        Workload(record_size="512")
     with pytest.raises(ValueError, match="up to 16MB"):
-        IozoneWorkload(record_size="64MB", file_size="128MB")
+        Workload(record_size="64MB", file_size="128MB")
     with pytest.raises(ValueError, match="write and read tests only"):
-        IozoneWorkload(engine="dd")
-    assert IozoneWorkload(engine="dd", tests=["read"], file_size="4KB", record_size="16MB").file_size == "16384k"
+        Workload(engine="dd")
+    assert Workload(engine="dd", tests=["read"], file_size="4KB", record_size="16MB").file_size == "16384k"
 
 
 def test_plan_variant_overrides_and_names_itself() -> None:

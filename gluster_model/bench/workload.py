@@ -1,0 +1,95 @@
+"""A run's workload, the one spec every trial engine reads: threads, file and record size, tests, sync mode,
+and which engine and filesystem measure it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..config.cluster import Frozen
+from ..units import parse_size
+from .metrics import RETESTS, TEST_METRICS, Test
+
+# iozone test numbers; write (-i 0) always runs first because the others need its files.
+_TEST_NUMBER = {"write": "0", "read": "1", "random": "2"}
+IOZONE_MAX_RECORD = 16 << 20
+
+
+class Workload(Frozen):
+    """A run's workload. ``engine`` picks iozone (distributed, -+m) or dd (whole files, one process per thread,
+    any block size); ``target`` reads and writes the Gluster mount or each client's own filesystem."""
+
+    threads: int = Field(default=1, ge=1, le=1024)
+    file_size: str = "64MB"
+    record_size: str = "64KB"
+    tests: list[Test] = ["write", "read", "random"]
+    sync: Literal["none", "osync", "odirect"] = "none"
+    include_flush: bool = True   # -e: fsync/fflush inside the timing, so writes are not just page cache
+    include_close: bool = True   # -c: close() inside the timing (NFS/FUSE flush on close)
+    retests: bool = False        # without it -+n: no rewrite/reread passes
+    keep_files: bool = False     # -w: leave files behind
+    clients: int | None = Field(default=None, ge=1, description="how many of the cluster's clients to use")
+    engine: Literal["iozone", "dd"] = "iozone"
+    target: Literal["gluster", "local"] = "gluster"
+    degraded: bool = Field(default=False, description="read with one replica's brick stopped")
+    cache: Literal["dropped", "kept"] | None = Field(default=None, description="drop caches before each pass, or "
+                                                     "keep them warm (default: the protocol's drop_caches)")
+
+    @field_validator("file_size", "record_size")
+    @classmethod
+    def _size(cls, v: str) -> str:
+        n = parse_size(v)
+        if n < 1:
+            raise ValueError("sizes are at least 1 byte")
+        # Whole kilobytes keep iozone's unit (its -s/-r take kB); dd takes bytes.
+        return f"{n // 1024}k" if n % 1024 == 0 else str(n)
+
+    @field_validator("tests")
+    @classmethod
+    def _tests(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("name at least one test: write, read, random")
+        return sorted(set(v), key=list(_TEST_NUMBER).index)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_blocks(cls, data: Any) -> Any:
+        """dd moves whole blocks: a file is rounded up to a whole number of blocks (at least one), so the size
+        recorded is the size moved."""
+        if isinstance(data, dict) and data.get("engine") == "dd":
+            try:
+                size, block = parse_size(data.get("file_size", "64MB")), parse_size(data.get("record_size", "64KB"))
+            except ValueError:
+                return data  # the field validators say what is wrong
+            if block > 0 and size % block:
+                data = {**data, "file_size": str(-(-size // block) * block)}
+        return data
+
+    @model_validator(mode="after")
+    def _engine(self) -> Workload:
+        size, record = parse_size(self.file_size), parse_size(self.record_size)
+        if self.engine == "iozone":
+            if size % 1024 or record % 1024:
+                raise ValueError("iozone sizes are whole kilobytes (at least 1KB); use engine dd below that")
+            if record > IOZONE_MAX_RECORD:
+                raise ValueError("iozone records go up to 16MB; use engine dd above that")
+            if self.target != "gluster" or self.degraded:
+                raise ValueError("local targets and degraded reads run with engine dd")
+        elif "random" in self.tests:
+            raise ValueError("engine dd runs the write and read tests only")
+        return self
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """The workload as it enters a run's config hash: settings at their defaults that older versions did not
+        have are left out, so runs stored before them keep their hash (and a resume finds them done)."""
+        out = self.model_dump(mode="json")
+        for key, default in (("engine", "iozone"), ("target", "gluster"), ("degraded", False), ("cache", None)):
+            if out.get(key) == default:
+                out.pop(key)
+        return out
+
+    def expected_metrics(self) -> list[str]:
+        tests = ["write", *(t for t in self.tests if t != "write")]  # iozone always writes first
+        return [m for t in tests for m in TEST_METRICS[t] if self.retests or m not in RETESTS]
