@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from .model.choose import STRATEGIES  # the design registry: no heavy import
+
 T = TypeVar("T")
 
 if TYPE_CHECKING:
@@ -73,13 +75,9 @@ def cli(debug: bool) -> None:
 
 
 def _console() -> Any:
-    """The terminal's width on a terminal; piped or redirected, a wide fixed one, so no table cell is folded
-    (rich would otherwise assume 80 columns)."""
-    import sys
+    from .present.console import console
 
-    from rich.console import Console
-
-    return Console() if sys.stdout.isatty() else Console(width=240)
+    return console()
 
 
 def _load(cluster: Path) -> ClusterSpec:
@@ -110,7 +108,7 @@ def check(cluster: Path, min_free_gb: float, max_clock_offset: float, as_json: b
     """
     from .preflight import run_check
     from .remote.executor import SSHExecutor
-    from .present.render import check_json, check_table
+    from .present.checks import check_json, check_table
 
     spec = _load(cluster)
     with SSHExecutor(spec) as ex:
@@ -137,42 +135,26 @@ def trust(cluster: Path, yes: bool) -> None:
 
     Example: glmodel trust --cluster fist.yaml
     """
-    from rich.table import Table
-
-    from .remote.hostkeys import observe, record
+    from .present.checks import trust_table
+    from .remote.hostkeys import observe_all, record
 
     spec = _load(cluster)
-    table = Table(title=f"SSH host keys of {spec.name}")
-    for col in ("host", "port", "type", "fingerprint", "status"):
-        table.add_column(col)
-    observed = []
-    problems = []
-    for host in spec.hosts:
-        try:
-            o = observe(host)
-        except Exception as exc:  # noqa: BLE001 - one unreachable host must not hide the others
-            from .errors import GlmodelError
-
-            if not isinstance(exc, GlmodelError):
-                raise
-            problems.append(str(exc))
-            table.add_row(host.name, str(host.ssh.port), "-", "-", f"[red]{exc}[/red]")
-            continue
-        observed.append((host, o))
-        colour = {"known": "green", "new": "yellow", "changed": "bold red"}[o.status]
-        table.add_row(host.name, str(o.port), o.key_type, o.fingerprint, f"[{colour}]{o.status}[/{colour}]")
-    _console().print(table)
-    new = [(h, o) for h, o in observed if o.status == "new"]
+    seen = observe_all(spec)
+    _console().print(trust_table(spec.name, [
+        (h.name, str(h.ssh.port), "-", "-", str(o)) if isinstance(o, Exception)
+        else (h.name, str(o.port), o.key_type, o.fingerprint, o.status) for h, o in seen]))
+    new = [(h, o) for h, o in seen if not isinstance(o, Exception) and o.status == "new"]
     if new and (yes or (sys.stdin.isatty() and click.confirm(f"Record {len(new)} new key(s)?", default=False))):
         for host, o in new:
             record(host.ssh.known_hosts, o)
         click.echo(f"recorded {len(new)} key(s) in {new[0][0].ssh.known_hosts}")
     elif new:
         click.echo(f"{len(new)} new key(s) not recorded; compare the fingerprints, then run again with --yes")
-    changed = [h.name for h, o in observed if o.status == "changed"]
+    changed = [h.name for h, o in seen if not isinstance(o, Exception) and o.status == "changed"]
     if changed:
         raise Failure(f"host key changed for {', '.join(changed)}: not replaced; if the host was reinstalled, "
                       f"delete its line from known_hosts and run trust again")
+    problems = [str(o) for _, o in seen if isinstance(o, Exception)]
     if problems:
         raise Failure("; ".join(problems))
 
@@ -277,62 +259,29 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
 
     Example: glmodel bench iozone --cluster glmodel-lab/lab.yaml --volume replica3.yaml -t 3 -s 16MB
     """
-    import json
-
     from pydantic import ValidationError
 
-    from .bench.iozone import run_iozone
-
+    from .bench.iozone import measure_volume
     from .bench.workload import Workload
-    from .gluster.apply import drop_caches as drop
-    from .gluster.apply import mount
-    from .gluster.volume import load_volume
-    from .remote.executor import SSHExecutor
     from .config.yamlio import validation_message
+    from .gluster.volume import load_volume
+    from .present.bench import iozone_json, iozone_table
+    from .present.console import spinner
+    from .remote.executor import SSHExecutor
 
     spec = _load(cluster)
     cfg = load_volume(volume_file)
     try:
         workload = Workload(threads=threads or len(spec.clients), file_size=file_size, record_size=record_size,
-                                  tests=list(tests), sync=sync)  # type: ignore[arg-type]
+                            tests=list(tests), sync=sync)  # type: ignore[arg-type]
     except ValidationError as exc:
         raise validation_message(exc, "command line", Workload) from None
-    with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
-        progress(f"mounting {cfg.name}")
-        points = mount(spec, ex, cfg.name)
-        if drop_caches:
-            progress("dropping caches")
-            drop(spec, ex)
-        progress(f"iozone: {workload.threads} threads x {workload.file_size} on {len(points)} client(s)")
-        run = run_iozone(spec, ex, cfg.name, workload, points)
-    if run.output is None:
-        raise Failure(f"iozone failed after {run.seconds:.1f}s: {run.error}")
+    with SSHExecutor(spec) as ex, spinner(not as_json) as progress:
+        run = measure_volume(spec, ex, cfg.name, workload, drop=drop_caches, progress=progress)
     if as_json:
-        click.echo(json.dumps({"unit": run.output.unit, "seconds": run.seconds, "argv": run.argv,
-                               "metrics": {k: vars(m) for k, m in run.output.metrics.items()}}, indent=2))
-        return
-    from rich.table import Table
-
-    table = Table(title=f"iozone on {cfg.name}: {workload.threads} threads, {file_size} files, {record_size} records")
-    for col in ("test", "children kB/s", "MB/s", "min/thread", "max/thread"):
-        table.add_column(col, justify="right" if col != "test" else "left")
-    for name, m in run.output.metrics.items():
-        table.add_row(name, f"{m.children_kbps:,.0f}", f"{m.children_kbps / 1024:,.1f}", f"{m.min_kbps:,.0f}",
-                      f"{m.max_kbps:,.0f}")
-    _console().print(table)
-
-
-@contextmanager
-def _progress(enabled: bool = True) -> Iterator[Any]:
-    """A spinner on stderr whose text the engines update; silent when stderr is not a terminal."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield lambda message: None
-        return
-    with console.status("starting") as status:
-        yield lambda message: status.update(message)
+        click.echo(iozone_json(run))
+    else:
+        _console().print(iozone_table(run, cfg.name, workload))
 
 
 @bench.command("iperf", short_help="iperf3 from every client to every server at once; a table or --json.")
@@ -354,24 +303,16 @@ def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str
 
     Example: glmodel bench iperf --cluster glmodel-lab/lab.yaml --seconds 10
     """
-    import json
-    from dataclasses import asdict
-
     from .bench.iperf import IperfSpec, run_iperf
+    from .present.bench import iperf_json, iperf_table
+    from .present.console import spinner
     from .remote.executor import SSHExecutor
-    from .present.render import iperf_table
 
     spec = _load(cluster)
     ispec = IperfSpec(seconds=seconds, streams=streams, directions=list(directions), port=port)  # type: ignore[arg-type]
-    with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
+    with SSHExecutor(spec) as ex, spinner(not as_json) as progress:
         matrix = run_iperf(spec, ex, ispec, progress=progress)
-    if as_json:
-        click.echo(json.dumps({
-            "pairs": [{k: v for k, v in asdict(p).items() if k != "raw"} for p in matrix.pairs],
-            "aggregate_bps": {d: matrix.aggregate_bps(d) for d in ispec.directions},
-            "median_pair_bps": matrix.median_pair_bps()}, indent=2))
-    else:
-        _console().print(iperf_table(matrix))
+    click.echo(iperf_json(matrix, ispec.directions)) if as_json else _console().print(iperf_table(matrix))
     failed = [p for p in matrix.pairs if p.error]
     if failed:
         raise Failure(f"{len(failed)} of {len(matrix.pairs)} pair(s) failed; first: {failed[0].error}")
@@ -393,27 +334,22 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
 
     Example: glmodel bench disk --cluster glmodel-lab/lab.yaml --size 64MB
     """
-    import json
-    from dataclasses import asdict
-
     from pydantic import ValidationError
 
     from .bench.fio import DiskSpec, run_disk
-    from .remote.executor import SSHExecutor
-    from .present.render import disk_table
     from .config.yamlio import validation_message
+    from .present.bench import disk_json, disk_table
+    from .present.console import spinner
+    from .remote.executor import SSHExecutor
 
     spec = _load(cluster)
     try:
         dspec = DiskSpec(size=size, runtime=runtime, tests=list(tests), parallel=parallel)  # type: ignore[arg-type]
     except ValidationError as exc:
         raise validation_message(exc, "command line", DiskSpec) from None
-    with SSHExecutor(spec) as ex, _progress(not as_json) as progress:
+    with SSHExecutor(spec) as ex, spinner(not as_json) as progress:
         bricks = run_disk(spec, ex, dspec, progress=progress)
-    if as_json:
-        click.echo(json.dumps([{k: v for k, v in asdict(b).items() if k != "raw"} for b in bricks], indent=2))
-    else:
-        _console().print(disk_table(bricks))
+    click.echo(disk_json(bricks)) if as_json else _console().print(disk_table(bricks))
     failed = [b for b in bricks if b.error]
     if failed:
         raise Failure(f"{len(failed)} of {len(bricks)} brick(s) failed; first: {failed[0].error}")
@@ -423,40 +359,6 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
 
 store_option = click.option("--store", "store", default="glmodel.db", show_default=True,
                             help="Results store: a SQLite file path or a database URL (postgresql+psycopg://...).")
-
-
-class _ProgressReporter:
-    """Draws collect's progress: a bar with runs done/total, the current run and ETA; one line per finished run."""
-
-    def __init__(self, console: Any, total: int, done: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.console = console
-        self.progress = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                 TextColumn("ETA {task.fields[eta]}"), TextColumn("{task.description}"),
-                                 console=console, transient=True)
-        self.task = self.progress.add_task("starting", total=total, completed=done, eta="?")
-
-    def __enter__(self) -> _ProgressReporter:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def status(self, message: str) -> None:
-        self.progress.update(self.task, description=message)
-
-    def run_started(self, position: int, total: int, run: Any, eta_s: float | None) -> None:
-        eta = "?" if eta_s is None else f"{int(eta_s // 60)}m{int(eta_s % 60):02d}s"
-        self.progress.update(self.task, description=f"run {position}/{total}: {run.label}", eta=eta)
-
-    def run_finished(self, position: int, total: int, run: Any, line: str, ok: bool) -> None:
-        self.progress.update(self.task, advance=1)
-        mark = "[green]✓[/green]" if ok else "[red]✗[/red]"
-        from rich.markup import escape
-
-        self.console.print(f"{mark} {position}/{total} {escape(line)}", highlight=False)
 
 
 @cli.command(short_help="Run an experiment plan as a campaign into the results store (resumable).")
@@ -481,88 +383,32 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
     import signal
 
     from .campaign.plan_run import run_plan
-    from .campaign.estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
-    from .campaign.records import campaign_name, setting_campaign
+    from .campaign.preview import preview
+    from .campaign.records import campaign_name
     from .plan.file import expand, load_plan
+    from .present.campaign import preview_lines
+    from .present.console import PlanConsole
     from .remote.executor import SSHExecutor
-    from .errors import GlmodelError
     from .store import open_store
-    from .store.store import store_exists
 
     spec = _load(cluster)
     plan = load_plan(plan_file, variant)
     expanded = expand(plan, spec, str(plan_file))
     base = campaign or campaign_name(plan, spec)
-    settings = expanded.lab_settings
-    low, high = trial_count(expanded, plan.protocol)
     console = _console()
     if dry_run:
-        cost = TrialCost()
-        if store_exists(store):
-            # A store collect could not write to is refused here too, before anyone waits for the real run.
-            with open_store(store, create=False) as st:
-                cost = stored_trial_cost(st, spec.name) or cost
-        est = estimate_seconds(expanded, plan.protocol, cost=cost) + 60 * (len(settings) - 1)
-        console.print(f"campaign {base}: {len(expanded.volumes)} volume(s), {len(expanded.runs)} run(s), "
-                      f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
-                      f"estimated {est / 60:.0f} min ({cost.source})", highlight=False)
-        if plan.design.type == "adaptive":
-            d = plan.design
-            console.print(f"  adaptive: chooses at most {min(d.budget or 0, len(expanded.runs))} of these "
-                          f"{len(expanded.runs)} candidate run(s) as it goes, {d.batch} per round after the first "
-                          f"(the counts and estimate above are for all of them)", highlight=False)
-        if settings != [()]:
-            console.print(f"  {len(settings)} lab hardware setting(s), each a campaign with its own baselines:",
-                          highlight=False)
-            for s in settings:
-                console.print(f"    {setting_campaign(base, s)}: {len(expanded.with_setting(s).runs)} run(s)",
-                              highlight=False)
-        if expanded.duplicates:
-            console.print(f"  {expanded.duplicates} design point(s) merged: they differ only in factors that do not "
-                          "apply to them", highlight=False)
-        for point, why in expanded.skipped:
-            console.print(f"  skipped {point}: {why}", highlight=False)
-        for i, run in enumerate(expanded.runs, 1):
-            console.print(f"  {i:4d}  {run.volume.name}  {run.label}", highlight=False)
+        for line in preview_lines(preview(spec, plan, expanded, base, store)):
+            console.print(line, highlight=False, markup=False)
         return
     # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     with open_store(store) as st, SSHExecutor(spec) as ex:
         summaries = run_plan(spec, plan, expanded, st, ex, base=base, fail_fast=fail_fast,
-                             reporter=_PlanConsole(console))
+                             reporter=PlanConsole(console))
     failed = sum(s.failed for s in summaries)
     if failed:
         raise Failure(f"{failed} run(s) failed; `glmodel runs list --status failed` shows them; "
                       "run collect again to retry them")
-
-
-class _PlanConsole:
-    """Renders run_plan's campaigns: a line per campaign, a progress bar per run."""
-
-    def __init__(self, console: Any) -> None:
-        self.console = console
-
-    def campaign(self, name: str, total: int, done: int, where: str) -> _ProgressReporter:
-        self.console.print(f"campaign {name}: {total} run(s), {done} already done; store {where}", highlight=False)
-        return _ProgressReporter(self.console, total, done)
-
-    def finished(self, summary: Any) -> None:
-        _campaign_line(self.console, summary)
-
-    def note(self, message: str) -> None:
-        self.console.print(message, highlight=False)
-
-
-def _campaign_line(console: Any, summary: Any) -> None:
-    name = summary.campaign
-    if summary.already_done == summary.total:
-        console.print(f"campaign {name}: all {summary.total} run(s) already done; nothing to run", highlight=False)
-        return
-    overhead = summary.wall_seconds / summary.engine_seconds if summary.engine_seconds else float("nan")
-    console.print(f"campaign {name}: {summary.done} run(s) done now, {summary.already_done} before, "
-                  f"{summary.failed} failed; {summary.trials} trial(s); {summary.wall_seconds:.0f}s wall, "
-                  f"{summary.engine_seconds:.0f}s in the engines, {summary.baseline_seconds:.0f}s baselines"
-                  + (f" (wall/engine {overhead:.2f})" if summary.engine_seconds else ""), highlight=False)
 
 
 @cli.group(short_help="List and inspect the runs in a results store.")
@@ -579,36 +425,16 @@ def runs_list(store: str, campaign: str | None, status: str | None, as_json: boo
     """Example: glmodel runs list --status failed"""
     import json
 
-    from rich.table import Table
-
-    from .plan.factors import show_features
+    from .present.runs import runs_table
     from .store import open_store
+    from .store.views import run_list
 
     with open_store(store, create=False) as st:
-        cid = None
-        if campaign is not None:
-            c = st.campaign(campaign)
-            if c is None:
-                names = ", ".join(x["name"] for x in st.campaigns()) or "none"
-                raise Failure(f"no campaign {campaign!r} in {st.where} (campaigns: {names})", 2)
-            cid = int(c["id"])
-        rows = [r for r in st.runs(cid) if status is None or r["status"] == status]
-        per_run = st.trial_counts(cid)
-        counts = {r["id"]: per_run.get(int(r["id"]), 0) for r in rows}
+        found = run_list(st, campaign, status)
     if as_json:
-        click.echo(json.dumps([{k: r[k] for k in ("id", "campaign", "status", "attempts", "regime", "unstable",
-                                                   "features", "error", "error_host", "error_command")}
-                               | {"trials": counts[r["id"]]} for r in rows], indent=2, default=str))
-        return
-    table = Table(title=f"runs in {store}")
-    for col in ("id", "campaign", "status", "trials", "regime", "features", "error"):
-        table.add_column(col)
-    for r in rows:
-        feats = show_features(r["features"])
-        err = f"{r['error_host'] or ''}: {r['error']}" if r["error"] else ""
-        table.add_row(str(r["id"]), r["campaign"], r["status"] + (" (unstable)" if r["unstable"] else ""),
-                      str(counts[r["id"]]), r["regime"] or "", feats, err)
-    _console().print(table)
+        click.echo(json.dumps(found.to_json(), indent=2, default=str))
+    else:
+        _console().print(runs_table(found, f"runs in {store}"))
 
 
 @runs.command("design", short_help="An adaptive campaign's decisions: each round's figures and why each run.")
@@ -623,32 +449,13 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
     """
     import json
 
-    from .plan.factors import show_features
+    from .present.runs import design_lines
     from .store import open_store
+    from .store.views import design_log
 
     with open_store(store, create=False) as st:
-        c = st.campaign(campaign)
-        if c is None:
-            names = ", ".join(x["name"] for x in st.campaigns()) or "none"
-            raise Failure(f"no campaign {campaign!r} in {st.where} (campaigns: {names})", 2)
-        log = st.design_log(int(c["id"]))
-        labels = {r["config_hash"]: show_features(r["features"]) for r in st.runs(int(c["id"]))}
-    if not log:
-        raise Failure(f"campaign {campaign} has no design log (it did not use an adaptive design)")
-    if as_json:
-        click.echo(json.dumps([{k: e[k] for k in ("round", "config_hash", "reason")} |
-                               {"figures": {k: v for k, v in e["figures"].items() if k != "predictions"}}
-                               for e in log], indent=1, default=str))
-        return
-    for e in log:
-        if e["config_hash"] is None:
-            f = e["figures"]
-            loo = f.get("loo_r2")
-            click.echo(f"round {e['round']}: {f.get('runs')} run(s), LOO R² {'–' if loo is None else f'{loo:.3f}'}; "
-                       f"{e['reason']}")
-        else:
-            click.echo(f"  round {e['round']} runs {labels.get(e['config_hash'], e['config_hash'][:12])}: "
-                       f"{e['reason']}")
+        log = design_log(st, campaign)
+    click.echo(json.dumps(log.to_json(), indent=1, default=str) if as_json else "\n".join(design_lines(log)))
 
 
 @runs.command("show", short_help="One run: config, every trial with its figures, the raw output of one trial.")
@@ -657,44 +464,13 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
 @click.option("--raw", "raw_trial", type=int, default=None, help="Also print the raw iozone output of this trial.")
 def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     """Example: glmodel runs show 3 --raw 1"""
-    import json
-
-    from .units import gluster_size
+    from .present.runs import run_lines
     from .store import open_store
+    from .store.views import run_detail
 
     with open_store(store, create=False) as st:
-        run = st.run(run_id)
-        if run is None:
-            raise Failure(f"no run {run_id} in {st.where}", 2)
-        trials = st.trials(run_id)
-        raw = None
-        if raw_trial is not None:
-            match = [t for t in trials if t["idx"] == raw_trial]
-            if not match:
-                raise Failure(f"run {run_id} has no trial {raw_trial} (trials: "
-                              f"{', '.join(str(t['idx']) for t in trials)})", 2)
-            raw = st.raw_output(int(match[0]["id"]), "iozone")
-    click.echo(f"run {run['id']} of {run['campaign']}: {run['status']}, attempt {run['attempts']}, "
-               f"regime {run['regime']}" + (", UNSTABLE" if run["unstable"] else ""))
-    if run["error"]:
-        click.echo(f"  error on {run['error_host']}: {run['error']}")
-        if run["error_command"]:
-            click.echo(f"  command: {run['error_command']}")
-    click.echo("  config: " + json.dumps(run["config"], sort_keys=True))
-    from .text import printable
-
-    for t in trials:
-        flags = ",".join(f for f, on in (("warm-up", t["warmup"]), ("outlier", t["outlier"])) if on)
-        figs = "  ".join(f"{m['metric']} {m['value'] / 1024:,.1f}" for m in t["measurements"])
-        size = gluster_size(t["file_size"]) if t["file_size"] else "?"
-        click.echo(f"  trial {t['idx']:3d} {t['status']:6s} {t['seconds']:6.1f}s {size:>7s} {flags:16s} {figs} MB/s"
-                   + (f"  error: {t['error']}" if t["error"] else ""))
-        if t.get("flagged_because"):
-            click.echo(f"            flagged: {printable(t['flagged_because'])}")
-        elif (t.get("context") or {}).get("disturbed"):
-            click.echo("            disturbed: " + printable("; ".join(t["context"]["disturbed"])))
-    if raw is not None:
-        click.echo(raw)
+        detail = run_detail(st, run_id, raw_trial)
+    click.echo("\n".join(run_lines(detail)))
 
 
 @cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")
@@ -708,20 +484,10 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
 
     Example: glmodel export --format parquet --out trials.parquet
     """
-    from .dataset import trial_frame
+    from .dataset import export_trials
     from .outputs import check_output
-    from .store import open_store
 
-    check_output(out, "--out")
-    with open_store(store, create=False) as st:
-        frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
-                            include_failed=all_trials)
-    if frame.empty:
-        raise Failure(f"no trials to export from {store}" + (f" for campaign {campaign}" if campaign else ""))
-    if fmt == "csv":
-        frame.to_csv(out, index=False)
-    else:
-        frame.to_parquet(out, index=False)
+    frame = export_trials(store, check_output(out, "--out"), fmt, campaign, all_trials)
     click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
 
 
@@ -755,38 +521,6 @@ def report(store: str, model_file: Path | None, scenarios: Path | None, campaign
         written = write_report(st, out, model_file, list(campaigns) or None, scenarios)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
                f"summary: {written.markdown}")
-
-
-def _model_frame(store: str, data: Path | None, campaigns: Sequence[str],
-                 with_outliers: bool = False) -> tuple[Any, str]:
-    """The measured trials to model (warm-ups never; outliers only when asked), from a store or an exported table,
-    restricted to the campaigns named; and where they came from."""
-    from .dataset import flagged_note, read_table, trial_frame
-    from .store import open_store
-
-    if data is not None:
-        frame = read_table(data)
-        if "warmup" in frame:
-            frame = frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
-        known, where = set(frame["campaign"].astype(str)), str(data)
-    else:
-        with open_store(store, create=False) as st:
-            known = {c["name"] for c in st.campaigns()}
-            frame = trial_frame(st, include_outliers=True)
-            where = st.where
-    missing = [c for c in campaigns if c not in known]
-    if missing:
-        raise Failure(f"--campaign: no campaign {', '.join(missing)} in {where} "
-                      f"(it has {', '.join(sorted(known)) or 'none'})")
-    if campaigns and not frame.empty:
-        frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
-    note = flagged_note(frame)  # said in the fit's notes, since the model never sees those trials
-    if not with_outliers and "outlier" in frame:
-        frame = frame[~frame["outlier"].astype(bool)].reset_index(drop=True)
-    frame.attrs["flagged"] = None if with_outliers else note
-    if frame.empty:
-        raise Failure(f"no finished trials to fit in {where}")
-    return frame, where
 
 
 data_option = click.option(
@@ -825,29 +559,22 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     """
     import json
 
-    from .model import artifact
-    from .model.fit import MODELS, fit_frame
+    from .dataset import model_frame
+    from .model.train import train
     from .outputs import check_output
-
-    check_output(out, "--out")  # before the fit, which may take minutes
-    frame, where = _model_frame(store, data, campaigns, with_outliers)
-    fits, skipped = fit_frame(frame, family, list(metrics) or None, models=list(models) or list(MODELS),
-                              seed=seed, level=level, importance_n=samples, bootstrap=bootstrap)
-    if frame.attrs.get("flagged"):
-        for f in fits:
-            f.notes.append(frame.attrs["flagged"])
-    doc = artifact.build(fits, artifact.provenance(where, frame, family, seed))
-    artifact.save(doc, out)
-    if as_json:
-        click.echo(json.dumps({"model_file": str(out), "provenance": doc["provenance"],
-                               "metrics": {m: v["report"] for m, v in doc["metrics"].items()},
-                               "not_fitted": skipped}, indent=1))
-        return
     from .present.model import print_fits
 
+    check_output(out, "--out")  # before the fit, which may take minutes
+    frame, where = model_frame(store, data, campaigns, with_outliers=with_outliers)
+    done = train(frame, where, out, family=family, metrics=metrics, models=models, seed=seed, level=level,
+                 samples=samples, bootstrap=bootstrap)
+    if as_json:
+        click.echo(json.dumps(done.to_json(), indent=1))
+        return
     console = _console()
-    print_fits(console, fits, skipped)
-    console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in fits)})", highlight=False)
+    print_fits(console, done.fits, done.skipped)
+    console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in done.fits)})",
+                  highlight=False)
 
 
 def _int_list(text: str) -> list[int]:
@@ -872,7 +599,7 @@ def _int_list(text: str) -> list[int]:
 @click.option("--subsets", type=click.IntRange(5, 10000), default=50, show_default=True,
               help="Designs drawn per size and strategy (seeds).")
 @click.option("--strategy", "strategies", multiple=True,
-              type=click.Choice(["random", "lhs", "dopt", "iopt", "adaptive"]),
+              type=click.Choice(STRATEGIES),
               help="How designs are chosen (repeatable; default: all, side by side). adaptive reads the grid's "
                    "measurements as an oracle.")
 @click.option("--figure", type=click.Path(path_type=Path), help="Also draw held-out R² and top-predictor "
@@ -896,40 +623,33 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     """
     import json
 
-    from .model.design_size import design_size as subsample
+    from .dataset import model_frame
+    from .model.design_size import compare, curve_frame
     from .model.fit import metrics_asked
-
     from .outputs import check_output
+    from .present.model import print_design_size
 
     wanted = _option("--sizes", sizes, _int_list) if sizes else None
     if csv_out is not None:
         check_output(csv_out, "--csv")
     if figure is not None:
         check_output(figure, "--figure", (".png",))
-    frame, where = _model_frame(store, data, campaigns)
+    frame, where = model_frame(store, data, campaigns)
     asked = metrics_asked(frame, metrics)
     if not asked:
         raise Failure(f"no throughput metric in {where}")
-    from .model.choose import STRATEGIES
-
-    results = [subsample(frame, m, family, sizes=wanted, subsets=subsets, seed=seed, tolerance=tolerance,
-                         top_share=top_share, strategy=st)  # type: ignore[arg-type]
-               for m in asked for st in (strategies or STRATEGIES)]
+    results = compare(frame, asked, family, strategies=strategies or STRATEGIES,  # type: ignore[arg-type]
+                      sizes=wanted, subsets=subsets, seed=seed, tolerance=tolerance, top_share=top_share)
     if csv_out is not None:
-        import pandas as pd
-
-        pd.DataFrame([{"metric": r.metric, "strategy": r.strategy, **p.to_json(), "full_cv_r2": r.full_cv_r2,
-                       "top": r.top} for r in results for p in r.points]).to_csv(csv_out, index=False)
+        curve_frame(results).to_csv(csv_out, index=False)
     if figure is not None:
         from .report.figures import design_curves
 
         design_curves(results, figure.parent, figure.name)
     if as_json:
         click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
-        return
-    from .present.model import print_design_size
-
-    print_design_size(_console(), results, where)
+    else:
+        print_design_size(_console(), results, where)
 
 
 @cli.command(short_help="What-if: predicted MB/s with intervals for candidate hardware/configurations.")
@@ -1031,6 +751,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     from .present import predict as show
     from .predict.scenarios import from_file
     from .predict.whatif import model_inputs
+    from .present.console import PlanConsole
     from .verify import verify as run_verify
 
     spec = _load(cluster)
@@ -1052,7 +773,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
         return
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = run_verify(spec, mf, q, plan, store, metrics=list(metrics) or None, level=level, fail_fast=fail_fast,
-                        reporter=None if as_json else _PlanConsole(console))
+                        reporter=None if as_json else PlanConsole(console))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
         return
@@ -1127,27 +848,21 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: str, **hardware
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 
+def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None,
+               columns: tuple[str, ...]) -> None:
+    from .lab.hardware import set_nodes
+    from .present.lab import node_lines
+
+    shown = set_nodes(lab_dir, nodes, settings, brick_size=size, progress=lambda m: click.echo(f"lab: {m}", err=True))
+    click.echo("\n".join(node_lines(shown, columns)))
+
+
 def _option(option: str, text: str, parse: Callable[[str], T]) -> T:
     """An option's text through its parser; a ValueError becomes click's one-line usage error naming it."""
     try:
         return parse(text)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
-
-
-def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None = None,
-               columns: tuple[str, ...] = ("link", "bricks", "disk", "ram", "cpu")) -> None:
-    """Give the nodes named (every node when none is) the settings, then print each node's settings."""
-    from .lab import find_node, load_lab, node_settings, set_hardware
-
-    state = load_lab(lab_dir)
-    targets = [find_node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
-    if settings or size is not None:
-        set_hardware(state, targets, settings, brick_size=size, progress=lambda m: click.echo(f"lab: {m}", err=True))
-    for n in state.nodes:
-        shown = node_settings(state, n.address)
-        click.echo(f"{n.address}  " + "  ".join(shown[c] if len(columns) == 1 else f"{c} {shown[c]}"
-                                                  for c in columns))
 
 
 node_option = click.option("--node", "nodes", multiple=True,
@@ -1170,7 +885,8 @@ def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: str | None, **hardware
     settings = _hardware(hardware)
     if size is not None and "backing" not in settings and not any(k.startswith("disk") for k in settings):
         raise click.BadParameter("give --backing (or a disk limit) with --size", param_hint="--size")
-    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None)
+    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None,
+               ("link", "bricks", "disk", "ram", "cpu"))
 
 
 @lab.command("link", short_help="Set nodes' link rates (same as `lab node --link`), or show them.")
@@ -1188,7 +904,7 @@ def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
     from .lab import parse_setting
 
     settings = _option("--rate", rate, partial(parse_setting, "link")) if rate is not None else {}
-    _set_nodes(lab_dir, nodes, settings, columns=("link",))
+    _set_nodes(lab_dir, nodes, settings, None, ("link",))
 
 
 @lab.command("brick", short_help="Set nodes' brick backing (same as `lab node --backing`), or show it.")
@@ -1209,7 +925,7 @@ def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: 
     if backing is None and size is not None:
         raise click.BadParameter("give --backing with --size", param_hint="--size")
     settings = _option("--backing", backing, partial(parse_setting, "backing")) if backing is not None else {}
-    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None, columns=("bricks",))
+    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None, ("bricks",))
 
 
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")
@@ -1231,26 +947,13 @@ def lab_status(lab_dir: Path) -> None:
 
     Example: glmodel lab status --dir /var/tmp/lab
     """
-    from rich.table import Table
-
     from .lab import lab_status as status
-    from .lab import node_settings
+    from .present.lab import status_table
 
     state, nodes = status(lab_dir)
-    table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu"):
-        table.add_column(col)
-    for n in nodes:
-        hw = node_settings(state, n.address)
-        table.add_row(n.address, _yes(n.glusterd), _yes(n.sshd), f"{n.peers_connected}/{n.peers_total}",
-                      hw["link"], hw["bricks"], hw["disk"], hw["ram"], hw["cpu"])
-    _console().print(table)
+    _console().print(status_table(state, nodes))
     if not all(n.glusterd and n.sshd and n.peers_connected == n.peers_total for n in nodes):
         raise Failure("lab is degraded; `glmodel lab up` again restarts it from scratch")
-
-
-def _yes(ok: bool) -> str:
-    return "[green]up[/green]" if ok else "[red]down[/red]"
 
 
 def main() -> NoReturn:

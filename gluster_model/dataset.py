@@ -13,9 +13,11 @@ import csv
 
 import statistics
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .store.store import Store
+from .errors import GlmodelError
+from .store.store import Store, open_store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -236,3 +238,55 @@ def read_table(path: str | Path) -> pd.DataFrame:
         return _typed(frame)
     except (ValueError, TypeError) as exc:
         raise ConfigError(str(p), "values", str(exc).splitlines()[0]) from None
+
+
+def measured(frame: pd.DataFrame, *, warmups: bool = False, outliers: bool = False) -> pd.DataFrame:
+    """The rows of an exported table (which carries the flags) that ``trial_frame`` would give: warm-ups and
+    outliers left out unless kept."""
+    for flag, keep in (("warmup", warmups), ("outlier", outliers)):
+        if not keep and flag in frame:
+            frame = frame[~frame[flag].astype(bool)].reset_index(drop=True)
+    return frame
+
+
+def model_frame(store: str | Path, data: Path | None = None, campaigns: Sequence[str] = (), *,
+                with_outliers: bool = False) -> tuple[pd.DataFrame, str]:
+    """The measured trials to model, from a store or an exported table, restricted to the campaigns named; and
+    where they came from. Warm-ups never count; outliers only when asked, and ``frame.attrs["flagged"]`` says
+    how many were left out and why (for the fit's notes, since the model never sees them)."""
+    if data is not None:
+        frame = measured(read_table(data), outliers=True)
+        known, where = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
+    else:
+        with open_store(store, create=False) as st:
+            known = {c["name"] for c in st.campaigns()}
+            frame = trial_frame(st, include_outliers=True)
+            where = st.where
+    missing = [c for c in campaigns if c not in known]
+    if missing:
+        raise GlmodelError(f"--campaign: no campaign {', '.join(missing)} in {where} "
+                           f"(it has {', '.join(sorted(known)) or 'none'})")
+    if campaigns and not frame.empty:
+        frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
+    note = flagged_note(frame)
+    frame = measured(frame, outliers=with_outliers)
+    frame.attrs["flagged"] = None if with_outliers else note
+    if frame.empty:
+        raise GlmodelError(f"no finished trials to fit in {where}")
+    return frame, where
+
+
+def export_trials(store: str | Path, out: Path, fmt: str = "csv", campaign: str | None = None,
+                  all_trials: bool = False) -> pd.DataFrame:
+    """Write the store's trials as one table (CSV or Parquet); warm-ups, outliers and failed runs only with
+    ``all_trials`` (their flag columns say which). Returns what was written."""
+    with open_store(store, create=False) as st:
+        frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
+                            include_failed=all_trials)
+    if frame.empty:
+        raise GlmodelError(f"no trials to export from {store}" + (f" for campaign {campaign}" if campaign else ""))
+    if fmt == "csv":
+        frame.to_csv(out, index=False)
+    else:
+        frame.to_parquet(out, index=False)
+    return frame

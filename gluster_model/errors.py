@@ -91,6 +91,12 @@ class StoreError(GlmodelError):
     """The results store cannot be opened, read or written."""
 
 
+class NotFound(GlmodelError):
+    """A campaign, run or trial the user named is not in the store (a usage error: exit 2)."""
+
+    cli_status = 2
+
+
 class LabError(GlmodelError):
     """The local lab could not be brought up, inspected or torn down."""
 

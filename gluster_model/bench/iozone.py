@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
-from ..gluster.apply import drop_caches
+from ..gluster.apply import drop_caches, mount
 from ..remote.executor import Executor, shell
 from .engine import EngineResult, Measurement, TrialRequest
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput
@@ -365,3 +365,19 @@ class IozoneEngine:
 
     def after_run(self, request: TrialRequest) -> None:
         pass  # each trial removes its own work directory
+
+
+def measure_volume(cluster: ClusterSpec, executor: Executor, volume: str, workload: Workload, *,
+                   drop: bool = True, progress: Callable[[str], None] = lambda m: None) -> IozoneRun:
+    """One iozone trial by hand (``glmodel bench iozone``): mount the volume where it is not, drop caches when
+    asked, run. A failed trial is a GlmodelError naming why."""
+    progress(f"mounting {volume}")
+    points = mount(cluster, executor, volume)
+    if drop:
+        progress("dropping caches")
+        drop_caches(cluster, executor)
+    progress(f"iozone: {workload.threads} threads x {workload.file_size} on {len(points)} client(s)")
+    run = run_iozone(cluster, executor, volume, workload, points)
+    if run.output is None:
+        raise GlmodelError(f"iozone failed after {run.seconds:.1f}s: {run.error}")
+    return run

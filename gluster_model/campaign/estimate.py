@@ -14,6 +14,7 @@ from ..store.store import Store
 from ..units import parse_size
 
 DD_STARTUP_S = 0.5
+BASELINE_S = 60.0  # network and disk baselines of one hardware setting
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ def stored_trial_cost(store: Store, cluster_name: str) -> TrialCost | None:
 
 def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, cost: TrialCost = TrialCost()) -> float:
     """Campaign duration: per trial, the start-up plus the data of every test pass at the cost's rate (or the
-    auto-sizing target); per volume, creating, mounting and removing it; a minute for the baselines."""
+    auto-sizing target); per volume, creating, mounting and removing it; a minute for the baselines of
+    each lab hardware setting."""
     per_trial = 0.0
     for run in expanded.runs:
         data = parse_size(run.workload.file_size) * run.workload.threads
@@ -69,7 +71,8 @@ def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, co
         startup = DD_STARTUP_S if run.workload.engine == "dd" else cost.startup_s  # dd: one SSH round trip
         per_trial += (startup + io) * (p.warmups + p.repetitions)
     total = per_trial + cost.volume_s * len(expanded.volumes)
-    return total + (60 if baselines else 0)
+    # Each lab hardware setting is a campaign with baselines of its own.
+    return total + (BASELINE_S * len(expanded.lab_settings) if baselines else 0)
 
 
 def trial_count(expanded: Expanded, p: Protocol) -> tuple[int, int]:

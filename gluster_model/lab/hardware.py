@@ -212,3 +212,16 @@ def remove_all(state: LabState) -> list[str]:
     state.cgroups = [p for p in state.cgroups if any(x.startswith(p + " ") for x in left)]
     state.save()
     return failed + [f"cgroup {x}" for x in left]
+
+
+def set_nodes(lab_dir: Path, nodes: Sequence[str], settings: Mapping[str, Any], *, brick_size: int | None = None,
+              progress: Callable[[str], None] = lambda m: None) -> list[tuple[str, dict[str, str]]]:
+    """Give the nodes named (address, index or nodeN; every node when none is) the settings, then read back every
+    node's settings as (address, {knob: shown value})."""
+    from .state import find_node, load_lab
+
+    state = load_lab(lab_dir)
+    targets = [find_node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
+    if settings or brick_size is not None:
+        set_hardware(state, targets, settings, brick_size=brick_size, progress=progress)
+    return [(n.address, node_settings(state, n.address)) for n in state.nodes]

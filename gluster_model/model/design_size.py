@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..dataset import FAMILIES
-from .choose import Strategy, adaptive_order, dopt_order, iopt_order, lhs_design, random_order
+from .choose import STRATEGIES, Strategy, adaptive_order, dopt_order, iopt_order, lhs_design, random_order
 from .features import design_matrix, main_effect_terms, schema_from_frame, with_derived
 from .fit import FitError, rows_for
 from .groups import GROUP
@@ -232,3 +232,19 @@ def runs_needed(points: Sequence[SizePoint], target_r2: float, tolerance: float,
             break
         needed = p.n
     return needed
+
+
+def compare(frame: pd.DataFrame, metrics: Sequence[str], family: str = "hardware", *,
+            strategies: Sequence[Strategy] = STRATEGIES, sizes: Sequence[int] | None = None, subsets: int = 50,
+            seed: int = 0, tolerance: float = 0.05, top_share: float = 0.9) -> list[DesignSize]:
+    """``design_size`` for every metric and strategy, side by side."""
+    return [design_size(frame, m, family, sizes=sizes, subsets=subsets, seed=seed, tolerance=tolerance,
+                        top_share=top_share, strategy=s) for m in metrics for s in strategies]
+
+
+def curve_frame(results: Sequence[DesignSize]) -> pd.DataFrame:
+    """The curves as one table: a row per metric, strategy and size."""
+    import pandas as pd
+
+    return pd.DataFrame([{"metric": r.metric, "strategy": r.strategy, **p.to_json(), "full_cv_r2": r.full_cv_r2,
+                          "top": r.top} for r in results for p in r.points])

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import ConnectError, HostKeyError
+from ..errors import ConnectError, GlmodelError, HostKeyError
 from .executor import fingerprint
 
 if TYPE_CHECKING:
     import paramiko
 
-    from ..config.cluster import Host
+    from ..config.cluster import ClusterSpec, Host
 
 KeyStatus = Literal["known", "new", "changed"]
 
@@ -90,3 +90,14 @@ def record(known_hosts: Path, observed: ObservedKey) -> None:
     fd = os.open(known_hosts, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "a") as fh:
         fh.write(line)
+
+
+def observe_all(cluster: ClusterSpec) -> list[tuple[Host, ObservedKey | GlmodelError]]:
+    """Every host's key, or the error that kept it from being read: one unreachable host hides no other."""
+    out: list[tuple[Host, ObservedKey | GlmodelError]] = []
+    for host in cluster.hosts:
+        try:
+            out.append((host, observe(host)))
+        except GlmodelError as exc:
+            out.append((host, exc))
+    return out

@@ -1,17 +1,11 @@
-"""Rendering of library results for the terminal (rich) and as JSON. Presentation only."""
+"""Whether hosts are ready: the preflight report (``check``) and SSH host keys (``trust``), as tables or JSON."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from typing import TYPE_CHECKING
-
 from ..preflight import Check, CheckResult, HostReport
-
-if TYPE_CHECKING:
-    from ..bench.fio import BrickBaseline
-    from ..bench.iperf import IperfMatrix
 
 # Table columns: (title, names of the checks shown in it).
 _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -82,42 +76,18 @@ def check_json(result: CheckResult) -> str:
     return json.dumps(out, indent=2, default=str)
 
 
-def iperf_table(matrix: IperfMatrix) -> Any:
-    """One row per pair and direction (Gbit/s), then the aggregate of each direction."""
+
+
+def trust_table(cluster: str, rows: list[tuple[str, str, str, str, str]]) -> Any:
+    """One row per host: address, port, key type, fingerprint, status (known, new, changed, or the error)."""
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"iperf3 matrix: {matrix.spec.seconds}s, {matrix.spec.streams} stream(s) per pair")
-    for col in ("client", "server", "direction", "Gbit/s", "retransmits"):
-        table.add_column(col, justify="right" if col in ("Gbit/s", "retransmits") else "left")
-    for p in matrix.pairs:
-        if p.error:
-            table.add_row(p.client, p.server, p.direction, "[red]failed[/red]", f"[red]{p.error}[/red]")
-        else:
-            table.add_row(p.client, p.server, p.direction, f"{(p.received_bps or 0) / 1e9:.2f}", str(p.retransmits))
-    for d in matrix.spec.directions:
-        table.add_row("[bold]all[/bold]", "", d, f"[bold]{matrix.aggregate_bps(d) / 1e9:.2f}[/bold]", "")
-    return table
-
-
-def disk_table(bricks: list[BrickBaseline]) -> Any:
-    """One row per brick: MB/s of each test (and IOPS of the random ones)."""
-    from rich.table import Table
-
-    tests = list(dict.fromkeys(t for b in bricks for t in b.jobs))
-    table = Table(title="disk baseline (fio)")
-    table.add_column("host")
-    table.add_column("brick path")
-    table.add_column("I/O")
-    for t in tests:
-        table.add_column(f"{t} MB/s" + (" (IOPS)" if t.startswith("rand") else ""), justify="right")
-    for b in bricks:
-        if b.error:
-            table.add_row(b.host, b.path, "", f"[red]{b.error}[/red]")
-            continue
-        cells = []
-        for t in tests:
-            j = b.jobs.get(t)
-            cells.append("-" if j is None else f"{j.bytes_per_s / 1e6:,.1f}" +
-                         (f" ({j.iops:,.0f})" if t.startswith("rand") else ""))
-        table.add_row(b.host, b.path, "O_DIRECT" if b.direct else "buffered+fsync", *cells)
+    colour = {"known": "green", "new": "yellow", "changed": "bold red"}
+    table = Table(title=f"SSH host keys of {cluster}")
+    for col in ("host", "port", "type", "fingerprint", "status"):
+        table.add_column(col)
+    for host, port, kind, fingerprint, status in rows:
+        c = colour.get(status, "red")
+        table.add_row(host, port, kind, fingerprint, f"[{c}]{escape(status)}[/{c}]")
     return table

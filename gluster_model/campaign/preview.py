@@ -1,0 +1,44 @@
+"""What ``collect --dry-run`` shows before anything runs: volumes, runs, trials, the estimated duration (calibrated
+on the store's earlier trials of the cluster), lab settings, merged and impossible design points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..config.cluster import ClusterSpec
+from ..plan.factors import Level, RunSpec
+from ..plan.file import Expanded, PlanFile
+from ..store.store import open_store, store_exists
+from .estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
+from .records import setting_campaign
+
+
+@dataclass
+class Preview:
+    campaign: str
+    volumes: int
+    runs: list[RunSpec]
+    trials: tuple[int, int]  # fewest and most the protocol may run, warm-ups included
+    seconds: float
+    cost_source: str
+    adaptive: tuple[int, int] | None = None  # (at most this many runs chosen, per round after the first)
+    settings: list[tuple[str, int]] = field(default_factory=list)  # (campaign of a lab setting, its runs)
+    duplicates: int = 0
+    skipped: list[tuple[dict[str, Level], str]] = field(default_factory=list)
+
+
+def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str, store: str) -> Preview:
+    """The plan's campaign as it would run; reads the store only to calibrate the estimate (never creates it)."""
+    cost = TrialCost()
+    if store_exists(store):
+        # A store collect could not write to is refused here too, before anyone waits for the real run.
+        with open_store(store, create=False) as st:
+            cost = stored_trial_cost(st, cluster.name) or cost
+    d = plan.design
+    settings = expanded.lab_settings
+    return Preview(
+        base, len(expanded.volumes), expanded.runs, trial_count(expanded, plan.protocol),
+        estimate_seconds(expanded, plan.protocol, cost=cost), cost.source,
+        (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
+        [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] if settings != [()] else [],
+        expanded.duplicates, expanded.skipped)

@@ -1,0 +1,23 @@
+"""``collect --dry-run``'s lines: the campaign it would run, and each run."""
+
+from __future__ import annotations
+
+from ..campaign.preview import Preview
+
+
+def preview_lines(p: Preview) -> list[str]:
+    low, high = p.trials
+    out = [f"campaign {p.campaign}: {p.volumes} volume(s), {len(p.runs)} run(s), "
+           f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
+           f"estimated {p.seconds / 60:.0f} min ({p.cost_source})"]
+    if p.adaptive is not None:
+        out.append(f"  adaptive: chooses at most {p.adaptive[0]} of these {len(p.runs)} candidate run(s) as it goes, "
+                   f"{p.adaptive[1]} per round after the first (the counts and estimate above are for all of them)")
+    if p.settings:
+        out.append(f"  {len(p.settings)} lab hardware setting(s), each a campaign with its own baselines:")
+        out += [f"    {name}: {n} run(s)" for name, n in p.settings]
+    if p.duplicates:
+        out.append(f"  {p.duplicates} design point(s) merged: they differ only in factors that do not apply to them")
+    out += [f"  skipped {point}: {why}" for point, why in p.skipped]
+    out += [f"  {i:4d}  {run.volume.name}  {run.label}" for i, run in enumerate(p.runs, 1)]
+    return out
