@@ -18,7 +18,7 @@ from .model.choose import STRATEGIES  # the design registry: no heavy import
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator
 
     from .config.cluster import ClusterSpec
     from .gluster.volume import VolumeConfig
@@ -86,6 +86,9 @@ def _load(cluster: Path) -> ClusterSpec:
     return load_cluster(cluster)
 
 
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
+campaigns_option = click.option("--campaign", "campaigns", multiple=True,
+                                help="Only these campaigns (repeatable; default: every one).")
 cluster_option = click.option(
     "--cluster", "-c", "cluster", type=click.Path(path_type=Path), required=True,
     help="Cluster file (YAML) or Ansible inventory (INI/YAML) with server and client groups.",
@@ -100,7 +103,7 @@ cluster_option = click.option(
               help="Free space each brick path needs.")
 @click.option("--max-clock-offset", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Largest clock offset (seconds) from the median host.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option
 def check(cluster: Path, min_free_gb: float, max_clock_offset: float, as_json: bool) -> None:
     """Check that every host is reachable and ready for a campaign; exit 1 if any is not.
 
@@ -252,7 +255,7 @@ def bench() -> None:
               help="O_SYNC (-o) or O_DIRECT (-I).")
 @click.option("--drop-caches/--keep-caches", default=True, show_default=True,
               help="Drop page caches on clients and servers first.")
-@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@json_option
 def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_size: str, record_size: str,
                  tests: tuple[str, ...], sync: str, drop_caches: bool, as_json: bool) -> None:
     """Mounts the volume if needed, runs distributed iozone (-+m) across the clients, prints kB/s per test.
@@ -295,7 +298,7 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
               help="write: client to server; read: server to client (repeatable).")
 @click.option("--port", type=click.IntRange(1024, 65000), default=5201, show_default=True,
               help="First port; the servers listen on port + client index.")
-@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@json_option
 def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str, ...], port: int,
                 as_json: bool) -> None:
     """Runs all client-server pairs of a direction concurrently, as Gluster's client talks to every brick
@@ -327,7 +330,7 @@ def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str
               multiple=True, default=("seq_write", "seq_read", "rand_read", "rand_write"), show_default=True,
               help="Tests to run (repeatable).")
 @click.option("--parallel", is_flag=True, help="Measure all hosts at once (only when bricks are on separate disks).")
-@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@json_option
 def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], parallel: bool, as_json: bool) -> None:
     """Sequential and random read/write with O_DIRECT on the filesystem under each brick path (buffered with
     fsync where the filesystem refuses O_DIRECT, which the output says); exit 1 if any brick failed.
@@ -420,7 +423,7 @@ def runs() -> None:
 @store_option
 @click.option("--campaign", default=None, help="Only this campaign.")
 @click.option("--status", type=click.Choice(["pending", "running", "done", "failed"]), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def runs_list(store: str, campaign: str | None, status: str | None, as_json: bool) -> None:
     """Example: glmodel runs list --status failed"""
     import json
@@ -440,7 +443,7 @@ def runs_list(store: str, campaign: str | None, status: str | None, as_json: boo
 @runs.command("design", short_help="An adaptive campaign's decisions: each round's figures and why each run.")
 @store_option
 @click.option("--campaign", required=True, help="The adaptive campaign.")
-@click.option("--json", "as_json", is_flag=True, help="Print the log as JSON.")
+@json_option
 def runs_design(store: str, campaign: str, as_json: bool) -> None:
     """Round by round: runs measured, how much the model's predictions moved, its importance ranking, and each
     run it chose next with the reason; the last round says why the campaign stopped.
@@ -498,7 +501,7 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
 @click.option("--scenarios", type=click.Path(path_type=Path), default=None,
               help="A what-if file (as for predict): the report opens with its answer, ranked candidates, "
               "verification found in the store, and the data's limits. Needs --model.")
-@click.option("--campaign", "campaigns", multiple=True, help="Only these campaign(s) (default: every one).")
+@campaigns_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
               help="Directory for index.html, report.md and the figures (PNG).")
 def report(store: str, model_file: Path | None, scenarios: Path | None, campaigns: tuple[str, ...],
@@ -531,7 +534,7 @@ data_option = click.option(
 @cli.command(short_help="Fit the study's MLR and its challengers per metric; validate, rank predictors, save.")
 @store_option
 @data_option
-@click.option("--campaign", "campaigns", multiple=True, help="Only these campaigns (repeatable; default: all).")
+@campaigns_option
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="unified", show_default=True,
               help="Feature family: the study's hardware or Gluster model, or everything.")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to fit (default: every one with data).")
@@ -547,7 +550,7 @@ data_option = click.option(
 @click.option("--with-outliers", is_flag=True, help="Keep trials flagged as outliers (warm-ups never count).")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("model.json"), show_default=True,
               help="Model file to write.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
+@json_option
 def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...],
         models: tuple[str, ...],
         seed: int, level: float, samples: int, bootstrap: int, with_outliers: bool, out: Path,
@@ -590,7 +593,7 @@ def _int_list(text: str) -> list[int]:
 @cli.command("design-size", short_help="How many runs a design needs: subsample a full grid, refit, compare.")
 @store_option
 @data_option
-@click.option("--campaign", "campaigns", multiple=True, help="Only these campaigns (repeatable; default: all).")
+@campaigns_option
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="hardware",
               show_default=True, help="Feature family of the MLR.")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) (default: every one with data).")
@@ -611,7 +614,7 @@ def _int_list(text: str) -> list[int]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the subsets and the CV folds.")
 @click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Also write the curve (one row per metric "
               "and size) to this CSV file.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
+@json_option
 def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...],
                 sizes: str | None, subsets: int, strategies: tuple[str, ...], figure: Path | None, tolerance: float,
                 top_share: float, seed: int, csv_out: Path | None, as_json: bool) -> None:
@@ -663,7 +666,7 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
               help="Prediction-interval level (default: the file's, else 0.9).")
 @click.option("--use", help="Predict with this model of the file (mlr, loglinear, physical, gbm) instead of each "
               "metric's selected one.")
-@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON instead of tables.")
+@json_option
 @click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Also write one row per scenario and metric "
               "to this CSV file ('-': standard output, instead of tables).")
 @click.option("--figure", type=click.Path(path_type=Path), help="Also draw a bar chart with intervals (PNG/SVG/PDF).")
@@ -731,7 +734,7 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
               help="Prediction-interval level (default: the file's, else 0.9).")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
 @click.option("--dry-run", is_flag=True, help="Print each scenario's run and campaign; build and measure nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (per metric: mape, coverage, ...).")
+@json_option
 def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, variant: str | None, store: str,
            metrics: tuple[str, ...], level: float | None, fail_fast: bool, dry_run: bool, as_json: bool) -> None:
     """Bring each scenario's configuration up on the cluster (on a glmodel lab with its hardware), measure it

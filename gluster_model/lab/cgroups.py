@@ -21,7 +21,6 @@ from .run import all_pids, descendants, names, read_knob, write_knob
 from .state import LabState, NodeState
 
 Controller = Literal["memory", "cpu", "io"]
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 _V1_NAMES = {"memory": "memory", "cpu": "cpu", "io": "blkio"}
 
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 
 from ..errors import LabError
 from .run import run
+from .state import PREFIX
 
 IFB = "glmifb0"
-LAB_NET = "127.1.1.0/24"
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(bit|bps)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _MIN_RATE = 10**6  # 1 Mbit/s: below this iozone trials would take forever on the lab
@@ -93,8 +93,8 @@ def removal_argv(ifb: str = IFB) -> list[list[str]]:
 
 def _index(address: str) -> int:
     last = address.rsplit(".", 1)[-1]
-    if not address.startswith("127.1.1.") or not last.isdigit() or not 1 <= int(last) <= 254:
-        raise LabError(f"{address}: not a lab node address (127.1.1.N)")
+    if not address.startswith(PREFIX) or not last.isdigit() or not 1 <= int(last) <= 254:
+        raise LabError(f"{address}: not a lab node address ({PREFIX}N)")
     return int(last)
 
 

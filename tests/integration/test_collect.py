@@ -180,13 +180,15 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
     assert before["runs_done"] >= 1 and before.get("runs_running", 0) == 1  # the killed run never finished
     with open_store(store) as st:
         done_before = {r["config_hash"] for r in st.runs() if r["status"] == "done"}
+        killed = {r["config_hash"] for r in st.runs() if r["status"] == "running"}
     glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store, timeout=900,
             check=True)
     assert _counts(store, "ci@lab") == EXPECTED  # nothing lost, nothing twice
     with open_store(store) as st:
         for r in st.runs():
-            # Runs finished before the kill were not run again; the interrupted one was, from trial 0.
-            assert r["attempts"] == (1 if r["config_hash"] in done_before else r["attempts"])
+            # Runs finished before the kill were not run again; the killed one was (a second attempt, from
+            # trial 0); the ones never started ran once.
+            assert r["attempts"] == (2 if r["config_hash"] in killed else 1), (r["config_hash"], done_before)
             assert [t["idx"] for t in st.trials(int(r["id"]))] == [0, 1]
     _no_volumes_left(lab)
     _no_iozone_children_left()
@@ -218,6 +220,8 @@ def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tm
             if _has_campaign(store) and _counts(store, "ci@lab").get("runs_done", 0) >= 1:
                 break
             time.sleep(0.5)
+        else:
+            pytest.fail("collect finished no run within 600 s")
         stop_sshd(n2, lab.path, sessions=True)  # node 2 drops off the network mid-campaign
         out, err = proc.communicate(timeout=900)
     finally:
@@ -269,6 +273,8 @@ def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_fi
             if _has_campaign(store) and _counts(store, "ci@lab").get("trials", 0) >= 1:
                 break
             time.sleep(0.3)
+        else:
+            pytest.fail("collect stored no trial within 600 s")
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=300)
     finally:

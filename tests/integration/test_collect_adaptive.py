@@ -3,6 +3,7 @@ rule before the budget, and resumed after a kill -9 without running any configur
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gluster_model.lab import LabState
@@ -53,9 +55,11 @@ def test_adaptive_plan_stops_by_its_rule_and_resumes_after_a_kill(lab: LabState,
         while time.monotonic() < deadline:  # kill -9 once round 1 has chosen its batch
             if any(r == 1 and h is not None for r, h, _ in _log(store)):
                 break
-            if proc.poll() is not None:
-                break
+            if proc.poll() is not None:  # it finished before the kill: the resume below would test nothing
+                pytest.fail(f"the campaign ended (exit {proc.returncode}) before round 1 chose its batch")
             time.sleep(0.2)
+        else:
+            pytest.fail("round 1 chose no batch within 600 s")
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
     finally:
@@ -63,6 +67,10 @@ def test_adaptive_plan_stops_by_its_rule_and_resumes_after_a_kill(lab: LabState,
             proc.kill()
     before = _log(store)
     assert any(r == 1 for r, _, _ in before), before
+    with sqlite3.connect(store) as db:  # each round's figures say whether it stopped the campaign
+        stopped = [json.loads(f).get("stopped") for f, in db.execute("select figures from design_log "
+                                                                      "where config_hash is null")]
+    assert stopped and not any(stopped), "the kill landed after the campaign had stopped: the resume tests nothing"
 
     out = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--store", store, timeout=900, check=True)
     assert "stopped:" in out.stdout

@@ -41,3 +41,32 @@ def test_bad_cli_value_is_one_line() -> None:
 
     r = CliRunner().invoke(cli, ["lab", "up", "--nodes", "99"])
     assert r.exit_code == 2 and "99 is not in the range 1<=x<=16" in r.output and "Traceback" not in r.output
+
+
+def _commands(group: object, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    import click
+
+    assert isinstance(group, click.Group)
+    out: list[tuple[str, ...]] = []
+    for name, cmd in group.commands.items():
+        out += _commands(cmd, path + (name,)) if isinstance(cmd, click.Group) else [path + (name,)]
+    return out
+
+
+def test_every_command_answers_help_and_the_readme_documents_it() -> None:
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gluster_model.cli import cli
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    commands = _commands(cli)
+    assert len(commands) >= 24 and ("volume", "teardown") in commands and ("runs", "show") in commands
+    undocumented = []
+    for path in commands:
+        result = CliRunner().invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0 and "Usage: " in result.output, path
+        if f"`glmodel {' '.join(path)}" not in readme:  # a row of the README's command table starts so
+            undocumented.append(" ".join(path))
+    assert undocumented == []
