@@ -1,4 +1,5 @@
-"""Command line: parse options, call the library, render. No logic of its own.
+"""Command line: each command parses its options, calls one library function (mostly ``api``) and renders the
+result through ``present``. No logic of its own.
 
 Heavy libraries (pydantic, paramiko, pandas, statsmodels, ...) are imported inside the commands, never at
 module level, so `glmodel --help` answers fast.
@@ -7,7 +8,6 @@ module level, so `glmodel --help` answers fast.
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -18,11 +18,7 @@ from .model.choose import STRATEGIES  # the design registry: no heavy import
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-
-    from .config.cluster import ClusterSpec
-    from .gluster.volume import VolumeConfig
-    from .remote.executor import SSHExecutor
+    from collections.abc import Callable
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_LAB_DIR = Path("glmodel-lab")
@@ -80,12 +76,6 @@ def _console() -> Any:
     return console()
 
 
-def _load(cluster: Path) -> ClusterSpec:
-    from .config.cluster import load_cluster
-
-    return load_cluster(cluster)
-
-
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
 campaigns_option = click.option("--campaign", "campaigns", multiple=True,
                                 help="Only these campaigns (repeatable; default: every one).")
@@ -109,23 +99,13 @@ def check(cluster: Path, min_free_gb: float, max_clock_offset: float, as_json: b
 
     Example: glmodel check --cluster glmodel-lab/lab.yaml
     """
-    from .preflight import run_check
-    from .remote.executor import SSHExecutor
+    from . import api
     from .present.checks import check_json, check_table
 
-    spec = _load(cluster)
-    with SSHExecutor(spec) as ex:
-        result = run_check(spec, ex, min_free_bytes=int(min_free_gb * (1 << 30)), max_clock_offset=max_clock_offset)
-    if as_json:
-        click.echo(check_json(result))
-    else:
-        _console().print(check_table(result))
-    failing = [r for r in result.reports if not r.ok]
-    if failing:
-        first = failing[0].failures()[0]
-        names = ", ".join(r.host.name for r in failing)
-        raise Failure(f"{len(failing)} host(s) not ready: {names}; {failing[0].host.name}: {first.name}: "
-                      f"{first.detail}" + (f" (fix: {first.fix})" if first.fix else ""))
+    result = api.check(cluster, min_free_gb=min_free_gb, max_clock_offset=max_clock_offset)
+    click.echo(check_json(result)) if as_json else _console().print(check_table(result))
+    if result.failure():
+        raise Failure(str(result.failure()))
     click.echo(f"all {len(result.reports)} host(s) ready", err=as_json)
 
 
@@ -138,10 +118,11 @@ def trust(cluster: Path, yes: bool) -> None:
 
     Example: glmodel trust --cluster fist.yaml
     """
+    from .config.cluster import load_cluster
     from .present.checks import trust_table
     from .remote.hostkeys import observe_all, record
 
-    spec = _load(cluster)
+    spec = load_cluster(cluster)
     seen = observe_all(spec)
     _console().print(trust_table(spec.name, [
         (h.name, str(h.ssh.port), "-", "-", str(o)) if isinstance(o, Exception)
@@ -173,18 +154,6 @@ def volume() -> None:
     """Gluster volumes described by a YAML volume file, applied over SSH."""
 
 
-@contextmanager
-def _volume_session(cluster: Path, volume_file: Path) -> Iterator[tuple[ClusterSpec, VolumeConfig, SSHExecutor]]:
-    """Load and validate both files (before any connection), then open the executor."""
-    from .gluster.volume import load_volume
-    from .remote.executor import SSHExecutor
-
-    spec = _load(cluster)
-    cfg = load_volume(volume_file)
-    with SSHExecutor(spec) as ex:
-        yield spec, cfg, ex
-
-
 @volume.command("apply", short_help="Create the volume, or change only its options, then mount it on clients.")
 @cluster_option
 @volume_option
@@ -195,17 +164,11 @@ def volume_apply(cluster: Path, volume_file: Path, no_mount: bool) -> None:
 
     Example: glmodel volume apply --cluster glmodel-lab/lab.yaml --volume experiments/volumes/replica3.yaml
     """
-    from .gluster.apply import apply_volume, remount
+    from . import api
+    from .present.volume import applied_lines
 
-    with _volume_session(cluster, volume_file) as (spec, cfg, ex):
-        result = apply_volume(spec, ex, cfg, source=str(volume_file))
-        click.echo(f"volume {cfg.name}: {result.action} ({result.info.type}, {len(result.info.bricks)} bricks)")
-        for key, value in result.options.items():
-            click.echo(f"  {key} = {value}")
-        if not no_mount:
-            # A remount picks up translator changes: client-side translators live in the client process.
-            points = remount(spec, ex, cfg.name)
-            click.echo(f"mounted on {len(points)} client(s): " + ", ".join(f"{h}:{p}" for h, p in points.items()))
+    applied = api.volume_apply(cluster, volume_file, mount=not no_mount)
+    click.echo("\n".join(applied_lines(applied.result, applied.mounted)))
 
 
 @volume.command("teardown", short_help="Unmount, stop and delete the volume and its brick directories.")
@@ -213,11 +176,10 @@ def volume_apply(cluster: Path, volume_file: Path, no_mount: bool) -> None:
 @volume_option
 def volume_teardown(cluster: Path, volume_file: Path) -> None:
     """Example: glmodel volume teardown --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
-    from .gluster.apply import teardown_volume
+    from . import api
 
-    with _volume_session(cluster, volume_file) as (spec, cfg, ex):
-        existed = teardown_volume(spec, ex, cfg.name)
-    click.echo(f"volume {cfg.name}: {'removed' if existed else 'did not exist'}")
+    name, existed = api.volume_teardown(cluster, volume_file)
+    click.echo(f"volume {name}: {'removed' if existed else 'did not exist'}")
 
 
 @volume.command("show", short_help="Show the volume as the servers have it (type, bricks, options set).")
@@ -225,17 +187,10 @@ def volume_teardown(cluster: Path, volume_file: Path) -> None:
 @volume_option
 def volume_show(cluster: Path, volume_file: Path) -> None:
     """Example: glmodel volume show --cluster glmodel-lab/lab.yaml --volume replica3.yaml"""
-    from .gluster.apply import volume_info
+    from . import api
+    from .present.volume import info_lines
 
-    with _volume_session(cluster, volume_file) as (spec, cfg, ex):
-        info = volume_info(spec, ex, cfg.name)
-    if info is None:
-        raise Failure(f"volume {cfg.name} does not exist on {spec.name}")
-    click.echo(f"{info.name}: {info.type}, {info.status}, {info.brick_count} bricks")
-    for b in info.bricks:
-        click.echo(f"  brick {b}")
-    for key, value in sorted(info.options.items()):
-        click.echo(f"  {key} = {value}")
+    click.echo("\n".join(info_lines(api.volume_show(cluster, volume_file))))
 
 
 @cli.group(short_help="Run one benchmark engine on a cluster: iozone, iperf (network matrix), disk (fio).")
@@ -262,29 +217,15 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
 
     Example: glmodel bench iozone --cluster glmodel-lab/lab.yaml --volume replica3.yaml -t 3 -s 16MB
     """
-    from pydantic import ValidationError
-
-    from .bench.iozone import measure_volume
-    from .bench.workload import Workload
-    from .config.yamlio import validation_message
-    from .gluster.volume import load_volume
+    from . import api
     from .present.bench import iozone_json, iozone_table
     from .present.console import spinner
-    from .remote.executor import SSHExecutor
 
-    spec = _load(cluster)
-    cfg = load_volume(volume_file)
-    try:
-        workload = Workload(threads=threads or len(spec.clients), file_size=file_size, record_size=record_size,
-                            tests=list(tests), sync=sync)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        raise validation_message(exc, "command line", Workload) from None
-    with SSHExecutor(spec) as ex, spinner(not as_json) as progress:
-        run = measure_volume(spec, ex, cfg.name, workload, drop=drop_caches, progress=progress)
-    if as_json:
-        click.echo(iozone_json(run))
-    else:
-        _console().print(iozone_table(run, cfg.name, workload))
+    with spinner(not as_json) as progress:
+        run, name, workload = api.bench_iozone(cluster, volume_file, dict(
+            threads=threads, file_size=file_size, record_size=record_size, tests=list(tests), sync=sync),
+            drop=drop_caches, progress=progress)
+    click.echo(iozone_json(run)) if as_json else _console().print(iozone_table(run, name, workload))
 
 
 @bench.command("iperf", short_help="iperf3 from every client to every server at once; a table or --json.")
@@ -306,16 +247,14 @@ def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str
 
     Example: glmodel bench iperf --cluster glmodel-lab/lab.yaml --seconds 10
     """
-    from .bench.iperf import IperfSpec, run_iperf
+    from . import api
     from .present.bench import iperf_json, iperf_table
     from .present.console import spinner
-    from .remote.executor import SSHExecutor
 
-    spec = _load(cluster)
-    ispec = IperfSpec(seconds=seconds, streams=streams, directions=list(directions), port=port)  # type: ignore[arg-type]
-    with SSHExecutor(spec) as ex, spinner(not as_json) as progress:
-        matrix = run_iperf(spec, ex, ispec, progress=progress)
-    click.echo(iperf_json(matrix, ispec.directions)) if as_json else _console().print(iperf_table(matrix))
+    with spinner(not as_json) as progress:
+        matrix = api.bench_iperf(cluster, seconds=seconds, streams=streams, directions=directions,  # type: ignore[arg-type]
+                                 port=port, progress=progress)
+    click.echo(iperf_json(matrix, directions)) if as_json else _console().print(iperf_table(matrix))  # type: ignore[arg-type]
     failed = [p for p in matrix.pairs if p.error]
     if failed:
         raise Failure(f"{len(failed)} of {len(matrix.pairs)} pair(s) failed; first: {failed[0].error}")
@@ -337,21 +276,13 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
 
     Example: glmodel bench disk --cluster glmodel-lab/lab.yaml --size 64MB
     """
-    from pydantic import ValidationError
-
-    from .bench.fio import DiskSpec, run_disk
-    from .config.yamlio import validation_message
+    from . import api
     from .present.bench import disk_json, disk_table
     from .present.console import spinner
-    from .remote.executor import SSHExecutor
 
-    spec = _load(cluster)
-    try:
-        dspec = DiskSpec(size=size, runtime=runtime, tests=list(tests), parallel=parallel)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        raise validation_message(exc, "command line", DiskSpec) from None
-    with SSHExecutor(spec) as ex, spinner(not as_json) as progress:
-        bricks = run_disk(spec, ex, dspec, progress=progress)
+    with spinner(not as_json) as progress:
+        bricks = api.bench_disk(cluster, dict(size=size, runtime=runtime, tests=list(tests), parallel=parallel),
+                                progress=progress)
     click.echo(disk_json(bricks)) if as_json else _console().print(disk_table(bricks))
     failed = [b for b in bricks if b.error]
     if failed:
@@ -385,29 +316,20 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
     """
     import signal
 
-    from .campaign.plan_run import run_plan
-    from .campaign.preview import preview
-    from .campaign.records import campaign_name
-    from .plan.file import expand, load_plan
+    from . import api
     from .present.campaign import preview_lines
     from .present.console import PlanConsole
-    from .remote.executor import SSHExecutor
-    from .store import open_store
 
-    spec = _load(cluster)
-    plan = load_plan(plan_file, variant)
-    expanded = expand(plan, spec, str(plan_file))
-    base = campaign or campaign_name(plan, spec)
     console = _console()
     if dry_run:
-        for line in preview_lines(preview(spec, plan, expanded, base, store)):
+        preview = api.collect_preview(cluster, plan_file, variant=variant, store=store, campaign=campaign)
+        for line in preview_lines(preview):
             console.print(line, highlight=False, markup=False)
         return
     # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    with open_store(store) as st, SSHExecutor(spec) as ex:
-        summaries = run_plan(spec, plan, expanded, st, ex, base=base, fail_fast=fail_fast,
-                             reporter=PlanConsole(console))
+    summaries = api.collect(cluster, plan_file, variant=variant, store=store, campaign=campaign, fail_fast=fail_fast,
+                            reporter=PlanConsole(console))
     failed = sum(s.failed for s in summaries)
     if failed:
         raise Failure(f"{failed} run(s) failed; `glmodel runs list --status failed` shows them; "
@@ -428,15 +350,13 @@ def runs_list(store: str, campaign: str | None, status: str | None, as_json: boo
     """Example: glmodel runs list --status failed"""
     import json
 
+    from .api import open_for_reading
     from .present.runs import runs_table
-    from .store import open_store
     from .store.views import run_list
 
-    with open_store(store, create=False) as st:
+    with open_for_reading(store) as st:
         found = run_list(st, campaign, status)
-    if as_json:
-        click.echo(json.dumps(found.to_json(), indent=2, default=str))
-    else:
+    click.echo(json.dumps(found.to_json(), indent=2, default=str)) if as_json else \
         _console().print(runs_table(found, f"runs in {store}"))
 
 
@@ -452,11 +372,11 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
     """
     import json
 
+    from .api import open_for_reading
     from .present.runs import design_lines
-    from .store import open_store
     from .store.views import design_log
 
-    with open_store(store, create=False) as st:
+    with open_for_reading(store) as st:
         log = design_log(st, campaign)
     click.echo(json.dumps(log.to_json(), indent=1, default=str) if as_json else "\n".join(design_lines(log)))
 
@@ -467,13 +387,12 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
 @click.option("--raw", "raw_trial", type=int, default=None, help="Also print the raw iozone output of this trial.")
 def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     """Example: glmodel runs show 3 --raw 1"""
+    from .api import open_for_reading
     from .present.runs import run_lines
-    from .store import open_store
     from .store.views import run_detail
 
-    with open_store(store, create=False) as st:
-        detail = run_detail(st, run_id, raw_trial)
-    click.echo("\n".join(run_lines(detail)))
+    with open_for_reading(store) as st:
+        click.echo("\n".join(run_lines(run_detail(st, run_id, raw_trial))))
 
 
 @cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")
@@ -515,12 +434,12 @@ def report(store: str, model_file: Path | None, scenarios: Path | None, campaign
     Example: glmodel report --store glmodel.db --model results/emulated-model.json \\
              --scenarios experiments/whatif/emulated_decision.yaml --out results/report
     """
+    from .api import open_for_reading
     from .outputs import check_output
     from .report.build import write_report
-    from .store import open_store
 
     check_output(out, "--out", directory=True)
-    with open_store(store, create=False) as st:
+    with open_for_reading(store) as st:
         written = write_report(st, out, model_file, list(campaigns) or None, scenarios)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
                f"summary: {written.markdown}")
@@ -562,18 +481,13 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     """
     import json
 
-    from .dataset import model_frame
-    from .model.train import train
-    from .outputs import check_output
+    from . import api
     from .present.model import print_fits
 
-    check_output(out, "--out")  # before the fit, which may take minutes
-    frame, where = model_frame(store, data, campaigns, with_outliers=with_outliers)
-    done = train(frame, where, out, family=family, metrics=metrics, models=models, seed=seed, level=level,
-                 samples=samples, bootstrap=bootstrap)
+    done = api.fit(out, store=store, data=data, campaigns=campaigns, with_outliers=with_outliers, family=family,
+                   metrics=metrics, models=models, seed=seed, level=level, samples=samples, bootstrap=bootstrap)
     if as_json:
-        click.echo(json.dumps(done.to_json(), indent=1))
-        return
+        return click.echo(json.dumps(done.to_json(), indent=1))
     console = _console()
     print_fits(console, done.fits, done.skipped)
     console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in done.fits)})",
@@ -626,33 +540,16 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     """
     import json
 
-    from .dataset import model_frame
-    from .model.design_size import compare, curve_frame
-    from .model.fit import metrics_asked
-    from .outputs import check_output
+    from . import api
     from .present.model import print_design_size
 
-    wanted = _option("--sizes", sizes, _int_list) if sizes else None
-    if csv_out is not None:
-        check_output(csv_out, "--csv")
-    if figure is not None:
-        check_output(figure, "--figure", (".png",))
-    frame, where = model_frame(store, data, campaigns)
-    asked = metrics_asked(frame, metrics)
-    if not asked:
-        raise Failure(f"no throughput metric in {where}")
-    results = compare(frame, asked, family, strategies=strategies or STRATEGIES,  # type: ignore[arg-type]
-                      sizes=wanted, subsets=subsets, seed=seed, tolerance=tolerance, top_share=top_share)
-    if csv_out is not None:
-        curve_frame(results).to_csv(csv_out, index=False)
-    if figure is not None:
-        from .report.figures import design_curves
-
-        design_curves(results, figure.parent, figure.name)
+    results, where = api.design_size(
+        store=store, data=data, campaigns=campaigns, metrics=metrics, csv_out=csv_out, figure=figure, family=family,
+        strategies=strategies or STRATEGIES, sizes=_option("--sizes", sizes, _int_list) if sizes else None,
+        subsets=subsets, seed=seed, tolerance=tolerance, top_share=top_share)
     if as_json:
-        click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
-    else:
-        print_design_size(_console(), results, where)
+        return click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
+    print_design_size(_console(), results, where)
 
 
 @cli.command(short_help="What-if: predicted MB/s with intervals for candidate hardware/configurations.")
@@ -687,35 +584,26 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     """
     import json
 
-    from .model import artifact
-    from .present import predict as show
-    from .predict.scenarios import question
-    from .predict.whatif import model_inputs, what_if
-
+    from . import api
     from .outputs import check_output
+    from .present import predict as show
 
     if figure is not None:
         check_output(figure, "--figure", (".png", ".svg", ".pdf"))
     if csv_out is not None and str(csv_out) != "-":
         check_output(csv_out, "--csv")
-    mf = artifact.load(model_file)
-    q = question(model_inputs(mf, list(metrics) or mf.metrics), scenarios, sets)
-    answer = what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
+    answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use)
     if figure is not None:
         show.figure(answer, figure)
+    if csv_out is not None and str(csv_out) == "-":
+        return click.echo(show.to_csv(answer), nl=False)
     if csv_out is not None:
-        text = show.to_csv(answer)
-        if str(csv_out) == "-":
-            click.echo(text, nl=False)
-            return
-        csv_out.write_text(text)
+        csv_out.write_text(show.to_csv(answer))
     if as_json:
-        click.echo(json.dumps(answer.to_json(), indent=1))
-        return
+        return click.echo(json.dumps(answer.to_json(), indent=1))
     show.print_answer(_console(), answer, details=details)
-    written = [str(p) for p in (csv_out, figure) if p is not None]
-    if written:
-        click.echo(f"wrote {', '.join(written)}")
+    if csv_out or figure:
+        click.echo(f"wrote {', '.join(str(p) for p in (csv_out, figure) if p is not None)}")
 
 
 @cli.command(short_help="Measure what-if scenarios on a cluster and check the model's predictions against them.")
@@ -749,38 +637,19 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     import json
     import signal
 
-    from .model import artifact
-    from .plan.file import load_plan
+    from . import api
     from .present import predict as show
-    from .predict.scenarios import from_file
-    from .predict.whatif import model_inputs
     from .present.console import PlanConsole
-    from .verify import verify as run_verify
+    from .verify import Work
 
-    spec = _load(cluster)
-    plan = load_plan(plan_file, variant)
-    mf = artifact.load(model_file)
-    q = from_file(scenarios, model_inputs(mf, list(metrics) or mf.metrics))
     console = _console()
-    if dry_run:
-        from .campaign.records import setting_campaign
-        from .verify import prepare
-
-        work = prepare(spec, mf, q, plan, list(metrics) or None)
-        console.print(f"verify {', '.join(work.metrics)} of {model_file}: {len(work.expanded.runs)} run(s) in "
-                      f"{len(work.campaigns)} campaign(s)", highlight=False)
-        for t in work.targets:
-            where = setting_campaign(work.base, t.run.lab) if t.run else f"not measured: {t.why}"
-            console.print(f"  {t.scenario.name}: {t.run.label + ' -> ' if t.run else ''}{where}", highlight=False,
-                          markup=False)
-        return
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    result = run_verify(spec, mf, q, plan, store, metrics=list(metrics) or None, level=level, fail_fast=fail_fast,
+    result = api.verify(cluster, model_file, scenarios, plan_file, variant=variant, store=store, metrics=metrics,
+                        level=level, fail_fast=fail_fast, dry_run=dry_run,
                         reporter=None if as_json else PlanConsole(console))
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=1))
-        return
-    show.print_verification(console, result)
+    if isinstance(result, Work):
+        return click.echo("\n".join(show.verify_plan_lines(result, str(model_file))))
+    click.echo(json.dumps(result.to_json(), indent=1)) if as_json else show.print_verification(console, result)
 
 
 # -- lab -----------------------------------------------------------------------------------------------------

@@ -243,6 +243,15 @@ class CheckResult:
     def ok(self) -> bool:
         return all(r.ok for r in self.reports)
 
+    def failure(self) -> str | None:
+        """One line naming the hosts not ready and the first one's first failing check with its fix."""
+        failing = [r for r in self.reports if not r.ok]
+        if not failing:
+            return None
+        first = failing[0].failures()[0]
+        return (f"{len(failing)} host(s) not ready: {', '.join(r.host.name for r in failing)}; "
+                f"{failing[0].host.name}: {first.name}: {first.detail}" + (f" (fix: {first.fix})" if first.fix else ""))
+
 
 def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int = 1 << 30,
               max_clock_offset: float = 1.0) -> CheckResult:

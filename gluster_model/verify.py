@@ -391,6 +391,10 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
     verdicts: list[MetricVerdict] = []
     if not measured:
         return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, [], notes)
+    # The question as asked, over the scenarios measured: what predict says of them (basis, value, rank 1).
+    asked_answer = what_if(mf, Question(q.baseline, [t.scenario for t in measured if not t.scenario.baseline] or
+                                        [q.baseline]), metrics=metrics, level=lvl)
+    asked_by_metric = {a.metric: a for a in asked_answer.metrics}
     for metric in metrics:
         ok = [t for t in measured if metric in rows[t.scenario.name] and rows[t.scenario.name][metric].notna().any()]
         if not ok:
@@ -405,10 +409,8 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         cands = [s for s in at_measured if not s.baseline]
         if not cands:  # what_if needs a candidate; the baseline alone is still checked
             cands, base = [base], Scenario("(none)", {}, baseline=True)
-        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl)
-        asked_answer = what_if(mf, Question(q.baseline, [t.scenario for t in ok if not t.scenario.baseline] or
-                                            [q.baseline]), metrics=[metric], level=lvl)
-        as_asked = {p.scenario: p for p in asked_answer.metrics[0].predictions}
+        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl)  # at the hardware measured
+        as_asked = {p.scenario: p for p in asked_by_metric[metric].predictions}
         preds = {p.scenario: p for p in answer.metrics[0].predictions}
         checks: list[Check] = []
         for t in ok:
@@ -426,7 +428,7 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         # The recommendation is predict's rank 1 for the question as asked; the measured best is the priced
         # candidate with the largest measured gain per price (a positive one).
         has_base = any(t.scenario.baseline for t in ok)
-        verdict.best_predicted = asked_answer.metrics[0].best_upgrade if has_base else None
+        verdict.best_predicted = asked_by_metric[metric].best_upgrade if has_base else None
         verdict.best_measured = _best_measured(checks, ok)
         if verdict.best_predicted is not None and verdict.best_measured is not None:
             verdict.ranking_held = verdict.best_predicted == verdict.best_measured

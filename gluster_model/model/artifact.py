@@ -23,6 +23,7 @@ from .features import Schema
 from .groups import n_groups
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from .domain import Domain
@@ -99,6 +100,28 @@ def save(doc: Mapping[str, Any], path: str | Path) -> None:
 
 
 @dataclass(frozen=True)
+class Predicted:
+    """One metric's predictions for a list of configurations (the first is the reference of the changes).
+
+    ``low``/``high``: the prediction interval of each value; ``delta_low``/``delta_high``: the interval of each
+    configuration's change against the first, from the model's own covariance (NaN where the model has none).
+    """
+
+    metric: str
+    model: str
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    delta_low: np.ndarray
+    delta_high: np.ndarray
+
+
+def config_columns(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """Configurations (one mapping of input -> value each) as columns."""
+    return {k: [c[k] for c in configs] for k in configs[0]}
+
+
+@dataclass(frozen=True)
 class ModelFile:
     path: str
     doc: dict[str, Any]
@@ -128,6 +151,19 @@ class ModelFile:
                                  f"(it has {', '.join(entry['models'])})")
         with _part(Path(self.path), metric):
             return load_fitted(entry["models"][name])
+
+    def predict(self, configs: Sequence[Mapping[str, Any]], level: float = 0.9, *, metric: str,
+                use: str | None = None) -> Predicted:
+        """Predict ``metric`` for each configuration (every model input given) with ``level`` intervals, by the
+        metric's selected model or the one named by ``use``; derived inputs are computed here, as in the fit."""
+        from .features import with_derived
+
+        model = self.model(metric, use)
+        cols = with_derived(config_columns(configs), metric)
+        lo, hi = model.interval(cols, level)
+        _, dlo, dhi = model.difference(cols, level)
+        return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
+                         dlo, dhi)
 
     def _metric(self, metric: str) -> dict[str, Any]:
         if metric not in self.doc["metrics"]:

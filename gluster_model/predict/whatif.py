@@ -23,14 +23,14 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import GlmodelError
+from ..model.artifact import config_columns
 from ..model.domain import EXACT, Domain
-from ..model.features import SIZE_FEATURES, STAGES, Feature, label, stages, with_derived
+from ..model.features import SIZE_FEATURES, STAGES, Feature, label, stages
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
 
 if TYPE_CHECKING:
     from ..model.artifact import ModelFile
-    from ..model.learners import Fitted
 
 Basis = Literal["measured", "interpolated", "extrapolated"]
 
@@ -188,10 +188,6 @@ def resolve(domain: Domain, base: Scenario, s: Scenario) -> dict[str, Any]:
     return values
 
 
-def columns(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    return {k: [c[k] for c in configs] for k in configs[0]}
-
-
 def show_value(name: str, v: Any) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
@@ -236,7 +232,7 @@ def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) 
         ratio = np.asarray(domain.means) / seen
     if not np.isfinite(ratio).any() or np.nanmax(ratio) > CEILING_OBEYED:
         return [None] * len(configs)
-    st = stages(columns(configs), metric)
+    st = stages(config_columns(configs), metric)
     out: list[tuple[float, str] | None] = []
     for j in range(st.shape[1]):
         col = st[:, j]
@@ -248,7 +244,7 @@ def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) 
     return out
 
 
-def _levers(model: Fitted, domain: Domain, base: dict[str, Any], metric: str) -> list[Lever]:
+def _levers(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any], metric: str) -> list[Lever]:
     """Local sensitivity at the baseline, stepping each varied input to its neighbouring measured values (so
     the step stays inside the data, and tree models, flat between splits, still show an effect)."""
     probes: list[dict[str, Any]] = [base]
@@ -272,8 +268,8 @@ def _levers(model: Fitted, domain: Domain, base: dict[str, Any], metric: str) ->
                 continue
             plan.append((f, lo, hi))
             probes.extend([{**base, f.name: lo}, {**base, f.name: hi}])
-    cols = columns(probes)
-    y = model.predict(with_derived(cols, metric))
+    cols = config_columns(probes)
+    y = mf.predict(probes, metric=metric, use=use).value
     # A step is off the data when it lands further outside the measured region than the baseline itself is.
     off = domain.further_out(cols, than=0)
     y0 = float(y[0])
@@ -318,7 +314,6 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
     for metric in asked_metrics:
         domain = mf.domain(metric)
         varied.update(f.name for f in domain.varied)
-        model = mf.model(metric, use)
         names = {f.name for f in domain.inputs}
         ignored = sorted(asked - names)
         if ignored:
@@ -326,11 +321,10 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         configs = [resolve(domain, q.baseline, s) for s in q.scenarios]
         for s, c in zip(q.scenarios, configs):
             resolved.setdefault(s.name, {}).update(c)
-        cols = with_derived(columns(configs), metric)
-        yhat = model.predict(cols)
-        lo, hi = model.interval(cols, lvl)
-        _, dlo, dhi = model.difference(cols, lvl)
-        at = domain.place(columns(configs))
+        predicted = mf.predict(configs, lvl, metric=metric, use=use)
+        yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
+                                  predicted.delta_high)
+        at = domain.place(config_columns(configs))
         dist, idx = at.dist, at.index
         region = domain.reasons(at)
         limits = ceilings(domain, configs, metric)
@@ -356,13 +350,13 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                 p.measured_mean, p.measured_trials = domain.means[int(idx[k])], domain.trials[int(idx[k])]
             preds.append(p)
         _costs(preds, q.scenarios)
-        levers = _levers(model, domain, configs[0], metric)
+        levers = _levers(mf, use, domain, configs[0], metric)
         numeric = [lv for lv in levers
                    if lv.kind == "elasticity" and lv.elasticity == lv.elasticity and not lv.off_data]
         top = max(numeric, key=lambda lv: lv.elasticity or 0.0, default=None)
         bottleneck = top if top is not None and (top.elasticity or 0.0) > 0.05 else None
         best = next((p.scenario for p in preds if p.rank == 1), None)
-        answers.append(MetricAnswer(metric, getattr(model, "name", use or mf.selected(metric)), domain.radius,
+        answers.append(MetricAnswer(metric, predicted.model, domain.radius,
                                     preds, levers, bottleneck, best))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
     return Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied), _capacity(q, resolved),

@@ -15,7 +15,7 @@ from ..predict.whatif import Answer, MetricAnswer, Prediction, show_value
 from ..text import printable
 
 if TYPE_CHECKING:
-    from ..verify import Verification
+    from ..verify import Verification, Work
 
 _BASIS_STYLE = {"measured": "green", "interpolated": "", "extrapolated": "yellow"}
 
@@ -342,3 +342,15 @@ def print_verification(console: Any, v: Verification) -> None:
         console.print(f"note: {note}", highlight=False)
     if v.campaigns:
         console.print(f"verification campaign(s): {', '.join(v.campaigns)}", highlight=False)
+
+
+def verify_plan_lines(work: Work, model_file: str) -> list[str]:
+    """``verify --dry-run``: each scenario's run and the campaign that would measure it, or why it cannot be."""
+    from ..campaign.records import setting_campaign
+
+    out = [f"verify {', '.join(work.metrics)} of {model_file}: {len(work.expanded.runs)} run(s) in "
+           f"{len(work.campaigns)} campaign(s)"]
+    for t in work.targets:
+        where = setting_campaign(work.base, t.run.lab) if t.run else f"not measured: {t.why}"
+        out.append(f"  {printable(t.scenario.name)}: {t.run.label + ' -> ' if t.run else ''}{where}")
+    return out

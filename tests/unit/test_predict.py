@@ -72,6 +72,28 @@ def test_predictions_equal_the_fitted_models_own(fitted: tuple) -> None:
         assert (got.low, got.high) == (pytest.approx(low), pytest.approx(float(hi[0])))
 
 
+def test_the_model_file_predicts_as_its_models_do_with_the_change_against_the_first(fitted: tuple) -> None:
+    from gluster_model.model import artifact
+    from gluster_model.model.features import with_derived
+
+    frame, fit, path = fitted
+    mf = artifact.load(path)
+    keys = ("network_gbps", "servers", "clients", "replica", "base_filesystem")
+    rows = frame.iloc[[0, 7, 11]].reset_index(drop=True)
+    reference = mf.domain("write").reference  # every input the model takes, at the data's reference values
+    configs = [{**reference, **{k: (v.item() if hasattr(v, "item") else v) for k, v in rows.loc[i, list(keys)].items()}}
+               for i in range(3)]
+    for name, model in fit.models.items():
+        got = mf.predict(configs, 0.8, metric="write", use=name)
+        x = with_derived(pd.DataFrame(configs), "write")
+        assert got.model == name and got.value == pytest.approx(model.predict(x), rel=1e-12)
+        lo, hi = model.interval(x, 0.8)
+        assert got.low == pytest.approx(lo) and got.high == pytest.approx(hi)
+        change = got.value[1:] - got.value[0]  # the change's interval holds the change (NaN: a model without one)
+        assert np.all((got.delta_low[1:] <= change) & (change <= got.delta_high[1:]) | np.isnan(got.delta_low[1:]))
+    assert mf.predict(configs, metric="write").model == mf.selected("write")
+
+
 def test_measured_configuration_shows_its_measured_mean(fitted: tuple) -> None:
     frame, _, path = fitted
     answer = _ask(path, {"x": {"network_gbps": 10, "servers": 2, "clients": 2, "replica": 1,

@@ -1,0 +1,263 @@
+"""glmodel as a library: one function per command, taking what the command line takes (paths, names, numbers)
+and returning a result the caller renders (``present``) or reads; nothing here prints.
+
+The CLI parses options, calls one of these and renders; a Python user or a test calls the same function. Heavy
+libraries are imported inside the functions, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config.cluster import load_cluster
+from .errors import GlmodelError, NotFound
+from .outputs import check_output
+
+if TYPE_CHECKING:
+    from .bench.fio import BrickBaseline
+    from .bench.iozone import IozoneRun
+    from .bench.iperf import Direction, IperfMatrix
+    from .bench.workload import Workload
+    from .campaign.preview import Preview
+    from .campaign.progress import CampaignSummary, PlanReporter
+    from .config.cluster import ClusterSpec
+    from .gluster.apply import ApplyResult
+    from .gluster.volume import VolumeConfig, VolumeInfo
+    from .model.design_size import DesignSize
+    from .model.train import Trained
+    from .predict.whatif import Answer
+    from .preflight import CheckResult
+    from .remote.executor import SSHExecutor
+    from .verify import Verification, Work
+
+Progress = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+@contextmanager
+def session(cluster: Path) -> Iterator[tuple[ClusterSpec, SSHExecutor]]:
+    """The cluster file, checked before any connection, and an executor on its hosts."""
+    from .remote.executor import SSHExecutor
+
+    spec = load_cluster(cluster)
+    with SSHExecutor(spec) as ex:
+        yield spec, ex
+
+
+def check(cluster: Path, *, min_free_gb: float = 1.0, max_clock_offset: float = 1.0) -> CheckResult:
+    from .preflight import run_check
+
+    with session(cluster) as (spec, ex):
+        return run_check(spec, ex, min_free_bytes=int(min_free_gb * (1 << 30)), max_clock_offset=max_clock_offset)
+
+
+# -- volumes and engines by hand ------------------------------------------------------------------------------
+
+@contextmanager
+def _volume(cluster: Path, volume_file: Path) -> Iterator[tuple[ClusterSpec, VolumeConfig, SSHExecutor]]:
+    from .gluster.volume import load_volume
+
+    cfg = load_volume(volume_file)  # both files checked before any connection
+    with session(cluster) as (spec, ex):
+        yield spec, cfg, ex
+
+
+@dataclass
+class Applied:
+    result: ApplyResult
+    mounted: dict[str, str]  # client -> mount point (empty without a mount)
+
+
+def volume_apply(cluster: Path, volume_file: Path, *, mount: bool = True) -> Applied:
+    """Create the volume, change only its options, or nothing; then (re)mount it on every client, which picks
+    up client-side translator changes (they live in the client process)."""
+    from .gluster.apply import apply_volume, remount
+
+    with _volume(cluster, volume_file) as (spec, cfg, ex):
+        result = apply_volume(spec, ex, cfg, source=str(volume_file))
+        return Applied(result, remount(spec, ex, cfg.name) if mount else {})
+
+
+def volume_teardown(cluster: Path, volume_file: Path) -> tuple[str, bool]:
+    """(volume name, whether it existed)."""
+    from .gluster.apply import teardown_volume
+
+    with _volume(cluster, volume_file) as (spec, cfg, ex):
+        return cfg.name, teardown_volume(spec, ex, cfg.name)
+
+
+def volume_show(cluster: Path, volume_file: Path) -> VolumeInfo:
+    from .gluster.apply import volume_info
+
+    with _volume(cluster, volume_file) as (spec, cfg, ex):
+        info = volume_info(spec, ex, cfg.name)
+    if info is None:
+        raise GlmodelError(f"volume {cfg.name} does not exist on {spec.name}")
+    return info
+
+
+def bench_iozone(cluster: Path, volume_file: Path, workload: dict[str, Any], *, drop: bool = True,
+                 progress: Progress = _quiet) -> tuple[IozoneRun, str, Workload]:
+    """One iozone trial on the volume (mounted where it is not); threads default to one per client."""
+    from pydantic import ValidationError
+
+    from .bench.iozone import measure_volume
+    from .bench.workload import Workload
+    from .config.yamlio import validation_message
+
+    with _volume(cluster, volume_file) as (spec, cfg, ex):
+        try:
+            w = Workload(**{**workload, "threads": workload.get("threads") or len(spec.clients)})
+        except ValidationError as exc:
+            raise validation_message(exc, "command line", Workload) from None
+        return measure_volume(spec, ex, cfg.name, w, drop=drop, progress=progress), cfg.name, w
+
+
+def bench_iperf(cluster: Path, *, seconds: int = 5, streams: int = 1, directions: Sequence[Direction] = ("write", "read"),
+                port: int = 5201, progress: Progress = _quiet) -> IperfMatrix:
+    from .bench.iperf import IperfSpec, run_iperf
+
+    ispec = IperfSpec(seconds=seconds, streams=streams, directions=list(directions), port=port)
+    with session(cluster) as (spec, ex):
+        return run_iperf(spec, ex, ispec, progress=progress)
+
+
+def bench_disk(cluster: Path, disk: dict[str, Any], progress: Progress = _quiet) -> list[BrickBaseline]:
+    from pydantic import ValidationError
+
+    from .bench.fio import DiskSpec, run_disk
+    from .config.yamlio import validation_message
+
+    try:
+        dspec = DiskSpec(**disk)
+    except ValidationError as exc:
+        raise validation_message(exc, "command line", DiskSpec) from None
+    with session(cluster) as (spec, ex):
+        return run_disk(spec, ex, dspec, progress=progress)
+
+
+# -- campaigns ------------------------------------------------------------------------------------------------
+
+def collect_preview(cluster: Path, plan_file: Path, *, variant: str | None = None, store: str = "glmodel.db",
+                    campaign: str | None = None) -> Preview:
+    """What ``collect`` would run (``--dry-run``): no connection, the store only read to calibrate."""
+    from .campaign.preview import preview
+    from .campaign.records import campaign_name
+    from .plan.file import expand, load_plan
+
+    spec = load_cluster(cluster)
+    plan = load_plan(plan_file, variant)
+    expanded = expand(plan, spec, str(plan_file))
+    return preview(spec, plan, expanded, campaign or campaign_name(plan, spec), store)
+
+
+def collect(cluster: Path, plan_file: Path, *, variant: str | None = None, store: str = "glmodel.db",
+            campaign: str | None = None, fail_fast: bool = False,
+            reporter: PlanReporter | None = None) -> list[CampaignSummary]:
+    """Run every run of the plan not yet done in the store (failed and interrupted ones again)."""
+    from .campaign.plan_run import run_plan
+    from .campaign.records import campaign_name
+    from .plan.file import expand, load_plan
+    from .store import open_store
+
+    spec = load_cluster(cluster)
+    plan = load_plan(plan_file, variant)
+    expanded = expand(plan, spec, str(plan_file))
+    with open_store(store) as st, session(cluster) as (_, ex):
+        return run_plan(spec, plan, expanded, st, ex, base=campaign or campaign_name(plan, spec),
+                        fail_fast=fail_fast, reporter=reporter)
+
+
+# -- models --------------------------------------------------------------------------------------------------
+
+def fit(out: Path, *, store: str = "glmodel.db", data: Path | None = None, campaigns: Sequence[str] = (),
+        with_outliers: bool = False, **options: Any) -> Trained:
+    """Fit every metric of the store's (or an exported table's) measured trials and write the model file;
+    ``options`` are ``model.train.train``'s (family, metrics, models, seed, level, samples, bootstrap)."""
+    from .dataset import model_frame
+    from .model.train import train
+
+    check_output(out, "--out")  # before the fit, which may take minutes
+    frame, where = model_frame(store, data, campaigns, with_outliers=with_outliers)
+    return train(frame, where, out, **options)
+
+
+def design_size(*, store: str = "glmodel.db", data: Path | None = None, campaigns: Sequence[str] = (),
+                metrics: Sequence[str] = (), csv_out: Path | None = None, figure: Path | None = None,
+                **options: Any) -> tuple[list[DesignSize], str]:
+    """``model.design_size.compare`` on the trials, its curve written as CSV and drawn when asked; the results
+    and where the trials came from."""
+    from .dataset import model_frame
+    from .model.design_size import compare, curve_frame
+    from .model.fit import metrics_asked
+
+    for path, option, suffixes in ((csv_out, "--csv", ()), (figure, "--figure", (".png",))):
+        if path is not None:
+            check_output(path, option, suffixes)
+    frame, where = model_frame(store, data, campaigns)
+    asked = metrics_asked(frame, metrics)
+    if not asked:
+        raise GlmodelError(f"no throughput metric in {where}")
+    results = compare(frame, asked, **options)
+    if csv_out is not None:
+        curve_frame(results).to_csv(csv_out, index=False)
+    if figure is not None:
+        from .report.figures import design_curves
+
+        design_curves(results, figure.parent, figure.name)
+    return results, where
+
+
+# -- what-if and verification ---------------------------------------------------------------------------------
+
+def predict(model_file: Path, *, scenarios: Path | None = None, sets: Sequence[str] = (),
+            metrics: Sequence[str] = (), level: float | None = None, use: str | None = None) -> Answer:
+    """The what-if answer for a scenario file or ``--set`` candidates on top of the baseline."""
+    from .model import artifact
+    from .predict.scenarios import question
+    from .predict.whatif import model_inputs, what_if
+
+    mf = artifact.load(model_file)
+    q = question(model_inputs(mf, list(metrics) or mf.metrics), scenarios, sets)
+    return what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
+
+
+def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *, variant: str | None = None,
+           store: str = "glmodel.db", metrics: Sequence[str] = (), level: float | None = None,
+           fail_fast: bool = False, dry_run: bool = False,
+           reporter: PlanReporter | None = None) -> Verification | Work:
+    """Measure the question's scenarios and set them beside the predictions; with ``dry_run`` only the plan of
+    it (each scenario's run and campaign), built from the files alone."""
+    from .model import artifact
+    from .plan.file import load_plan
+    from .predict.scenarios import from_file
+    from .predict.whatif import model_inputs
+    from .verify import prepare
+    from .verify import verify as measure
+
+    spec = load_cluster(cluster)
+    plan = load_plan(plan_file, variant)
+    mf = artifact.load(model_file)
+    q = from_file(scenarios, model_inputs(mf, list(metrics) or mf.metrics))
+    if dry_run:
+        return prepare(spec, mf, q, plan, list(metrics) or None)
+    return measure(spec, mf, q, plan, store, metrics=list(metrics) or None, level=level, fail_fast=fail_fast,
+                   reporter=reporter)
+
+
+def open_for_reading(store: str) -> Any:
+    """A store opened read-only (``runs``, ``report``): never created, migrated or changed."""
+    from .store import open_store
+
+    return open_store(store, create=False)
+
+
+__all__ = ["Applied", "NotFound", "bench_disk", "bench_iozone", "bench_iperf", "check", "collect", "collect_preview", "design_size", "fit",
+           "open_for_reading", "predict", "session", "verify", "volume_apply", "volume_show", "volume_teardown"]
