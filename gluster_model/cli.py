@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from .model.choose import STRATEGIES  # the design registry: no heavy import
+from .design.registry import STRATEGIES  # the design registry: no heavy import
 
 T = TypeVar("T")
 

@@ -2,7 +2,7 @@
 runs stop changing the answer.
 
 The plan's grid is the set of candidates. Round 0 runs an I-optimal start; every later round fits the committee
-of :func:`gluster_model.model.choose.next_batch` on what was measured and runs the batch it picks. After each
+of :func:`gluster_model.design.committee.next_batch` on what was measured and runs the batch it picks. After each
 round the additive model's predictions over every candidate are compared with the previous round's: when they
 move by less than ``tolerance`` (mean |change| / mean prediction) and the inputs' importance ranking stays the
 same for ``patience`` rounds in a row, more runs are no longer changing the answer and the campaign stops
@@ -74,7 +74,7 @@ def round_figures(x: np.ndarray, names: Sequence[str], chosen: Sequence[int], me
     last round, its importance ranking (|effect| across each input's range), and its leave-one-out R²."""
     import numpy as np
 
-    from ..model.choose import RIDGE, with_intercept
+    from ..design.matrix import RIDGE, with_intercept
 
     z = with_intercept(x)
     y = np.asarray(measured, dtype=float)
@@ -139,7 +139,8 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
     import numpy as np
 
     from ..dataset import trial_frame
-    from ..model.choose import iopt_order, next_batch
+    from ..design.committee import next_batch
+    from ..design.iopt import iopt_order
 
     d = plan.design
     runs = expanded.runs

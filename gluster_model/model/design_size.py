@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..dataset import FAMILIES
-from .choose import STRATEGIES, Strategy, adaptive_order, dopt_order, iopt_order, lhs_design, random_order
+from ..design.registry import STRATEGIES, Strategy, order
 from .features import design_matrix, main_effect_terms, schema_from_frame, with_derived
 from .fit import FitError, rows_for
 from .groups import GROUP
@@ -46,7 +46,6 @@ from .linear import LinearModel
 from .validate import grouped_cv
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
 
@@ -175,10 +174,11 @@ def design_size(frame: pd.DataFrame, metric: str, family: str = "hardware", *, s
     largest = max(sizes)
     per_size: dict[int, tuple[list[float], list[bool], list[float]]] = {n: ([], [], []) for n in sizes}
     for _ in range(subsets):
-        nested = _sequence(strategy, x, means, largest, rng, batch) if strategy in ("random", "dopt", "adaptive", "iopt") \
+        # Every strategy but LHS is nested (its first n are its design of size n); an LHS is drawn per size.
+        nested = order(strategy, x, largest, rng, lambda idx: means[idx], batch=batch) if strategy != "lhs" \
             else None
         for n in sizes:
-            chosen = nested[:n] if nested is not None else lhs_design(x, n, rng)
+            chosen = nested[:n] if nested is not None else order("lhs", x, n, rng)
             pick = np.isin(groups, uniq[chosen])
             train, test = rows[pick].reset_index(drop=True), rows[~pick].reset_index(drop=True)
             # A subset where a feature does not vary cannot estimate it: that draw failed, as such a design would.
@@ -207,17 +207,6 @@ def design_size(frame: pd.DataFrame, metric: str, family: str = "hardware", *, s
     return DesignSize(metric, family, len(uniq), names, full_vi, full_cv, points,
                       runs_needed(points, full_cv, tolerance, top_share), tolerance, top_share, strategy)
 
-
-def _sequence(strategy: Strategy, x: np.ndarray, means: np.ndarray, size: int, rng: np.random.Generator,
-              batch: int) -> list[int]:
-    """One nested run order of a strategy (its first n are its design of size n)."""
-    if strategy == "random":
-        return random_order(len(x), size, rng)
-    if strategy == "dopt":
-        return dopt_order(x, size, rng)
-    if strategy == "iopt":
-        return iopt_order(x, size, rng)
-    return adaptive_order(x, lambda idx: means[idx], size, rng, batch=batch)
 
 
 def runs_needed(points: Sequence[SizePoint], target_r2: float, tolerance: float, top_share: float) -> int | None:

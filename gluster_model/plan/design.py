@@ -29,6 +29,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..design.dopt import fedorov, wynn
+from ..design.lhs import lhs_unit
 from .factors import Level
 
 DesignType = Literal["grid", "fractional", "lhs", "sobol", "adaptive"]
@@ -98,26 +100,9 @@ def _d_optimal(levels: Levels, n: int | None, seed: int) -> list[dict[str, Level
         raise ValueError(f"{size} runs cannot estimate {p} main-effect parameters; use n >= {p}")
     if size >= len(candidates):
         return candidates
-    x = main_effects_matrix(candidates, levels)
-    rng = np.random.default_rng(seed)
-    chosen = list(rng.choice(len(candidates), size=size, replace=False))
-
-    def logdet(idx: list[int]) -> float:
-        sign, val = np.linalg.slogdet(x[idx].T @ x[idx])
-        return float(val) if sign > 0 else -math.inf
-
-    best = logdet(chosen)
-    improved = True
-    while improved:  # Fedorov exchange: swap a chosen run for a candidate while det(X'X) grows
-        improved = False
-        for i in range(size):
-            for c in range(len(candidates)):
-                if c in chosen:
-                    continue
-                trial = chosen[:i] + [c] + chosen[i + 1:]
-                value = logdet(trial)
-                if value > best + 1e-9:
-                    chosen, best, improved = trial, value, True
+    z = main_effects_matrix(candidates, levels)
+    # Wynn's sequential design as the start, then Fedorov exchange until det(Z'Z) stops growing.
+    chosen, best = fedorov(z, wynn(z, size, np.random.default_rng(seed)))
     if best == -math.inf:
         raise ValueError("no subset of that size keeps every main effect estimable")
     return [candidates[i] for i in sorted(chosen)]
@@ -131,8 +116,7 @@ def space_filling(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed: i
     d = len(names)
     if d == 0:
         return [{}]
-    sampler = qmc.LatinHypercube(d=d, seed=seed) if kind == "lhs" else qmc.Sobol(d=d, scramble=True, seed=seed)
-    u = sampler.random(n)
+    u = lhs_unit(d, n, seed) if kind == "lhs" else qmc.Sobol(d=d, scramble=True, seed=seed).random(n)
     pts = []
     for row in u:
         pts.append({names[j]: levels[names[j]][min(int(row[j] * len(levels[names[j]])), len(levels[names[j]]) - 1)]

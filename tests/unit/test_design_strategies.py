@@ -10,8 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gluster_model.model.choose import (adaptive_order, dopt_order, iopt_order, lhs_design, random_order,
-                                        with_intercept)
+from gluster_model.design.committee import adaptive_order
+from gluster_model.design.dopt import dopt_order
+from gluster_model.design.iopt import iopt_order
+from gluster_model.design.lhs import lhs_design
+from gluster_model.design.matrix import with_intercept
+from gluster_model.design.uniform import random_order
 
 GRID = np.array(list(itertools.product(*[np.linspace(0, 1, 4)] * 5)))  # 1024 configurations, 5 inputs
 
@@ -70,3 +74,17 @@ def test_design_size_cli_compares_strategies_side_by_side(tmp_path: Path) -> Non
     bad = subprocess.run([sys.executable, "-m", "gluster_model.cli", "design-size", "--data", str(data),
                           "--strategy", "best"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--strategy" in bad.stderr
+
+
+def test_every_registered_strategy_gives_distinct_candidates_and_the_cli_offers_exactly_them() -> None:
+    import click
+
+    from gluster_model.cli import cli
+    from gluster_model.design.registry import STRATEGIES, order
+
+    x = GRID[:200]
+    for name in STRATEGIES:
+        picks = order(name, x, 24, np.random.default_rng(3), lambda idx: x[idx].sum(axis=1))
+        assert len(picks) == 24 and len(set(picks)) == 24 and all(0 <= i < len(x) for i in picks), name
+    option = next(p for p in cli.commands["design-size"].params if p.name == "strategies")
+    assert isinstance(option.type, click.Choice) and tuple(option.type.choices) == STRATEGIES
