@@ -70,6 +70,60 @@ def cli(debug: bool) -> None:
         logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(name)s %(message)s")
 
 
+if TYPE_CHECKING:
+    _Param = click.ParamType[Any, Any]  # generic for the type checker in recent click
+else:
+    _Param = click.ParamType
+
+
+class Parsed(_Param):
+    """An option whose text a library parser reads; its ValueError is click's one-line usage error naming it."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return self.parse(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _size(text: str) -> int:
+    from .units import parse_size
+
+    return parse_size(text)
+
+
+def _ints(text: str) -> list[int]:
+    values = [int(v) for v in text.split(",") if v.strip().isdigit()]
+    if not values or len(values) != len([v for v in text.split(",") if v.strip()]):
+        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64")
+    return values
+
+
+def _setting(kind: str) -> Parsed:
+    """A lab hardware option (link, backing, disk, ram, cpu, ...): its text parsed into the node settings."""
+    from functools import partial
+
+    def parse(text: str, kind: str) -> dict[str, Any]:
+        from .lab import parse_setting
+
+        return parse_setting(kind, text)
+
+    return Parsed("VALUE", partial(parse, kind=kind))
+
+
+SIZE = Parsed("SIZE", _size)
+
+
+def _echo_json(result: Any) -> None:
+    """A result (anything with ``to_json()``, or plain data) as indented JSON on standard output."""
+    import json
+
+    click.echo(json.dumps(result.to_json() if hasattr(result, "to_json") else result, indent=2, default=str))
+
+
 def _console() -> Any:
     from .present.console import console
 
@@ -100,10 +154,10 @@ def check(cluster: Path, min_free_gb: float, max_clock_offset: float, as_json: b
     Example: glmodel check --cluster glmodel-lab/lab.yaml
     """
     from . import api
-    from .present.checks import check_json, check_table
+    from .present.checks import check_table
 
     result = api.check(cluster, min_free_gb=min_free_gb, max_clock_offset=max_clock_offset)
-    click.echo(check_json(result)) if as_json else _console().print(check_table(result))
+    _echo_json(result) if as_json else _console().print(check_table(result))
     if result.failure():
         raise Failure(str(result.failure()))
     click.echo(f"all {len(result.reports)} host(s) ready", err=as_json)
@@ -218,14 +272,14 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
     Example: glmodel bench iozone --cluster glmodel-lab/lab.yaml --volume replica3.yaml -t 3 -s 16MB
     """
     from . import api
-    from .present.bench import iozone_json, iozone_table
+    from .present.bench import iozone_table
     from .present.console import spinner
 
     with spinner(not as_json) as progress:
         run, name, workload = api.bench_iozone(cluster, volume_file, dict(
             threads=threads, file_size=file_size, record_size=record_size, tests=list(tests), sync=sync),
             drop=drop_caches, progress=progress)
-    click.echo(iozone_json(run)) if as_json else _console().print(iozone_table(run, name, workload))
+    _echo_json(run) if as_json else _console().print(iozone_table(run, name, workload))
 
 
 @bench.command("iperf", short_help="iperf3 from every client to every server at once; a table or --json.")
@@ -248,13 +302,13 @@ def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str
     Example: glmodel bench iperf --cluster glmodel-lab/lab.yaml --seconds 10
     """
     from . import api
-    from .present.bench import iperf_json, iperf_table
+    from .present.bench import iperf_table
     from .present.console import spinner
 
     with spinner(not as_json) as progress:
         matrix = api.bench_iperf(cluster, seconds=seconds, streams=streams, directions=directions,  # type: ignore[arg-type]
                                  port=port, progress=progress)
-    click.echo(iperf_json(matrix, directions)) if as_json else _console().print(iperf_table(matrix))  # type: ignore[arg-type]
+    _echo_json(matrix) if as_json else _console().print(iperf_table(matrix))
     failed = [p for p in matrix.pairs if p.error]
     if failed:
         raise Failure(f"{len(failed)} of {len(matrix.pairs)} pair(s) failed; first: {failed[0].error}")
@@ -277,13 +331,13 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
     Example: glmodel bench disk --cluster glmodel-lab/lab.yaml --size 64MB
     """
     from . import api
-    from .present.bench import disk_json, disk_table
+    from .present.bench import disk_table
     from .present.console import spinner
 
     with spinner(not as_json) as progress:
         bricks = api.bench_disk(cluster, dict(size=size, runtime=runtime, tests=list(tests), parallel=parallel),
                                 progress=progress)
-    click.echo(disk_json(bricks)) if as_json else _console().print(disk_table(bricks))
+    _echo_json([b.to_json() for b in bricks]) if as_json else _console().print(disk_table(bricks))
     failed = [b for b in bricks if b.error]
     if failed:
         raise Failure(f"{len(failed)} of {len(bricks)} brick(s) failed; first: {failed[0].error}")
@@ -348,16 +402,13 @@ def runs() -> None:
 @json_option
 def runs_list(store: str, campaign: str | None, status: str | None, as_json: bool) -> None:
     """Example: glmodel runs list --status failed"""
-    import json
-
     from .api import open_for_reading
     from .present.runs import runs_table
     from .store.views import run_list
 
     with open_for_reading(store) as st:
         found = run_list(st, campaign, status)
-    click.echo(json.dumps(found.to_json(), indent=2, default=str)) if as_json else \
-        _console().print(runs_table(found, f"runs in {store}"))
+    _echo_json(found) if as_json else _console().print(runs_table(found, f"runs in {store}"))
 
 
 @runs.command("design", short_help="An adaptive campaign's decisions: each round's figures and why each run.")
@@ -370,15 +421,13 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
 
     Example: glmodel runs design --campaign adaptive_smoke@lab
     """
-    import json
-
     from .api import open_for_reading
     from .present.runs import design_lines
     from .store.views import design_log
 
     with open_for_reading(store) as st:
         log = design_log(st, campaign)
-    click.echo(json.dumps(log.to_json(), indent=1, default=str) if as_json else "\n".join(design_lines(log)))
+    _echo_json(log) if as_json else click.echo("\n".join(design_lines(log)))
 
 
 @runs.command("show", short_help="One run: config, every trial with its figures, the raw output of one trial.")
@@ -479,29 +528,17 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
 
     Example: glmodel fit --store glmodel.db --family hardware --out model.json
     """
-    import json
-
     from . import api
     from .present.model import print_fits
 
     done = api.fit(out, store=store, data=data, campaigns=campaigns, with_outliers=with_outliers, family=family,
                    metrics=metrics, models=models, seed=seed, level=level, samples=samples, bootstrap=bootstrap)
     if as_json:
-        return click.echo(json.dumps(done.to_json(), indent=1))
+        return _echo_json(done)
     console = _console()
     print_fits(console, done.fits, done.skipped)
     console.print(f"model file: {out} ({', '.join(f.metric + ': ' + f.selected for f in done.fits)})",
                   highlight=False)
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64") from None
-    if not values:
-        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64")
-    return values
 
 
 @cli.command("design-size", short_help="How many runs a design needs: subsample a full grid, refit, compare.")
@@ -511,7 +548,7 @@ def _int_list(text: str) -> list[int]:
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="hardware",
               show_default=True, help="Feature family of the MLR.")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) (default: every one with data).")
-@click.option("--sizes", help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
+@click.option("--sizes", type=Parsed("N,N,...", _ints), help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
               "fit the MLR up to three quarters of the grid).")
 @click.option("--subsets", type=click.IntRange(5, 10000), default=50, show_default=True,
               help="Designs drawn per size and strategy (seeds).")
@@ -538,17 +575,15 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
 
     Example: glmodel design-size --data data/hardware_grid.csv
     """
-    import json
-
     from . import api
     from .present.model import print_design_size
 
     results, where = api.design_size(
         store=store, data=data, campaigns=campaigns, metrics=metrics, csv_out=csv_out, figure=figure, family=family,
-        strategies=strategies or STRATEGIES, sizes=_option("--sizes", sizes, _int_list) if sizes else None,
+        strategies=strategies or STRATEGIES, sizes=sizes,
         subsets=subsets, seed=seed, tolerance=tolerance, top_share=top_share)
     if as_json:
-        return click.echo(json.dumps({"data": where, "results": [r.to_json() for r in results]}, indent=1))
+        return _echo_json({"data": where, "results": [r.to_json() for r in results]})
     print_design_size(_console(), results, where)
 
 
@@ -582,8 +617,6 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     Example: glmodel predict --model model.json --set servers=4 --set replica=2
              glmodel predict --model model.json --scenarios experiments/whatif/study_decision.yaml
     """
-    import json
-
     from . import api
     from .outputs import check_output
     from .present import predict as show
@@ -600,7 +633,7 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     if csv_out is not None:
         csv_out.write_text(show.to_csv(answer))
     if as_json:
-        return click.echo(json.dumps(answer.to_json(), indent=1))
+        return _echo_json(answer)
     show.print_answer(_console(), answer, details=details)
     if csv_out or figure:
         click.echo(f"wrote {', '.join(str(p) for p in (csv_out, figure) if p is not None)}")
@@ -634,7 +667,6 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     Example: glmodel verify --cluster glmodel-lab/lab.yaml --model results/emulated-model.json \\
              --scenarios experiments/whatif/emulated_decision.yaml --plan experiments/plans/hardware_emulated.yaml
     """
-    import json
     import signal
 
     from . import api
@@ -649,7 +681,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
                         reporter=None if as_json else PlanConsole(console))
     if isinstance(result, Work):
         return click.echo("\n".join(show.verify_plan_lines(result, str(model_file))))
-    click.echo(json.dumps(result.to_json(), indent=1)) if as_json else show.print_verification(console, result)
+    _echo_json(result) if as_json else show.print_verification(console, result)
 
 
 # -- lab -----------------------------------------------------------------------------------------------------
@@ -675,21 +707,9 @@ def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
             ("--disk-iops", "Disk read and write IOPS limit, e.g. 500, or unlimited."),
             ("--ram", "RAM of the node's processes and page cache (a memory cgroup): 512MB, 2GB, unlimited."),
             ("--cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.")]):
-        f = click.option(option, option.lstrip("-").replace("-", "_"), metavar="VALUE", help=help_text)(f)
+        name = option.lstrip("-").replace("-", "_")
+        f = click.option(option, name, type=_setting(name), help=help_text)(f)
     return f
-
-
-def _hardware(options: dict[str, str | None]) -> dict[str, Any]:
-    """The given hardware options, parsed; a bad value is one usage line naming its option."""
-    from functools import partial
-
-    from .lab import parse_setting
-
-    settings: dict[str, Any] = {}
-    for name, text in options.items():
-        if text is not None:
-            settings.update(_option("--" + name.replace("_", "-"), text, partial(parse_setting, name)))
-    return settings
 
 
 @lab.command("up", short_help="Start N nodes and write DIR/lab.yaml.")
@@ -698,9 +718,8 @@ def _hardware(options: dict[str, str | None]) -> dict[str, Any]:
 @click.option("--ssh-port", type=click.IntRange(1, 65535), default=2222, show_default=True,
               help="Port each node's sshd listens on (at its own address).")
 @hardware_options
-@click.option("--brick-size", metavar="SIZE", default="4GB", show_default=True,
-              help="Size of each node's loop image or tmpfs.")
-def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: str, **hardware: str | None) -> None:
+@click.option("--brick-size", type=SIZE, default="4GB", show_default=True, help="Size of each node's loop image or tmpfs.")
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: int, **hardware: dict[str, Any] | None) -> None:
     """Bring up a local lab; every node gets the hardware given. Clears what an earlier lab left in the same
     directory.
 
@@ -710,14 +729,16 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: str, **hardware
     import time
 
     from .lab import lab_up as up
-    from .units import parse_size
 
-    settings = _hardware(hardware)
-    size = _option("--brick-size", brick_size, parse_size)
     started = time.monotonic()
     state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
-               hardware=settings, brick_size=size)
+               hardware=_merged(hardware), brick_size=brick_size)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
+
+
+def _merged(settings: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+    """The hardware options given, parsed, as one mapping of node settings."""
+    return {k: v for parsed in settings.values() if parsed for k, v in parsed.items()}
 
 
 def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None,
@@ -729,14 +750,6 @@ def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], 
     click.echo("\n".join(node_lines(shown, columns)))
 
 
-def _option(option: str, text: str, parse: Callable[[str], T]) -> T:
-    """An option's text through its parser; a ValueError becomes click's one-line usage error naming it."""
-    try:
-        return parse(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint=option) from None
-
-
 node_option = click.option("--node", "nodes", multiple=True,
                            help="Node address, index or nodeN (repeatable; default: every node).")
 
@@ -745,59 +758,47 @@ node_option = click.option("--node", "nodes", multiple=True,
 @lab_dir_option
 @node_option
 @hardware_options
-@click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs of a new backing (default: the lab's).")
-def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: str | None, **hardware: str | None) -> None:
+@click.option("--size", type=SIZE, help="Size of the loop image or tmpfs of a new backing (default: the lab's).")
+def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: int | None, **hardware: dict[str, Any] | None) -> None:
     """Change the hardware of lab nodes; what is not given stays. Without settings: show every node's.
     A new backing is refused while a volume has bricks there.
 
     Example: glmodel lab node --node 2 --disk-read 120MB/s --disk-write 60MB/s --ram 1GB --cpu 0.25
     """
-    from .units import parse_size
-
-    settings = _hardware(hardware)
+    settings = _merged(hardware)
     if size is not None and "backing" not in settings and not any(k.startswith("disk") for k in settings):
         raise click.BadParameter("give --backing (or a disk limit) with --size", param_hint="--size")
-    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None,
-               ("link", "bricks", "disk", "ram", "cpu"))
+    _set_nodes(lab_dir, nodes, settings, size, ("link", "bricks", "disk", "ram", "cpu"))
 
 
 @lab.command("link", short_help="Set nodes' link rates (same as `lab node --link`), or show them.")
 @lab_dir_option
 @node_option
-@click.option("--rate", help="Link rate: 100mbit, 1gbit, 10gbit, ... or unlimited. Without it: show the rates.")
-def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: str | None) -> None:
+@click.option("--rate", type=_setting("link"),
+              help="Link rate: 100mbit, 1gbit, 10gbit, ... or unlimited. Without it: show the rates.")
+def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: dict[str, Any] | None) -> None:
     """Shape the links of lab nodes: a node's sends and receives are each limited to RATE, shared by all its
     peers, as a NIC's are.
 
     Example: glmodel lab link --node 127.1.1.2 --rate 10gbit
     """
-    from functools import partial
-
-    from .lab import parse_setting
-
-    settings = _option("--rate", rate, partial(parse_setting, "link")) if rate is not None else {}
-    _set_nodes(lab_dir, nodes, settings, None, ("link",))
+    _set_nodes(lab_dir, nodes, rate or {}, None, ("link",))
 
 
 @lab.command("brick", short_help="Set nodes' brick backing (same as `lab node --backing`), or show it.")
 @lab_dir_option
 @node_option
-@click.option("--backing", metavar="KIND", help="dir, ext4, xfs or tmpfs. Without it: show each node's backing.")
-@click.option("--size", metavar="SIZE", help="Size of the loop image or tmpfs (default: the lab's, 4GB).")
-def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: str | None, size: str | None) -> None:
+@click.option("--backing", type=_setting("backing"),
+              help="dir, ext4, xfs or tmpfs. Without it: show each node's backing.")
+@click.option("--size", type=SIZE, help="Size of the loop image or tmpfs (default: the lab's, 4GB).")
+def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: dict[str, Any] | None, size: int | None) -> None:
     """Back the bricks of lab nodes with a filesystem of their own. Refused while a volume has bricks there.
 
     Example: glmodel lab brick --node 2 --backing xfs
     """
-    from functools import partial
-
-    from .lab import parse_setting
-    from .units import parse_size
-
     if backing is None and size is not None:
         raise click.BadParameter("give --backing with --size", param_hint="--size")
-    settings = _option("--backing", backing, partial(parse_setting, "backing")) if backing is not None else {}
-    _set_nodes(lab_dir, nodes, settings, _option("--size", size, parse_size) if size else None, ("bricks",))
+    _set_nodes(lab_dir, nodes, backing or {}, size, ("bricks",))
 
 
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")

@@ -11,6 +11,7 @@ import shlex
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .config.cluster import ClusterSpec, Host
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
@@ -242,6 +243,12 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.reports)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "hosts": [
+            {"host": r.host.address, "name": r.host.name, "roles": sorted(r.host.roles), "ok": r.ok,
+             "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in r.checks],
+             "facts": r.facts} for r in self.reports]}
 
     def failure(self) -> str | None:
         """One line naming the hosts not ready and the first one's first failing check with its fix."""

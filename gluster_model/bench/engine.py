@@ -57,6 +57,24 @@ class EngineResult:
         return "\n".join(self.raw.values())
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One figure of a baseline engine (iperf3, fio) in the shape the store keeps: what was measured where.
+
+    ``target`` is the far end (the server of a network pair, the brick path of a disk test); ``value`` is None
+    when the measurement failed, and ``error`` says why. Raw output is kept once per run of the tool.
+    """
+
+    kind: str  # network | disk
+    host: str
+    target: str
+    test: str
+    value: float | None
+    unit: str
+    error: str | None = None
+    raw: str | None = None
+
+
 class TrialEngine(Protocol):
     """A benchmark engine the collector can run trials with."""
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import shlex
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -19,6 +19,7 @@ from ..config.cluster import ClusterSpec, Frozen
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..units import parse_size
+from .engine import Measured
 from .jsonout import find_json_object
 
 DiskTest = Literal["seq_write", "seq_read", "rand_read", "rand_write"]
@@ -81,6 +82,17 @@ class BrickBaseline:
     raw: str = ""
     seconds: float = 0.0
     error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "raw"}
+
+    def measured(self) -> list[Measured]:
+        """Bytes/s and IO/s per test (the raw output once, with the first), or the brick's error."""
+        out = [Measured("disk", self.host, self.path, "all", None, "B/s", self.error, self.raw)] if self.error else []
+        for i, (test, job) in enumerate(self.jobs.items()):
+            out += [Measured("disk", self.host, self.path, test, job.bytes_per_s, "B/s", raw=None if i else self.raw),
+                    Measured("disk", self.host, self.path, f"{test}_iops", job.iops, "IO/s")]
+        return out
 
 
 def fio_argv(directory: str, spec: DiskSpec, direct: bool, fio: str = "fio") -> list[str]:

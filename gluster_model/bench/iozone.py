@@ -19,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
@@ -122,6 +122,11 @@ class IozoneRun:
     seconds: float
     error: str | None = None
     host: str | None = None  # the client the error is about, where one is known
+
+    def to_json(self) -> dict[str, Any]:
+        return {"unit": self.output.unit if self.output else None, "seconds": self.seconds, "argv": self.argv,
+                "error": self.error, "host": self.host,
+                "metrics": {k: vars(m) for k, m in self.output.metrics.items()} if self.output else {}}
 
 
 STARTUP_TIMEOUT_S = 60.0  # a trial whose children did no I/O for this long is stopped

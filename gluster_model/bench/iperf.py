@@ -12,8 +12,8 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from ..config.cluster import ClusterSpec, Frozen, Host
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
+from .engine import Measured
 from .jsonout import find_json_object
 
 # Clients start their pairs together a moment after the matrix is sent out (hosts' clocks must agree to well
@@ -76,6 +77,16 @@ class IperfMatrix:
 
     def ok(self) -> list[PairResult]:
         return [p for p in self.pairs if p.error is None]
+
+    def measured(self) -> list[Measured]:
+        """Each pair's received rate, the figure the store keeps."""
+        return [Measured("network", p.client, p.server, p.direction, p.received_bps, "bit/s", p.error, p.raw)
+                for p in self.pairs]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pairs": [{k: v for k, v in asdict(p).items() if k != "raw"} for p in self.pairs],
+                "aggregate_bps": {d: self.aggregate_bps(d) for d in self.spec.directions},
+                "median_pair_bps": self.median_pair_bps()}
 
     def aggregate_bps(self, direction: Direction) -> float:
         """Sum of what receivers got over all concurrent pairs of one direction."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from ..bench.engine import TrialEngine, TrialRequest
+from ..bench.engine import Measured, TrialEngine, TrialRequest
 from ..bench.engines import TRIAL_ENGINES
+from ..bench.fio import run_disk
+from ..bench.iperf import run_iperf
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
@@ -74,9 +77,13 @@ class Collector:
         # setting change must reformat.
         self.plan_volumes = plan_volumes or list(dict.fromkeys(r.volume.name for r in expanded.runs))
         self.engines = engines
+        self._run_times: list[float] = []  # seconds of each run finished so far, for the ETA
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
+        """Run every run of the campaign not yet done in the store: facts and baselines first, then volume by
+        volume. A failing run is recorded and the campaign goes on (unless fail_fast); an interrupt marks the
+        run in progress interrupted and tears its volume down on the way out."""
         started = time.monotonic()
         cid = ensure_campaign(self.store, self.cluster, self.plan, self.name)
         status = self.store.register_runs(cid, self.expanded.runs)
@@ -87,23 +94,41 @@ class Collector:
             self.report.status(f"campaign {self.name}: all {summary.total} run(s) already done")
             summary.wall_seconds = time.monotonic() - started
             return summary
-        t0 = time.monotonic()
         if self.setting:
             self._remove_leftover_volumes(self.plan_volumes)
             apply_lab_setting(self.cluster, self.setting, self.report.status)
         key = self._facts(cid)
+        by_volume: dict[str, list[RunSpec]] = {}
+        for r in todo:
+            by_volume.setdefault(r.volume_key, []).append(r)
+        self._run_times = []
+        with self._baselines(cid, key, summary) as baselines_stored:
+            for runs in by_volume.values():
+                self._volume(runs, {r.config_hash: status[r.config_hash][0] for r in runs}, summary,
+                             baselines_stored)
+        self._remove_leftover_volumes(list(dict.fromkeys(r.volume.name for r in self.expanded.runs)))
+        summary.wall_seconds = time.monotonic() - started
+        return summary
+
+    @contextmanager
+    def _baselines(self, cid: int, key: str, summary: CampaignSummary) -> Iterator[Callable[[], None]]:
+        """Network baseline now; the disk baseline (fio, seconds per brick) beside the first volume's creation.
+
+        Creating, starting and mounting a volume is a few management calls and a brick directory per server,
+        light next to fio, and no trial starts before the baseline is stored (the caller calls the function it
+        is given first). The CPU score and iperf3 are measured before, alone: on the lab the cores are shared,
+        and the management calls' bursts of CPU would lower them.
+        """
+        t0 = time.monotonic()
         missing = self._missing_baselines(key)
-        network = self._baselines(cid, key, missing & {"network"})
+        network = self._measure_baselines(cid, key, missing & {"network"})
         if network:
             self.store.add_baselines(network)
-        # The disk baseline (fio, seconds per brick) runs while the first volume is created, started and mounted:
-        # a few management calls and a brick directory per server, light next to it, and no trial starts before
-        # it is stored. The CPU score and iperf3 are measured before, alone: on the lab the cores are shared,
-        # and the management calls' bursts of CPU would lower them.
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baselines")
-        pending: Future[list[dict[str, Any]]] | None = pool.submit(self._baselines, cid, key, missing & {"disk"})
+        pending: Future[list[dict[str, Any]]] | None = pool.submit(self._measure_baselines, cid, key,
+                                                                    missing & {"disk"})
 
-        def baselines_done() -> None:
+        def stored() -> None:
             nonlocal pending
             if pending is None:
                 return
@@ -116,67 +141,67 @@ class Collector:
                 self.store.add_baselines(rows)
             summary.baseline_seconds = time.monotonic() - t0
 
-        position = summary.already_done
-        run_times: list[float] = []
-        by_volume: dict[str, list[RunSpec]] = {}
-        for r in todo:
-            by_volume.setdefault(r.volume_key, []).append(r)
         try:
-            for runs in by_volume.values():
-                volume = runs[0].volume
-                try:
-                    self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
-                    self.version = self.version or server_version(self.cluster, self.ex)
-                    apply_volume(self.cluster, self.ex, volume, source=self.name, version=self.version)
-                    points = remount(self.cluster, self.ex, volume.name)
-                except GlmodelError as exc:
-                    baselines_done()
-                    for r in runs:
-                        position += 1
-                        self._fail(status[r.config_hash][0], r, exc, summary, position)
-                    if self.fail_fast:
-                        raise
-                    continue
-                try:
-                    baselines_done()
-                    for i, r in enumerate(runs):
-                        position += 1
-                        eta = (sum(run_times) / len(run_times)) * (summary.total - position + 1) if run_times else None
-                        self.report.run_started(position, summary.total, r, eta)
-                        run_id = status[r.config_hash][0]
-                        t_run = time.monotonic()
-                        try:
-                            if i and self.plan.protocol.remount == "run" and client_keeps_file_data(
-                                    volume, parse_size(r.workload.file_size)):
-                                # Only then: a remount costs seconds, and a client without such caches starts
-                                # the next run as cold as a new mount once the page cache is dropped.
-                                points = remount(self.cluster, self.ex, volume.name)
-                            line, engine_s, n = self._run_one(run_id, r, points)
-                        except GlmodelError as exc:
-                            self._fail(run_id, r, exc, summary, position)
-                            if self.fail_fast:
-                                raise
-                            continue
-                        except BaseException:
-                            self.store.finish_run(run_id, "failed", error="interrupted")
-                            raise
-                        run_times.append(time.monotonic() - t_run)
-                        summary.done += 1
-                        summary.trials += n
-                        summary.engine_seconds += engine_s
-                        self.report.run_finished(position, summary.total, r, line, True)
-                finally:
-                    try:
-                        teardown_volume(self.cluster, self.ex, volume.name)
-                    except GlmodelError as exc:
-                        self.report.status(f"teardown of {volume.name} failed: {exc}")
-        finally:
+            yield stored
+        except BaseException:
             if pending is not None:  # interrupted while the first volume was being built
                 pool.shutdown(wait=False, cancel_futures=True)
-        baselines_done()  # every volume failed before its runs: the baselines are still kept
-        self._remove_leftover_volumes(list(dict.fromkeys(r.volume.name for r in self.expanded.runs)))
-        summary.wall_seconds = time.monotonic() - started
-        return summary
+            raise
+        stored()  # every volume failed before its runs: the baselines are still kept
+
+    def _volume(self, runs: list[RunSpec], run_ids: dict[str, int], summary: CampaignSummary,
+                baselines_stored: Callable[[], None]) -> None:
+        """One volume: apply and mount it, run its runs, tear it down (always)."""
+        volume = runs[0].volume
+        try:
+            self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
+            self.version = self.version or server_version(self.cluster, self.ex)
+            apply_volume(self.cluster, self.ex, volume, source=self.name, version=self.version)
+            points = remount(self.cluster, self.ex, volume.name)
+        except GlmodelError as exc:
+            baselines_stored()
+            for r in runs:
+                self._fail(run_ids[r.config_hash], r, exc, summary)
+            if self.fail_fast:
+                raise
+            return
+        try:
+            baselines_stored()
+            for i, r in enumerate(runs):
+                if i and self.plan.protocol.remount == "run" and client_keeps_file_data(
+                        volume, parse_size(r.workload.file_size)):
+                    # Only then: a remount costs seconds, and a client without such caches starts the next
+                    # run as cold as a new mount once the page cache is dropped.
+                    points = remount(self.cluster, self.ex, volume.name)
+                self._one_run(run_ids[r.config_hash], r, points, summary)
+        finally:
+            try:
+                teardown_volume(self.cluster, self.ex, volume.name)
+            except GlmodelError as exc:
+                self.report.status(f"teardown of {volume.name} failed: {exc}")
+
+    def _one_run(self, run_id: int, run: RunSpec, points: dict[str, str], summary: CampaignSummary) -> None:
+        """One run, its outcome in the store and the summary; an interrupt marks it interrupted."""
+        position = summary.already_done + summary.done + summary.failed + 1
+        times = self._run_times
+        eta = sum(times) / len(times) * (summary.total - position + 1) if times else None
+        self.report.run_started(position, summary.total, run, eta)
+        t_run = time.monotonic()
+        try:
+            line, engine_s, n = self._run_one(run_id, run, points)
+        except GlmodelError as exc:
+            self._fail(run_id, run, exc, summary)
+            if self.fail_fast:
+                raise
+            return
+        except BaseException:
+            self.store.finish_run(run_id, "failed", error="interrupted")
+            raise
+        times.append(time.monotonic() - t_run)
+        summary.done += 1
+        summary.trials += n
+        summary.engine_seconds += engine_s
+        self.report.run_finished(position, summary.total, run, line, True)
 
     def _remove_leftover_volumes(self, names: list[str]) -> None:
         """Volumes of this plan still present (a teardown that failed, a killed earlier collect) are removed."""
@@ -188,7 +213,8 @@ class Collector:
             except GlmodelError as exc:
                 self.report.status(f"could not remove volume {name}: {exc}")
 
-    def _fail(self, run_id: int, run: RunSpec, exc: GlmodelError, summary: CampaignSummary, position: int) -> None:
+    def _fail(self, run_id: int, run: RunSpec, exc: GlmodelError, summary: CampaignSummary) -> None:
+        position = summary.already_done + summary.done + summary.failed + 1
         host, command = describe_failure(exc.errors[0] if isinstance(exc, MultiHostError) and exc.errors else exc)
         host = host or _host_named(str(exc), self.cluster)
         self.store.finish_run(run_id, "failed", error=str(exc), error_host=host, error_command=command)
@@ -217,33 +243,16 @@ class Collector:
         b = self.plan.baselines
         return {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
 
-    def _baselines(self, cid: int, key: str, kinds: set[str]) -> list[dict[str, Any]]:
+    def _measure_baselines(self, cid: int, key: str, kinds: set[str]) -> list[dict[str, Any]]:
         """Measure the baselines of ``kinds``, as rows for the store (no store access: may run in a thread)."""
         b = self.plan.baselines
-        rows: list[dict[str, Any]] = []
+        found: list[Measured] = []
         if "network" in kinds:
-            from ..bench.iperf import run_iperf
-
-            matrix = run_iperf(self.cluster, self.ex, b.iperf, progress=self.report.status)
-            for p in matrix.pairs:
-                rows.append(dict(hardware_key=key, campaign_id=cid, kind="network", host=p.client, target=p.server,
-                                 test=p.direction, value=p.received_bps, unit="bit/s", error=p.error, raw=p.raw))
+            found += run_iperf(self.cluster, self.ex, b.iperf, progress=self.report.status).measured()
         if "disk" in kinds:
-            from ..bench.fio import run_disk
-
-            for brick in run_disk(self.cluster, self.ex, b.fio, progress=self.report.status):
-                if brick.error:
-                    rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
-                                     target=brick.path, test="all", value=None, unit="B/s", error=brick.error,
-                                     raw=brick.raw))
-                for test, job in brick.jobs.items():
-                    rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
-                                     target=brick.path, test=test, value=job.bytes_per_s, unit="B/s", error=None,
-                                     raw=brick.raw if test == next(iter(brick.jobs)) else None))
-                    rows.append(dict(hardware_key=key, campaign_id=cid, kind="disk", host=brick.host,
-                                     target=brick.path, test=f"{test}_iops", value=job.iops, unit="IO/s", error=None,
-                                     raw=None))
-        return rows
+            found += [m for brick in run_disk(self.cluster, self.ex, b.fio, progress=self.report.status)
+                      for m in brick.measured()]
+        return [dict(hardware_key=key, campaign_id=cid, **vars(m)) for m in found]
 
     # -- one run --------------------------------------------------------------------------------------------
     def _run_one(self, run_id: int, run: RunSpec, points: dict[str, str]) -> tuple[str, float, int]:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..bench.fio import BrickBaseline
     from ..bench.iozone import IozoneRun
-    from ..bench.iperf import Direction, IperfMatrix
+    from ..bench.iperf import IperfMatrix
     from ..bench.workload import Workload
 
 def iperf_table(matrix: IperfMatrix) -> Any:
@@ -53,22 +50,6 @@ def disk_table(bricks: list[BrickBaseline]) -> Any:
         table.add_row(b.host, b.path, "O_DIRECT" if b.direct else "buffered+fsync", *cells)
     return table
 
-
-
-def iperf_json(matrix: IperfMatrix, directions: Sequence[Direction]) -> str:
-    return json.dumps({"pairs": [{k: v for k, v in asdict(p).items() if k != "raw"} for p in matrix.pairs],
-                       "aggregate_bps": {d: matrix.aggregate_bps(d) for d in directions},
-                       "median_pair_bps": matrix.median_pair_bps()}, indent=2)
-
-
-def disk_json(bricks: list[BrickBaseline]) -> str:
-    return json.dumps([{k: v for k, v in asdict(b).items() if k != "raw"} for b in bricks], indent=2)
-
-
-def iozone_json(run: IozoneRun) -> str:
-    assert run.output is not None
-    return json.dumps({"unit": run.output.unit, "seconds": run.seconds, "argv": run.argv,
-                       "metrics": {k: vars(m) for k, m in run.output.metrics.items()}}, indent=2)
 
 
 def iozone_table(run: IozoneRun, volume: str, workload: Workload) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..preflight import Check, CheckResult, HostReport
@@ -56,26 +55,6 @@ def check_table(result: CheckResult) -> Any:
     fixes = [Text.from_markup(f"[red]✗[/red] {r.host.name}: {c.name}: {c.detail}" + (f" — fix: {c.fix}" if c.fix else ""))
              for r in result.reports for c in r.failures()]
     return Group(table, *fixes)
-
-
-def check_json(result: CheckResult) -> str:
-    out = {
-        "ok": result.ok,
-        "hosts": [
-            {
-                "host": r.host.address,
-                "name": r.host.name,
-                "roles": sorted(r.host.roles),
-                "ok": r.ok,
-                "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in r.checks],
-                "facts": r.facts,
-            }
-            for r in result.reports
-        ],
-    }
-    return json.dumps(out, indent=2, default=str)
-
-
 
 
 def trust_table(cluster: str, rows: list[tuple[str, str, str, str, str]]) -> Any:

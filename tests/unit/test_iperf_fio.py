@@ -253,3 +253,23 @@ def test_end_brick_script_ends_a_brick_and_spares_anything_else(tmp_path: Path) 
         for p in (brick, other):
             p.kill()
             p.wait()
+
+
+def test_baselines_come_out_in_the_store_shape_with_raw_output_once() -> None:
+    from gluster_model.bench.fio import BrickBaseline
+
+    raw = (DATA / "fio" / "lab-3.33-four-tests.json").read_text()
+    brick = BrickBaseline("h1", "/b", True, parse_fio_json(raw), raw)
+    rows = brick.measured()
+    assert [(m.test, m.unit) for m in rows[:2]] == [(next(iter(brick.jobs)), "B/s"),
+                                                     (next(iter(brick.jobs)) + "_iops", "IO/s")]
+    assert len(rows) == 2 * len(brick.jobs) and [m.raw for m in rows].count(raw) == 1
+    assert all(m.kind == "disk" and m.target == "/b" and m.value and m.value > 0 for m in rows)
+    failed = BrickBaseline("h2", "/b", True, {}, "fio: EINVAL", error="no O_DIRECT").measured()
+    assert [(m.test, m.value, m.error) for m in failed] == [("all", None, "no O_DIRECT")]
+
+    m = IperfMatrix(IperfSpec())
+    m.pairs = [PairResult("a", "s1", "write", 10.0, 9.0, 0, "{}"), PairResult("b", "s1", "read", None, None, None, "",
+                                                                                 "refused")]
+    assert [(r.host, r.target, r.test, r.value, r.unit, r.error) for r in m.measured()] == [
+        ("a", "s1", "write", 9.0, "bit/s", None), ("b", "s1", "read", None, "bit/s", "refused")]
