@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .bench.workload import Workload
     from .campaign.preview import Preview
     from .campaign.progress import CampaignSummary, PlanReporter
-    from .config.cluster import ClusterSpec
+    from .config.cluster import ClusterSpec, Host
     from .gluster.apply import ApplyResult
     from .gluster.volume import VolumeConfig, VolumeInfo
     from .model.design_size import DesignSize
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .predict.whatif import Answer
     from .preflight import CheckResult
     from .remote.executor import SSHExecutor
+    from .remote.hostkeys import ObservedKey
     from .verify import Verification, Work
 
 Progress = Callable[[str], None]
@@ -56,6 +57,43 @@ def check(cluster: Path, *, min_free_gb: float = 1.0, max_clock_offset: float = 
 
     with session(cluster) as (spec, ex):
         return run_check(spec, ex, min_free_bytes=int(min_free_gb * (1 << 30)), max_clock_offset=max_clock_offset)
+
+
+@dataclass
+class HostKeys:
+    """Every host's SSH key as seen now: table rows, the new ones (recordable), changed ones, unreachable ones."""
+
+    cluster: str
+    seen: list[tuple[Host, ObservedKey | GlmodelError]]
+
+    def rows(self) -> list[tuple[str, str, str, str, str]]:
+        return [(h.name, str(h.ssh.port), "-", "-", str(o)) if isinstance(o, GlmodelError)
+                else (h.name, str(o.port), o.key_type, o.fingerprint, o.status) for h, o in self.seen]
+
+    def with_status(self, status: str) -> list[tuple[Host, ObservedKey]]:
+        return [(h, o) for h, o in self.seen if not isinstance(o, GlmodelError) and o.status == status]
+
+    def problems(self) -> list[str]:
+        changed = [h.name for h, _ in self.with_status("changed")]
+        return ([f"host key changed for {', '.join(changed)}: not replaced; if the host was reinstalled, delete its "
+                 "line from known_hosts and run trust again"] if changed else []) + \
+            [str(o) for _, o in self.seen if isinstance(o, GlmodelError)]
+
+
+def host_keys(cluster: Path) -> HostKeys:
+    """Fetch every host's key (no login) and compare it with its known_hosts file."""
+    from .remote.hostkeys import observe_all
+
+    spec = load_cluster(cluster)
+    return HostKeys(spec.name, observe_all(spec))
+
+
+def record_keys(keys: Sequence[tuple[Host, ObservedKey]]) -> None:
+    """Record new keys, each in its host's known_hosts file (a changed key is never replaced)."""
+    from .remote.hostkeys import record
+
+    for host, observed in keys:
+        record(host.ssh.known_hosts, observed)
 
 
 # -- volumes and engines by hand ------------------------------------------------------------------------------
@@ -259,5 +297,6 @@ def open_for_reading(store: str) -> Any:
     return open_store(store, create=False)
 
 
-__all__ = ["Applied", "NotFound", "bench_disk", "bench_iozone", "bench_iperf", "check", "collect", "collect_preview", "design_size", "fit",
-           "open_for_reading", "predict", "session", "verify", "volume_apply", "volume_show", "volume_teardown"]
+__all__ = ["Applied", "HostKeys", "NotFound", "bench_disk", "bench_iozone", "bench_iperf", "check", "collect",
+           "collect_preview", "design_size", "fit", "host_keys", "open_for_reading", "predict", "record_keys",
+           "session", "verify", "volume_apply", "volume_show", "volume_teardown"]

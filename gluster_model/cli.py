@@ -172,29 +172,19 @@ def trust(cluster: Path, yes: bool) -> None:
 
     Example: glmodel trust --cluster fist.yaml
     """
-    from .config.cluster import load_cluster
+    from . import api
     from .present.checks import trust_table
-    from .remote.hostkeys import observe_all, record
 
-    spec = load_cluster(cluster)
-    seen = observe_all(spec)
-    _console().print(trust_table(spec.name, [
-        (h.name, str(h.ssh.port), "-", "-", str(o)) if isinstance(o, Exception)
-        else (h.name, str(o.port), o.key_type, o.fingerprint, o.status) for h, o in seen]))
-    new = [(h, o) for h, o in seen if not isinstance(o, Exception) and o.status == "new"]
+    keys = api.host_keys(cluster)
+    _console().print(trust_table(keys.cluster, keys.rows()))
+    new = keys.with_status("new")
     if new and (yes or (sys.stdin.isatty() and click.confirm(f"Record {len(new)} new key(s)?", default=False))):
-        for host, o in new:
-            record(host.ssh.known_hosts, o)
+        api.record_keys(new)
         click.echo(f"recorded {len(new)} key(s) in {new[0][0].ssh.known_hosts}")
     elif new:
         click.echo(f"{len(new)} new key(s) not recorded; compare the fingerprints, then run again with --yes")
-    changed = [h.name for h, o in seen if not isinstance(o, Exception) and o.status == "changed"]
-    if changed:
-        raise Failure(f"host key changed for {', '.join(changed)}: not replaced; if the host was reinstalled, "
-                      f"delete its line from known_hosts and run trust again")
-    problems = [str(o) for _, o in seen if isinstance(o, Exception)]
-    if problems:
-        raise Failure("; ".join(problems))
+    if keys.problems():
+        raise Failure("; ".join(keys.problems()))
 
 
 # -- volume / bench ---------------------------------------------------------------------------------------
