@@ -25,6 +25,9 @@ class Preview:
     settings: list[tuple[str, int]] = field(default_factory=list)  # (campaign of a lab setting, its runs)
     duplicates: int = 0
     skipped: list[tuple[dict[str, Level], str]] = field(default_factory=list)
+    cluster: str = ""
+    servers: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, brick directories)
+    clients: list[str] = field(default_factory=list)
 
 
 def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str, store: str) -> Preview:
@@ -41,4 +44,5 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         estimate_seconds(expanded, plan.protocol, cost=cost), cost.source,
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] if settings != [()] else [],
-        expanded.duplicates, expanded.skipped)
+        expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
+        [h.name for h in cluster.clients])

@@ -370,16 +370,20 @@ def cluster_from_data(data: Any, source: str, base: Path) -> ClusterSpec:
 
 def load_cluster(path: str | Path) -> ClusterSpec:
     """Load a cluster file, or an Ansible inventory (INI or YAML) with server and client groups."""
-    from .inventory import inventory_to_cluster_data, looks_like_inventory
+    from .inventory import in_inventory_terms, inventory_to_cluster_data, is_yaml_inventory, looks_like_inventory
 
     p = Path(path)
     text = read_text(p)
     source = str(p)
     kind = looks_like_inventory(p, text)
+    places: dict[str, list[str]] = {}
     if kind == "ini":
-        data = inventory_to_cluster_data(text, source, fmt="ini")
+        data = inventory_to_cluster_data(text, source, fmt="ini", places=places)
     else:
         data = parse_yaml(text, source)
-        if kind == "yaml" or (isinstance(data, dict) and "servers" not in data and "all" in data):
-            data = inventory_to_cluster_data(data, source, fmt="yaml")
-    return cluster_from_data(data, source, p.resolve().parent)
+        if kind == "yaml" or is_yaml_inventory(data):
+            data = inventory_to_cluster_data(data, source, fmt="yaml", places=places)
+    try:
+        return cluster_from_data(data, source, p.resolve().parent)
+    except ConfigError as exc:
+        raise (in_inventory_terms(exc, places) if places else exc) from None

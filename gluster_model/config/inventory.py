@@ -1,11 +1,16 @@
 """Ansible inventories (INI or YAML) -> cluster-file data, so operators can reuse what they already have.
 
-Groups named ``servers``/``gluster_servers`` and ``clients``/``gluster_clients`` (one level of ``:children``
-is followed) become the cluster's servers and clients. Host variables understood: ``ansible_host``,
-``ansible_port``/``ansible_ssh_port``, ``ansible_user``/``ansible_ssh_user``, ``ansible_ssh_private_key_file``,
-and ``glmodel_*`` keys for the rest (``glmodel_brick_paths`` comma-separated, ``glmodel_mount_root``,
-``glmodel_known_hosts``, ``glmodel_network_name``, ``glmodel_network_gbps``, ``glmodel_base_filesystem``).
-Other Ansible variables are ignored; an unknown ``glmodel_*`` variable is an error.
+Groups named ``servers``/``gluster_servers``/``hc_nodes`` (gluster-ansible's hyperconverged deployments) and
+``clients``/``gluster_clients`` (``:children`` followed) become the cluster's servers and clients; without a
+client group the servers mount the volumes themselves, as hyperconverged nodes do. Host variables understood:
+``ansible_host``, ``ansible_port``/``ansible_ssh_port``, ``ansible_user``/``ansible_ssh_user``,
+``ansible_ssh_private_key_file``, and ``glmodel_*`` keys for the rest (``glmodel_brick_paths`` comma-separated,
+``glmodel_mount_root``, ``glmodel_known_hosts``, ``glmodel_network_name``, ``glmodel_network_gbps``,
+``glmodel_base_filesystem``). Brick directories come from ``glmodel_brick_paths``, else from gluster-ansible's
+own variables: the mount points of ``gluster_infra_mount_devices`` (one filesystem each, on LVM), the
+directories holding ``gluster_features_hci_volumes`` bricks, or ``gluster_cluster_bricks``. Other Ansible
+variables are ignored; an unknown ``glmodel_*`` variable is an error. Every message names the group, host and
+variable, never the cluster-file field they became.
 """
 
 from __future__ import annotations
@@ -16,11 +21,23 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 
-SERVER_GROUPS = ("servers", "gluster_servers")
+SERVER_GROUPS = ("servers", "gluster_servers", "hc_nodes")
 CLIENT_GROUPS = ("clients", "gluster_clients")
 _HOST_VARS = {"glmodel_brick_paths", "glmodel_mount_root", "glmodel_glusterd_socket", "glmodel_network_name",
               "glmodel_network_gbps", "glmodel_base_filesystem", "glmodel_disk", "glmodel_price"}
 _GLOBAL_VARS = {"glmodel_known_hosts", "glmodel_cluster_name"}
+
+
+_GROUP_KEYS = {"hosts", "vars", "children"}
+
+
+def is_yaml_inventory(data: Any) -> bool:
+    """A parsed YAML file is an inventory when it has no ``servers`` key and its top level is groups (mappings of
+    hosts, vars and children), as Ansible's YAML inventories are (``all:`` or named groups such as ``hc_nodes:``)."""
+    if not isinstance(data, dict) or not data or "servers" in data:
+        return False
+    return "all" in data or all(node is None or (isinstance(node, dict) and node and set(node) <= _GROUP_KEYS)
+                                for node in data.values())
 
 
 def looks_like_inventory(path: Path, text: str) -> Literal["ini", "yaml", "cluster"]:
@@ -74,6 +91,46 @@ def _parse_ini(text: str, source: str) -> tuple[dict[str, dict[str, dict[str, st
     return hosts, children, gvars
 
 
+def _value(v: Any) -> Any:
+    """A YAML variable as Ansible reads it: lists and mappings kept (gluster-ansible's brick variables are), the
+    rest as text."""
+    return v if isinstance(v, (list, dict)) else str(v)
+
+
+def _structured(value: Any) -> Any:
+    """An INI variable holding a list or mapping is written as YAML/JSON inline text; read it so."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        import yaml
+
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+    return value
+
+
+def brick_dirs(merged: dict[str, Any], source: str, where: str) -> tuple[list[str], str] | None:
+    """The host's brick directories and the variable they came from, or None when no variable gives any."""
+    if "glmodel_brick_paths" in merged:
+        return [p.strip() for p in str(merged["glmodel_brick_paths"]).split(",") if p.strip()], "glmodel_brick_paths"
+    mounts = _structured(merged.get("gluster_infra_mount_devices"))
+    if mounts:
+        if not isinstance(mounts, list) or not all(isinstance(m, dict) and m.get("path") for m in mounts):
+            raise ConfigError(source, f"{where}.gluster_infra_mount_devices",
+                              "expected a list of mappings each with a path (as gluster-ansible writes them)")
+        return list(dict.fromkeys(str(m["path"]) for m in mounts)), "gluster_infra_mount_devices"
+    hci = _structured(merged.get("gluster_features_hci_volumes"))
+    if hci:
+        if not isinstance(hci, list) or not all(isinstance(v, dict) and v.get("brick") for v in hci):
+            raise ConfigError(source, f"{where}.gluster_features_hci_volumes",
+                              "expected a list of mappings each with a brick (as gluster-ansible writes them)")
+        return list(dict.fromkeys(str(Path(str(v["brick"])).parent) for v in hci)), "gluster_features_hci_volumes"
+    if merged.get("gluster_cluster_bricks"):
+        return ([b.strip() for b in str(merged["gluster_cluster_bricks"]).split(",") if b.strip()],
+                "gluster_cluster_bricks")
+    return None
+
+
 def _from_yaml(data: dict[str, Any], source: str) -> tuple[dict[str, dict[str, dict[str, str]]], dict[str, list[str]], dict[str, dict[str, str]]]:
     hosts: dict[str, dict[str, dict[str, str]]] = {}
     children: dict[str, list[str]] = {}
@@ -96,8 +153,8 @@ def _from_yaml(data: dict[str, Any], source: str) -> tuple[dict[str, dict[str, d
         for h, hv in (node.get("hosts") or {}).items():
             if not isinstance(hv or {}, dict):
                 raise ConfigError(source, f"{path}.hosts.{h}", "expected a mapping of host variables")
-            hosts.setdefault(name, {})[str(h)] = {k: str(v) for k, v in (hv or {}).items()}
-        gvars.setdefault(name, {}).update({k: str(v) for k, v in (node.get("vars") or {}).items()})
+            hosts.setdefault(name, {})[str(h)] = {str(k): _value(v) for k, v in (hv or {}).items()}
+        gvars.setdefault(name, {}).update({str(k): _value(v) for k, v in (node.get("vars") or {}).items()})
         for child, sub in (node.get("children") or {}).items():
             children.setdefault(name, []).append(str(child))
             walk(str(child), sub, f"{path}.children.{child}")
@@ -107,8 +164,10 @@ def _from_yaml(data: dict[str, Any], source: str) -> tuple[dict[str, dict[str, d
     return hosts, children, gvars
 
 
-def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "yaml"]) -> dict[str, Any]:
-    """Convert an inventory into the mapping a cluster file would hold."""
+def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "yaml"],
+                              places: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Convert an inventory into the mapping a cluster file would hold; ``places`` (when given) gets, per list
+    of hosts, each entry's group and host (``hc_nodes.host1``), so later messages can speak inventory terms."""
     if fmt == "ini":
         hosts, children, gvars = _parse_ini(str(content), source)
     else:
@@ -139,7 +198,7 @@ def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "ya
         if var in allvars:
             ssh[key] = allvars[var]
 
-    def entry(name: str, hv: dict[str, str], where: str) -> dict[str, Any]:
+    def entry(name: str, hv: dict[str, Any], where: str, server: bool) -> dict[str, Any]:
         merged = {**allvars, **hv}
         unknown = sorted(k for k in merged if k.startswith("glmodel_") and k not in _HOST_VARS | _GLOBAL_VARS)
         if unknown:
@@ -155,8 +214,12 @@ def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "ya
                 override[key] = hv[var]
         if override:
             e["ssh"] = override
-        if "glmodel_brick_paths" in merged:
-            e["brick_paths"] = [p.strip() for p in merged["glmodel_brick_paths"].split(",") if p.strip()]
+        bricks = brick_dirs(merged, source, where) if server else None
+        if bricks is not None:
+            e["brick_paths"] = bricks[0]
+        elif server:
+            raise ConfigError(source, where, "no brick directories: set glmodel_brick_paths (comma-separated) or "
+                              "gluster-ansible's gluster_infra_mount_devices for this host or its group")
         for var, key in (("glmodel_mount_root", "mount_root"), ("glmodel_glusterd_socket", "glusterd_socket")):
             if var in merged:
                 e[key] = merged[var]
@@ -174,10 +237,42 @@ def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "ya
 
     data: dict[str, Any] = {
         "name": allvars.get("glmodel_cluster_name", Path(source).stem or "cluster"),
-        "servers": [entry(h, hv, f"{server_group}.{h}") for h, hv in members(server_group).items()],
+        "servers": [entry(h, hv, f"{server_group}.{h}", True) for h, hv in members(server_group).items()],
     }
     if client_group:
-        data["clients"] = [entry(h, hv, f"{client_group}.{h}") for h, hv in members(client_group).items()]
+        data["clients"] = [entry(h, hv, f"{client_group}.{h}", False) for h, hv in members(client_group).items()]
+    if places is not None:
+        places.update({"servers": [f"{server_group}.{h}" for h in members(server_group)],
+                       "clients": [f"{client_group}.{h}" for h in members(client_group)] if client_group else []})
     if ssh:
         data["ssh"] = ssh
     return data
+
+
+# Cluster-file fields an inventory entry was built from, and the inventory variable each came from.
+_VARIABLE_OF = {"host": "ansible_host", "name": "inventory host name", "ssh.port": "ansible_port",
+                "ssh.user": "ansible_user", "ssh.identity_file": "ansible_ssh_private_key_file",
+                "ssh.known_hosts": "glmodel_known_hosts", "brick_paths": "glmodel_brick_paths",
+                "mount_root": "glmodel_mount_root", "glusterd_socket": "glmodel_glusterd_socket",
+                "hardware.network.gbps": "glmodel_network_gbps", "hardware.network.name": "glmodel_network_name",
+                "hardware.base_filesystem": "glmodel_base_filesystem", "hardware.disk": "glmodel_disk",
+                "hardware.price": "glmodel_price"}
+
+
+def in_inventory_terms(exc: ConfigError, places: dict[str, list[str]]) -> ConfigError:
+    """The same problem, its place given as the inventory's group, host and variable instead of the cluster-file
+    field (``servers[1].ssh.port`` -> ``gluster_servers.s2.ansible_port``)."""
+    import re
+
+    m = re.match(r"^(servers|clients)(?:\[(\d+)\])?(?:\.(.+))?$", exc.key)
+    if not m:
+        key = {"ssh.port": "all.vars.ansible_port", "ssh.user": "all.vars.ansible_user", "name":
+               "all.vars.glmodel_cluster_name"}.get(exc.key, exc.key)
+        return ConfigError(exc.source, key, exc.problem)
+    kind, index, field = m.groups()
+    hosts = places.get(kind) or []
+    if index is None or int(index) >= len(hosts):
+        return ConfigError(exc.source, f"{kind} group", exc.problem)
+    field = re.sub(r"\[\d+\]$", "", field or "")
+    variable = _VARIABLE_OF.get(field, field)
+    return ConfigError(exc.source, hosts[int(index)] + (f".{variable}" if variable else ""), exc.problem)

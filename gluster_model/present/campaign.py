@@ -9,7 +9,10 @@ def preview_lines(p: Preview) -> list[str]:
     low, high = p.trials
     out = [f"campaign {p.campaign}: {p.volumes} volume(s), {len(p.runs)} run(s), "
            f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
-           f"estimated {p.seconds / 60:.0f} min ({p.cost_source})"]
+           f"estimated {p.seconds / 60:.0f} min ({p.cost_source})",
+           f"  cluster {p.cluster}: {len(p.servers)} server(s): "
+           + "; ".join(f"{name} ({', '.join(bricks)})" for name, bricks in p.servers)
+           + f"; {len(p.clients)} client(s): {', '.join(p.clients)}"]
     if p.adaptive is not None:
         out.append(f"  adaptive: chooses at most {p.adaptive[0]} of these {len(p.runs)} candidate run(s) as it goes, "
                    f"{p.adaptive[1]} per round after the first (the counts and estimate above are for all of them)")

@@ -109,3 +109,46 @@ def test_ipv6_host_is_normalised(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text("servers:\n  - {host: '2001:db8::0001', brick_paths: [/b]}\n")
     assert load_cluster(f).hosts[0].address == "2001:db8::1"
+
+
+def test_a_gluster_ansible_hyperconverged_inventory_loads_as_it_is() -> None:
+    spec = load_cluster(DATA / "clusters" / "gluster_ansible_hc.yml")
+    assert [(h.name, h.address) for h in spec.servers] == [("host1", "10.20.0.11"), ("host2", "10.20.0.12"),
+                                                            ("host3", "10.20.0.13")]
+    assert [h.name for h in spec.clients] == ["host1", "host2", "host3"]  # hyperconverged: every node mounts
+    bricks = {h.name: h.brick_paths for h in spec.servers}
+    # Mount points of gluster_infra_mount_devices (a duplicate once); without them, the HCI volumes' brick parents.
+    assert bricks["host1"] == bricks["host2"] == ("/gluster_bricks/engine", "/gluster_bricks/data")
+    assert bricks["host3"] == ("/gluster_bricks/engine", "/gluster_bricks/data", "/gluster_bricks/vmstore")
+    assert all(h.ssh.user == "root" for h in spec.hosts)
+
+
+def test_the_dry_run_lists_an_inventorys_hosts_and_bricks(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gluster_model.cli import cli
+
+    plan = tmp_path / "p.yaml"
+    plan.write_text("name: p\nfactors: {layout: distribute, file_size: 1MB, threads: 3}\n")
+    out = CliRunner().invoke(cli, ["collect", "--cluster", str(DATA / "clusters" / "gluster_ansible_hc.yml"),
+                                   "--plan", str(plan), "--dry-run", "--store", str(tmp_path / "none.db")])
+    assert out.exit_code == 0, out.output
+    assert ("3 server(s): host1 (/gluster_bricks/engine, /gluster_bricks/data); host2 (/gluster_bricks/engine, "
+            "/gluster_bricks/data); host3 (/gluster_bricks/engine, /gluster_bricks/data, /gluster_bricks/vmstore); "
+            "3 client(s): host1, host2, host3") in " ".join(out.output.split())
+
+
+@pytest.mark.parametrize("text,where,says", [
+    ("[gluster_servers]\ns1 ansible_host=10.0.0.1\n", "gluster_servers.s1", "no brick directories: set glmodel_brick_paths"),
+    ("[gluster_servers]\ns1 ansible_host=10.0.0.1 ansible_port=99999 glmodel_brick_paths=/b\n",
+     "gluster_servers.s1.ansible_port", ""),
+    ("[hc_nodes]\nh1 gluster_infra_mount_devices=/dev/sdb\n", "hc_nodes.h1.gluster_infra_mount_devices",
+     "a list of mappings each with a path"),
+])
+def test_inventory_problems_are_told_in_inventory_terms(tmp_path: Path, text: str, where: str, says: str) -> None:
+    path = tmp_path / "hosts.ini"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_cluster(path)
+    assert str(err.value).startswith(f"{path}: {where}: ") and says in str(err.value)
+    assert "servers[" not in str(err.value) and "defaults.brick_paths" not in str(err.value)
