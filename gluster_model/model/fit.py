@@ -193,16 +193,21 @@ def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[st
               **kw: Any) -> tuple[list[MetricFit], list[str]]:
     """Fit every metric that has data (or those asked for); returns the fits and one line per metric left out.
 
-    Raises FitError when no metric could be fitted.
+    Raises FitError when no metric could be fitted. The numeric libraries run on one thread: a fit is many
+    small problems (tens of rows), where a thread pool costs more than it saves, and on a loaded machine its
+    spinning threads fought every other process for the cores.
     """
+    from threadpoolctl import threadpool_limits
+
     fits, skipped = [], []
-    for metric in metrics_asked(frame, metrics):
-        try:
-            fits.append(fit_metric(frame, metric, family, **kw))
-        except FitError as exc:
-            if metrics:  # asked for by name: the user wants to know it failed
-                raise
-            skipped.append(str(exc))
+    with threadpool_limits(limits=1):
+        for metric in metrics_asked(frame, metrics):
+            try:
+                fits.append(fit_metric(frame, metric, family, **kw))
+            except FitError as exc:
+                if metrics:  # asked for by name: the user wants to know it failed
+                    raise
+                skipped.append(str(exc))
     if not fits:
         raise FitError("no metric could be fitted: " + ("; ".join(skipped) or "the data have no metric"))
     return fits, skipped

@@ -175,10 +175,10 @@ def fit_linear(frame: pd.DataFrame, y: np.ndarray, terms: Sequence[Term], name: 
                response: Literal["identity", "log"] = "identity") -> OlsFit:
     """OLS on the terms, after dropping terms aliased with the intercept or with earlier terms."""
     import numpy as np
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS  # not statsmodels.api: a third of a second less
 
     x, target, kept, aliased = _prepare(frame, y, terms, response)
-    res = sm.OLS(target, x).fit()
+    res = OLS(target, x).fit()
     df_resid = int(round(res.df_resid))
     sigma2 = float(res.scale) if df_resid > 0 else 0.0
     cov = np.asarray(res.cov_params()) if df_resid > 0 else np.zeros((x.shape[1], x.shape[1]))

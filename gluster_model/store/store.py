@@ -281,20 +281,27 @@ class Store:
             raise StoreError(f"{self.where}: the {kind} output of trial {trial_id} is damaged (not zlib data); "
                              "restore the store from a copy") from None
 
-    def counts(self, campaign_id: int | None = None) -> dict[str, int]:
-        """Rows per table (for one campaign if given): runs by status, trials, measurements, raw outputs."""
+    def counts(self, campaign_id: int | None = None, *, flagged: bool = True) -> dict[str, int]:
+        """Rows per table (for one campaign if given): runs by status, trials, measurements, raw outputs; without
+        ``flagged``, only trials kept (not flagged as outliers or disturbed) and theirs, plus how many were
+        flagged (``trials_flagged``)."""
         with self.tx() as c:
             rq = select(t.runs.c.status, func.count()).group_by(t.runs.c.status)
             tq = select(func.count()).select_from(t.trials).join(t.runs)
             mq = select(func.count()).select_from(t.measurements).join(t.trials).join(t.runs)
             oq = select(func.count()).select_from(t.raw_outputs).join(t.trials).join(t.runs)
+            fq = select(func.count()).select_from(t.trials).join(t.runs).where(t.trials.c.outlier.is_(True))
             if campaign_id is not None:
                 rq = rq.where(t.runs.c.campaign_id == campaign_id)
-                tq, mq, oq = (q.where(t.runs.c.campaign_id == campaign_id) for q in (tq, mq, oq))
+                tq, mq, oq, fq = (q.where(t.runs.c.campaign_id == campaign_id) for q in (tq, mq, oq, fq))
+            if not flagged:
+                tq, mq, oq = (q.where(t.trials.c.outlier.is_(False)) for q in (tq, mq, oq))
             out = {f"runs_{s}": int(n) for s, n in c.execute(rq)}
             out["trials"] = int(c.execute(tq).scalar() or 0)
             out["measurements"] = int(c.execute(mq).scalar() or 0)
             out["raw_outputs"] = int(c.execute(oq).scalar() or 0)
+            if not flagged:
+                out["trials_flagged"] = int(c.execute(fq).scalar() or 0)
         return out
 
     def trial_table(self, campaign: str | None = None) -> list[dict[str, Any]]:

@@ -41,10 +41,14 @@ def plan_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _counts(store: str, campaign: str) -> dict[str, int]:
+    """Rows of the trials kept. A trial another process disturbed (a busy CI machine) is flagged and measured
+    again by design: its extra rows are not a trial stored twice."""
     with open_store(store, create=False) as st:
         c = st.campaign(campaign)
         assert c is not None
-        return st.counts(int(c["id"]))
+        out = st.counts(int(c["id"]), flagged=False)
+        out.pop("trials_flagged")
+        return out
 
 
 def _no_volumes_left(lab: LabState) -> None:

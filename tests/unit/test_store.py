@@ -49,6 +49,8 @@ def test_campaign_runs_trials_round_trip(tmp_path: Path) -> None:
         st.finish_run(rid, "done", regime="cached")
         assert st.counts(cid) == {"runs_done": 1, "runs_pending": 3, "trials": 3, "measurements": 6,
                                   "raw_outputs": 3}
+        assert st.counts(cid, flagged=False) == {"runs_done": 1, "runs_pending": 3, "trials": 2, "measurements": 4,
+                                                 "raw_outputs": 2, "trials_flagged": 1}
         trials = st.trials(rid)
         assert [t["outlier"] for t in trials] == [False, False, True]
         raw = st.raw_output(int(trials[1]["id"]), "iozone")
