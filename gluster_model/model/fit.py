@@ -197,6 +197,10 @@ def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[st
     small problems (tens of rows), where a thread pool costs more than it saves, and on a loaded machine its
     spinning threads fought every other process for the cores.
     """
+    # threadpoolctl limits the pools of libraries already loaded: load the ones a fit uses first (scipy and
+    # scikit-learn bring their own OpenBLAS and OpenMP runtimes).
+    import scipy.linalg  # noqa: F401
+    import sklearn.ensemble  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     fits, skipped = [], []
