@@ -1,0 +1,1 @@
+"""Presentation: terminal tables, lines and progress for the CLI; the library returns results, this draws them."""
