@@ -256,15 +256,26 @@ def design_size(*, store: str = "glmodel.db", data: Path | None = None, campaign
 # -- what-if and verification ---------------------------------------------------------------------------------
 
 def predict(model_file: Path, *, scenarios: Path | None = None, sets: Sequence[str] = (),
-            metrics: Sequence[str] = (), level: float | None = None, use: str | None = None) -> Answer:
-    """The what-if answer for a scenario file or ``--set`` candidates on top of the baseline."""
+            metrics: Sequence[str] = (), level: float | None = None, use: str | None = None,
+            csv_out: Path | None = None, figure: Path | None = None) -> Answer:
+    """The what-if answer for a scenario file or ``--set`` candidates on top of the baseline; also written as
+    CSV (one row per scenario and metric) and drawn as a bar chart when those paths are given."""
     from .model import artifact
     from .predict.scenarios import question
     from .predict.whatif import model_inputs, what_if
+    from .present import predict as show
 
+    for path, option, suffixes in ((csv_out, "--csv", ()), (figure, "--figure", (".png", ".svg", ".pdf"))):
+        if path is not None:
+            check_output(path, option, suffixes)  # before the work, so a bad path loses nothing
     mf = artifact.load(model_file)
     q = question(model_inputs(mf, list(metrics) or mf.metrics), scenarios, sets)
-    return what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
+    answer = what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
+    if csv_out is not None:
+        csv_out.write_text(show.to_csv(answer))
+    if figure is not None:
+        show.figure(answer, figure)
+    return answer
 
 
 def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *, variant: str | None = None,

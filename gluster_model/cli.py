@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from .design.registry import STRATEGIES  # the design registry: no heavy import
+from .units import parse_ints, parse_size
 
 T = TypeVar("T")
 
@@ -89,19 +90,6 @@ class Parsed(_Param):
             self.fail(str(exc), param, ctx)
 
 
-def _size(text: str) -> int:
-    from .units import parse_size
-
-    return parse_size(text)
-
-
-def _ints(text: str) -> list[int]:
-    values = [int(v) for v in text.split(",") if v.strip().isdigit()]
-    if not values or len(values) != len([v for v in text.split(",") if v.strip()]):
-        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64")
-    return values
-
-
 def _setting(kind: str) -> Parsed:
     """A lab hardware option (link, backing, disk, ram, cpu, ...): its text parsed into the node settings."""
     from functools import partial
@@ -114,7 +102,7 @@ def _setting(kind: str) -> Parsed:
     return Parsed("VALUE", partial(parse, kind=kind))
 
 
-SIZE = Parsed("SIZE", _size)
+SIZE = Parsed("SIZE", parse_size)
 
 
 def _echo_json(result: Any) -> None:
@@ -538,7 +526,7 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="hardware",
               show_default=True, help="Feature family of the MLR.")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) (default: every one with data).")
-@click.option("--sizes", type=Parsed("N,N,...", _ints), help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
+@click.option("--sizes", type=Parsed("N,N,...", parse_ints), help="Numbers of configurations to try, e.g. 12,16,24,32 (default: from just enough to "
               "fit the MLR up to three quarters of the grid).")
 @click.option("--subsets", type=click.IntRange(5, 10000), default=50, show_default=True,
               help="Designs drawn per size and strategy (seeds).")
@@ -608,20 +596,13 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
              glmodel predict --model model.json --scenarios experiments/whatif/study_decision.yaml
     """
     from . import api
-    from .outputs import check_output
     from .present import predict as show
 
-    if figure is not None:
-        check_output(figure, "--figure", (".png", ".svg", ".pdf"))
-    if csv_out is not None and str(csv_out) != "-":
-        check_output(csv_out, "--csv")
-    answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use)
-    if figure is not None:
-        show.figure(answer, figure)
-    if csv_out is not None and str(csv_out) == "-":
+    to_stdout = str(csv_out) == "-"
+    answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use,
+                         csv_out=None if to_stdout else csv_out, figure=figure)
+    if to_stdout:
         return click.echo(show.to_csv(answer), nl=False)
-    if csv_out is not None:
-        csv_out.write_text(show.to_csv(answer))
     if as_json:
         return _echo_json(answer)
     show.print_answer(_console(), answer, details=details)
@@ -761,34 +742,28 @@ def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: int | None, **hardware
     _set_nodes(lab_dir, nodes, settings, size, ("link", "bricks", "disk", "ram", "cpu"))
 
 
-@lab.command("link", short_help="Set nodes' link rates (same as `lab node --link`), or show them.")
-@lab_dir_option
-@node_option
-@click.option("--rate", type=_setting("link"),
-              help="Link rate: 100mbit, 1gbit, 10gbit, ... or unlimited. Without it: show the rates.")
-def lab_link(lab_dir: Path, nodes: tuple[str, ...], rate: dict[str, Any] | None) -> None:
-    """Shape the links of lab nodes: a node's sends and receives are each limited to RATE, shared by all its
-    peers, as a NIC's are.
+def _one_setting(name: str, kind: str, columns: tuple[str, ...], help_text: str, example: str) -> None:
+    """`lab link` and `lab brick`: `lab node` with one setting, kept for scripts; without it, show that column."""
 
-    Example: glmodel lab link --node 127.1.1.2 --rate 10gbit
-    """
-    _set_nodes(lab_dir, nodes, rate or {}, None, ("link",))
+    @lab.command(name, short_help=f"Set nodes' {columns[0]} (same as `lab node --{kind}`), or show it.",
+                 help=f"{help_text}\n\nExample: {example}")
+    @lab_dir_option
+    @node_option
+    @click.option(f"--{'rate' if kind == 'link' else kind}", "setting", type=_setting(kind),
+                  help=f"The node's {kind}, as for `lab node --{kind}`. Without it: show the current one.")
+    @click.option("--size", type=SIZE, hidden=kind == "link", help="Size of the loop image or tmpfs.")
+    def command(lab_dir: Path, nodes: tuple[str, ...], setting: dict[str, Any] | None, size: int | None) -> None:
+        if setting is None and size is not None:
+            raise click.BadParameter(f"give --{kind} with --size", param_hint="--size")
+        _set_nodes(lab_dir, nodes, setting or {}, size, columns)
 
 
-@lab.command("brick", short_help="Set nodes' brick backing (same as `lab node --backing`), or show it.")
-@lab_dir_option
-@node_option
-@click.option("--backing", type=_setting("backing"),
-              help="dir, ext4, xfs or tmpfs. Without it: show each node's backing.")
-@click.option("--size", type=SIZE, help="Size of the loop image or tmpfs (default: the lab's, 4GB).")
-def lab_brick(lab_dir: Path, nodes: tuple[str, ...], backing: dict[str, Any] | None, size: int | None) -> None:
-    """Back the bricks of lab nodes with a filesystem of their own. Refused while a volume has bricks there.
-
-    Example: glmodel lab brick --node 2 --backing xfs
-    """
-    if backing is None and size is not None:
-        raise click.BadParameter("give --backing with --size", param_hint="--size")
-    _set_nodes(lab_dir, nodes, backing or {}, size, ("bricks",))
+_one_setting("link", "link", ("link",), "Shape the links of lab nodes: a node's sends and receives are each "
+             "limited to RATE (100mbit, 1gbit, ... or unlimited), shared by all its peers, as a NIC's are.",
+             "glmodel lab link --node 127.1.1.2 --rate 10gbit")
+_one_setting("brick", "backing", ("bricks",), "Back the bricks of lab nodes with a filesystem of their own (dir, "
+             "ext4, xfs or tmpfs). Refused while a volume has bricks there.",
+             "glmodel lab brick --node 2 --backing xfs")
 
 
 @lab.command("down", short_help="Unmount, stop volumes, end the lab's processes, remove its state.")

@@ -24,6 +24,14 @@ def parse_size(value: str | int) -> int:
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
+def parse_ints(text: str) -> list[int]:
+    """A comma-separated list of whole numbers ("16,32,64")."""
+    parts = [v.strip() for v in text.split(",") if v.strip()]
+    if not parts or not all(v.isdigit() for v in parts):
+        raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64")
+    return [int(v) for v in parts]
+
+
 def gluster_size(n: int) -> str:
     """Bytes -> the shortest exact form Gluster accepts (64MB, 4KB, 100)."""
     for unit, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):

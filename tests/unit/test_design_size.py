@@ -95,3 +95,17 @@ def test_cli_prints_the_curve_and_refuses_bad_sizes_in_one_line(tmp_path) -> Non
     assert bad.exit_code == 2 and "--sizes" in bad.output and "Traceback" not in bad.output
     far = CliRunner().invoke(cli, ["design-size", "--data", str(path), "--sizes", "500"])
     assert far.exit_code != 0 and "--sizes: 500 out of range" in far.output
+
+
+@pytest.mark.parametrize("text", ["", "16,x", "16,-4", "1.5", ", ,"])
+def test_sizes_text_other_than_whole_numbers_is_refused(text: str) -> None:
+    from gluster_model.units import parse_ints
+
+    with pytest.raises(ValueError, match="comma-separated list of whole numbers"):
+        parse_ints(text)
+
+
+def test_sizes_text_is_read_with_spaces_and_a_trailing_comma() -> None:
+    from gluster_model.units import parse_ints
+
+    assert parse_ints(" 12, 16,24,") == [12, 16, 24]
