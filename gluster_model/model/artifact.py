@@ -73,7 +73,7 @@ def metric_report(f: MetricFit) -> dict[str, Any]:
             "comparison": [s.to_json() for s in f.scores], "coefficients": f.coefficients,
             "diagnostics": f.diagnostics.to_json(),
             "importance": {m: [i.to_json() for i in imps] for m, imps in f.importance.items()},
-            "notes": f.notes}
+            "explained": f.explained, "notes": f.notes}
 
 
 def build(fits: Sequence[MetricFit], provenance: Mapping[str, Any]) -> dict[str, Any]:

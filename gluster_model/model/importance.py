@@ -2,8 +2,9 @@
 
 First-order index S_i = V(E[Ŷ|X_i]) / V(Ŷ), normalized VI_i = S_i / Σ_j S_j, estimated with SALib's Saltelli/
 Jansen estimators. Each feature is one factor, whatever its encoding (a categorical's dummies move together).
-Inputs are drawn independently from their measured marginals (the empirical distribution of each feature in
-the training rows), so the indices describe the model over what was measured. Also reported: the raw S_i and
+Inputs are drawn from their measured marginals (the empirical distribution of each feature in the training
+rows), independently except for the volume's shape, which is drawn conditionally on the servers so that every
+sample is a volume that can be built (``buildable``); the indices describe the model over what was measured. Also reported: the raw S_i and
 their sum (1 for an additive model; less means interactions), total-order indices S_Ti, SALib's Monte-Carlo
 confidence half-widths, and bootstrap intervals of VI from refitting on configurations resampled with
 replacement — correlated or unbalanced designs make a single normalized figure misleading.
@@ -23,7 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .features import Schema, design_matrix, numbers, strings
+from .buildable import DEPENDENT, allowed
+from .features import Feature, Schema, design_matrix, numbers, strings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,20 +89,53 @@ def marginals(frame: pd.DataFrame, schema: Schema) -> Marginals:
     return Marginals(base_row(frame), out)
 
 
-def from_unit(u: np.ndarray, frame: pd.DataFrame | Marginals, schema: Schema) -> pd.DataFrame:
-    """Map points of [0,1)^d onto the features' measured marginals (inverse empirical CDF, numpy's
-    "inverted_cdf": the smallest value whose CDF reaches u); other columns take their typical value."""
+def _quantile(values: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Inverse empirical CDF (numpy's "inverted_cdf"): the smallest sorted value whose CDF reaches u."""
     import numpy as np
 
+    out: np.ndarray = values[np.clip(np.ceil(u * len(values)).astype(int) - 1, 0, len(values) - 1)]
+    return out
+
+
+def _levels(values: np.ndarray, f: Feature) -> np.ndarray:
+    import numpy as np
+
+    if f.kind == "categorical":
+        out: np.ndarray = np.asarray(f.levels, dtype=object)[values]
+        return out
+    return values.astype(bool) if f.kind == "bool" else values
+
+
+def from_unit(u: np.ndarray, frame: pd.DataFrame | Marginals, schema: Schema) -> pd.DataFrame:
+    """Map points of [0,1)^d onto the features' measured marginals; other columns take their typical value.
+
+    Independent inputs take the u-quantile of their measured values. The volume's shape (layout, replica,
+    disperse; ``buildable.DEPENDENT``) is drawn conditionally, in that order: the u-quantile of the measured
+    values compatible with the row's servers and the shape drawn so far, so no sample is a volume that cannot
+    be built (replica 3 on 2 servers), and each input keeps its own coordinate of the Saltelli design.
+    """
     m = frame if isinstance(frame, Marginals) else marginals(frame, schema)
     out = m.base.loc[[0] * len(u)].reset_index(drop=True)
     for j, f in enumerate(schema.features):
-        values = m.sorted[f.name]
-        picked = values[np.clip(np.ceil(u[:, j] * len(values)).astype(int) - 1, 0, len(values) - 1)]
-        if f.kind == "categorical":
-            out[f.name] = np.asarray(f.levels, dtype=object)[picked]
-        else:
-            out[f.name] = picked.astype(bool) if f.kind == "bool" else picked
+        out[f.name] = _levels(_quantile(m.sorted[f.name], u[:, j]), f)
+    column = {f.name: j for j, f in enumerate(schema.features)}
+    dependent = [f for name in DEPENDENT for f in schema.features if f.name == name]
+    for i, f in enumerate(dependent):
+        levels = _levels(m.sorted[f.name], f)
+        later = {g.name: _levels(m.sorted[g.name], g) for g in dependent[i + 1:]}
+        # Condition on inputs drawn (or servers, constant when not drawn); a shape column that is not an input
+        # holds only the typical row's value, which says nothing about this row.
+        given = [c for c in ("servers", *DEPENDENT)
+                 if c in out and c != f.name and c not in later and (c in column or c == "servers")]
+        if not given:
+            continue
+        picked = out[f.name].to_numpy(dtype=object)
+        for key, rows in out.groupby(given, dropna=False, sort=False).indices.items():
+            fixed = dict(zip(given, key if isinstance(key, tuple) else (key,)))
+            mask = allowed(f.name, levels, fixed, later)
+            if mask.any() and not mask.all():
+                picked[rows] = _quantile(levels[mask], u[rows, column[f.name]])
+        out[f.name] = picked if f.kind == "categorical" else picked.astype(float)
     return out
 
 

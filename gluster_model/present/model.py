@@ -22,9 +22,13 @@ def comparison_caption(report: dict[str, Any]) -> str:
         held = "CV: not possible (fewer than 3 groups)"
     else:
         by = cv.get("grouped_by", "configuration")
-        held = (f"CV: repeated grouped {cv['folds']}-fold holding out whole {by}s ({cv.get('groups') or '?'} "
-                f"of them; a {by} never on both sides)")
-    return f"{held}; MAPE on CV (* on 75/25); PI: share of 75/25 held-out trials inside the prediction interval"
+        held = (f"CV: grouped {cv['folds']}-fold holding out whole {by}s ({cv.get('groups') or '?'} of them; a "
+                f"{by} never on both sides), mean ± sd over {cv.get('repeats', '?')} seeds")
+        if any(s.get("cv_select") for s in report["comparison"]):
+            held += (" other than those the model was chosen on" if cv["folds"] < (cv.get("groups") or 0)
+                     else "; leave-one-out, so chosen on the same splits")
+    return (f"{held}; MAPE on CV (* on 75/25); adj R² on the scale each model was fitted on (log: log MB/s); "
+            "PI: share of 75/25 held-out trials inside the prediction interval")
 
 
 def comparison_rows(report: dict[str, Any]) -> list[dict[str, str]]:
@@ -36,7 +40,9 @@ def comparison_rows(report: dict[str, Any]) -> list[dict[str, str]]:
     for s in scores:
         cv, ho = s.get("cv") or {}, s.get("holdout") or {}
         rows.append({"model": s["model"], "k": str(s["n_params"] - 1) if s.get("n_params") else "–",
-                     "adj R²": _f(s.get("adj_r2")), "75/25 R²": _f(ho.get("r2")),
+                     "adj R²": _f(s.get("adj_r2")) + (" (log)" if s.get("adj_r2_scale", "").startswith("log")
+                                                       and s.get("adj_r2") is not None else ""),
+                     "75/25 R²": _f(ho.get("r2")),
                      "CV R²": _f(cv.get("r2_mean")) if cv else "–", "± sd": _f(cv.get("r2_sd")) if cv else "–",
                      "MAPE %": _f(cv.get("mape_mean"), ".1f") if cv else _f(ho.get("mape"), ".1f") + "*",
                      f"PI {level:.0%}": _f(ho.get("coverage"), ".0%"),
@@ -64,11 +70,16 @@ def coefficient_table(f: MetricFit) -> Any:
     from rich.table import Table
 
     t = Table(title=f"{f.metric}: the study's MLR (OLS)", title_justify="left")
-    for col in ("term", "estimate", "std err", "t", "p", "95% CI", "std β"):
+    for col in ("term", "estimate", "std err", "t", "p", "95% CI", "HC3 se", "HC3 p", "std β"):
         t.add_column(col, justify="left" if col == "term" else "right")
     for r in f.coefficients:
         t.add_row(readable(r["term"]), f"{r['estimate']:.4g}", f"{r['std_error']:.3g}", _f(r["t"], ".2f"), _f(r["p"], ".3g"),
-                  f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}]", _f(r["standardized"]))
+                  f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}]", _f(r.get("std_error_hc3"), ".3g"),
+                  _f(r.get("p_hc3"), ".3g"), _f(r["standardized"]))
+    bp = f.diagnostics.breusch_pagan_p
+    t.caption = ("HC3: heteroscedasticity-robust; " + (
+        f"Breusch–Pagan rejects constant variance (p = {bp:.2g}): read p from HC3" if bp is not None and bp < 0.05
+        else "the classic and robust p agree when the variance is constant"))
     return t
 
 
@@ -79,13 +90,20 @@ def importance_table(f: MetricFit, model: str) -> Any:
               title_justify="left")
     imps = sorted(f.importance[model], key=lambda i: -i.vi)
     analytic = any(i.analytic_vi is not None for i in imps)
-    for col in ("input", "VI", "boot 95%", "S1", "S_T", *(["analytic"] if analytic else [])):
+    explained = f.explained.get(model)
+    for col in ("input", "VI", "boot 95%", *(["of measured"] if explained is not None else []), "S1", "S_T",
+                *(["analytic"] if analytic else [])):
         t.add_column(col, justify="left" if col == "input" else "right")
     for i in imps:
         ci = f"[{i.vi_low:.3f}, {i.vi_high:.3f}]" if i.vi_low is not None and i.vi_high is not None else "–"
-        t.add_row(label(i.feature), f"{i.vi:.3f}", ci, f"{i.s1:.3f}±{i.s1_conf:.2f}", f"{i.st:.3f}±{i.st_conf:.2f}",
-                  *([_f(i.analytic_vi)] if analytic else []))
-    t.caption = f"Σ S1 = {sum(i.s1 for i in imps):.3f} (1 for an additive model; less means interactions)"
+        t.add_row(label(i.feature), f"{i.vi:.3f}", ci, *([f"{i.vi * explained:.0%}"] if explained is not None else []),
+                  f"{i.s1:.3f}±{i.s1_conf:.2f}", f"{i.st:.3f}±{i.st_conf:.2f}", *([_f(i.analytic_vi)] if analytic else []))
+    if explained is not None:
+        t.add_row("unexplained (1 − CV R²)", "", "", f"{1 - explained:.0%}", "", "", *([""] if analytic else []))
+    t.caption = (f"Σ S1 = {sum(i.s1 for i in imps):.3f} (1 for an additive model; less means interactions); "
+                 "inputs drawn from their measured values, the volume's shape only as it can be built"
+                 + ("; of measured: VI × the share of the measured variance the model explains out of sample"
+                    if explained is not None else ""))
     return t
 
 

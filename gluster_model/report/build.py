@@ -140,16 +140,25 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
         doc.table(pd.DataFrame(comparison_rows(rep)), f"{metric}: models on the same data. {comparison_caption(rep)}")
         coef = pd.DataFrame([{"term": readable(r["term"]), "estimate": r["estimate"], "std err": r["std_error"],
                               "t": r["t"], "p": r["p"], "95% low": r["ci_low"], "95% high": r["ci_high"],
+                              "HC3 std err": r.get("std_error_hc3"), "HC3 p": r.get("p_hc3"),
                               "standardized β": r["standardized"]} for r in rep["coefficients"]])
-        doc.table(coef, f"{metric}: the study's MLR coefficients (MB/s per unit of each input)")
+        doc.table(coef, f"{metric}: the study's MLR coefficients (MB/s per unit of each input; HC3: standard "
+                  "errors robust to a variance that changes with throughput)")
         for finding in rep.get("diagnostics", {}).get("findings", []):
             doc.p(f"{metric}: {readable(finding, prose=True)}")
         imp: list[dict[str, Any]] = rep["importance"].get("mlr") or next(iter(rep["importance"].values()), [])
         if imp:
-            doc.table(pd.DataFrame([{"input": label(i["feature"]), "importance (share)": i["vi"],
-                                     "95% low": i.get("vi_low"), "95% high": i.get("vi_high"), "S1": i["s1"],
-                                     "S_T": i["st"]} for i in sorted(imp, key=lambda i: -i["vi"])]),
-                      f"{metric}: predictor importance, S_i/ΣS_i with a bias-corrected bootstrap interval")
+            explained = rep.get("explained", {}).get("mlr" if "mlr" in rep["importance"] else
+                                                     next(iter(rep["importance"])))
+            rows_vi = [{"input": label(i["feature"]), "importance (share)": i["vi"], "95% low": i.get("vi_low"),
+                        "95% high": i.get("vi_high"),
+                        "of measured variance": i["vi"] * explained if explained is not None else None,
+                        "S1": i["s1"], "S_T": i["st"]} for i in sorted(imp, key=lambda i: -i["vi"])]
+            if explained is not None:
+                rows_vi.append({"input": "unexplained (1 − CV R²)", "of measured variance": 1 - explained})
+            doc.table(pd.DataFrame(rows_vi),
+                      f"{metric}: predictor importance, S_i/ΣS_i with a bias-corrected bootstrap interval; of "
+                      "measured variance: the share times what the model explains out of sample")
             doc.img(figures.importance(imp, f"{metric}: importance (MLR)", out, f"model_{metric}_importance.png"),
                     f"{metric} importance")
         if frame is not None and metric in frame:

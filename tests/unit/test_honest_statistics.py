@@ -1,0 +1,145 @@
+"""The statistics `glmodel fit` reports: robust standard errors, importance over buildable volumes only, shares
+beside what the model leaves unexplained, selection kept apart from the reported figure, adjusted R² on the
+scale of the fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gluster_model.model.buildable import buildable, row_ok
+from gluster_model.model.features import main_effect_terms, schema_from_frame
+from gluster_model.model.fit import Score, fit_metric, select
+from gluster_model.model.importance import from_unit, marginals, sobol_indices
+from gluster_model.model.linear import coefficient_table, fit_linear
+from gluster_model.model.validate import CrossValidation, Holdout
+
+
+def _heteroscedastic(n: int = 80, seed: int = 3) -> pd.DataFrame:
+    """Throughput whose noise grows with it, as measured throughput does (Breusch–Pagan rejects)."""
+    rng = np.random.default_rng(seed)
+    servers = rng.integers(1, 5, n).astype(float)
+    net = rng.uniform(0.2, 1.0, n)
+    mean = 40 + 80 * net + 15 * servers
+    return pd.DataFrame({"servers": servers, "network_gbps": net, "config_hash": np.arange(n),
+                         "write": mean * (1 + rng.normal(0, 0.05, n) * net * servers)})
+
+
+def test_hc3_errors_are_statsmodels_own() -> None:
+    from statsmodels.regression.linear_model import OLS
+
+    frame = _heteroscedastic()
+    y = frame["write"].to_numpy()
+    schema = schema_from_frame(frame, ("servers", "network_gbps"), "write")
+    ols = fit_linear(frame, y, main_effect_terms(schema), "mlr")
+    table = coefficient_table(ols)
+    reference = OLS(y, ols.x).fit(cov_type="HC3", use_t=True)  # t with n − k df, as the classic p
+    assert [r["std_error_hc3"] for r in table] == pytest.approx(list(reference.bse), rel=1e-9)
+    assert [r["p_hc3"] for r in table] == pytest.approx(list(reference.pvalues), rel=1e-6)
+    # here they differ from the classic ones (a wrong program copying those would fail)
+    assert any(abs(r["std_error_hc3"] / r["std_error"] - 1) > 0.1 for r in table)
+
+
+def test_hc3_is_absent_without_residual_degrees_of_freedom() -> None:
+    frame = pd.DataFrame({"servers": [1.0, 2.0, 3.0], "config_hash": [0, 1, 2], "write": [10.0, 21.0, 29.0]})
+    schema = schema_from_frame(frame, ("servers",), "write")
+    exact = frame.iloc[:2]
+    table = coefficient_table(fit_linear(exact, exact["write"].to_numpy(), main_effect_terms(schema), "mlr"))
+    assert all(r["p_hc3"] is None for r in table)
+
+
+@pytest.mark.parametrize("row, ok", [
+    ({"servers": 2, "replica": 3}, False),
+    ({"servers": 3, "replica": 3}, True),
+    ({"servers": 4, "layout": "distribute", "replica": 2}, False),
+    ({"servers": 4, "layout": "replicate", "replica": 1}, False),
+    ({"servers": 2, "layout": "disperse", "disperse": 3}, False),
+    ({"servers": 6, "layout": "disperse", "disperse": 6}, True),
+    ({"replica": 3}, True),
+])
+def test_buildable_rules(row: dict[str, object], ok: bool) -> None:
+    assert row_ok(row) is ok
+
+
+def _volumes(seed: int = 0) -> pd.DataFrame:
+    """Measured volumes of every buildable shape on 1-4 servers, with a throughput that depends on them."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for servers in (1, 2, 3, 4):
+        for layout, replica in (("distribute", 1), ("replicate", 2), ("replicate", 3)):
+            if replica <= servers:
+                for _ in range(3):
+                    rows.append({"servers": servers, "layout": layout, "replica": replica,
+                                 "clients": int(rng.integers(1, 5)), "network_gbps": rng.uniform(0.2, 1.0)})
+    frame = pd.DataFrame(rows)
+    frame["config_hash"] = np.arange(len(frame))
+    frame["write"] = 100 * frame["servers"] / frame["replica"] + 30 * frame["network_gbps"]
+    return frame
+
+
+@pytest.mark.parametrize("names", [("servers", "replica", "clients"), ("servers", "layout", "replica", "network_gbps")])
+def test_importance_samples_only_volumes_that_can_be_built(names: tuple[str, ...]) -> None:
+    frame = _volumes()
+    schema = schema_from_frame(frame, names, "write")
+    assert {"servers", "replica"} <= set(schema.names)
+    u = np.random.default_rng(1).random((5000, len(schema.names)))
+    sample = from_unit(u, frame, schema)
+    assert buildable(sample[[c for c in sample if c != "layout" or "layout" in names]]).all()
+    # independent draws from the same marginals would not be: replica above servers in a share of them
+    m = marginals(frame, schema)
+    servers = m.sorted["servers"][np.minimum((u[:, 0] * len(m.sorted["servers"])).astype(int), len(frame) - 1)]
+    replica_col = schema.names.index("replica")
+    replica = m.sorted["replica"][np.minimum((u[:, replica_col] * len(frame)).astype(int), len(frame) - 1)]
+    assert np.mean(replica > servers) > 0.05
+    # every measured shape is still drawn
+    assert set(map(tuple, sample[["servers", "replica"]].drop_duplicates().to_numpy())) == \
+        set(map(tuple, frame[["servers", "replica"]].drop_duplicates().to_numpy()))
+
+
+def test_sobol_never_evaluates_the_model_on_an_impossible_volume() -> None:
+    frame = _volumes()
+    schema = schema_from_frame(frame, ("servers", "layout", "replica", "clients"), "write")
+
+    def predict(rows: pd.DataFrame) -> np.ndarray:
+        assert buildable(rows).all(), rows[~buildable(rows)].head()
+        return np.asarray(100 * rows["servers"] / rows["replica"], dtype=float)
+
+    imps = {i.feature: i for i in sobol_indices(predict, frame, schema, n=256, seed=2)}
+    assert imps["clients"].vi < 0.02 and imps["servers"].vi > 0.3
+
+
+def _score(model: str, select_r2: float, report_r2: float) -> Score:
+    return Score(model, "", 3, 0.9, 0.9, Holdout(0.9, 5, 0.9, 0.9, 30, 10),
+                 CrossValidation(report_r2, 0, 5, 0, 5, 1), CrossValidation(select_r2, 0, 5, 0, 5, 1))
+
+
+def test_selection_reads_its_own_splits_not_the_reported_ones() -> None:
+    assert select([_score("mlr", 0.70, 0.95), _score("gbm", 0.90, 0.60)]) == "gbm"
+
+
+def test_fit_reports_figures_from_splits_other_than_the_selection_and_the_unexplained_share() -> None:
+    frame = _heteroscedastic(n=60)
+    frame["config_hash"] = np.arange(len(frame))
+    fit = fit_metric(frame, "write", "hardware", models=["physical"], bootstrap=0, importance_n=64, cv_repeats=2)
+    for s in fit.scores:
+        assert s.cv is not None and s.cv_select is not None
+        assert s.cv.r2_mean != s.cv_select.r2_mean  # other seeds, other splits
+    mlr_score = fit.score("mlr")
+    assert mlr_score.cv is not None
+    assert fit.explained["mlr"] == pytest.approx(min(max(mlr_score.cv.r2_mean, 0), 1))
+    assert 0 < fit.explained["mlr"] < 1
+
+
+def test_adjusted_r2_of_a_log_model_is_on_the_log_scale() -> None:
+    frame = _heteroscedastic(n=60)
+    fit = fit_metric(frame, "write", "hardware", models=["loglinear"], bootstrap=0, importance_n=64, cv_repeats=1)
+    log = fit.score("loglinear")
+    model = fit.models["loglinear"]
+    y = frame["write"].to_numpy()
+    eta = model.linear_predictor(frame)  # type: ignore[attr-defined]
+    r2_log = 1 - np.sum((np.log(y) - eta) ** 2) / np.sum((np.log(y) - np.log(y).mean()) ** 2)
+    k = model.n_params - 1
+    assert log.adj_r2_scale == "log MB/s"
+    assert log.adj_r2 == pytest.approx(1 - (len(y) - 1) / (len(y) - k - 1) * (1 - r2_log))
+    assert fit.score("mlr").adj_r2_scale == "MB/s"
