@@ -4,9 +4,9 @@
 - ``loglinear``: log response, log2 of the positive numeric features (block, file and cache size, speeds,
   counts), and pairwise interactions while the data can carry them
   (block size and cache size act multiplicatively, which is where the study found linearity to fail).
-- ``physical``: log response on the log2 bottleneck throughput (the slowest of client links, server links and
-  server disks, with replication's write amplification) and the cache ratio (data per client / its RAM), plus
-  the main effects.
+- ``physical``: log response on the log2 capacity of the slowest stage a byte crosses (client links, server
+  links, server disks: measured link and disk figures, replication's write amplification, the busiest
+  subvolume's share of the files placed by hash), plus the main effects.
 - ``gbm``: gradient-boosted trees (scikit-learn's histogram GBM), no assumption of form; intervals by split
   conformal prediction on grouped out-of-fold log residuals.
 
@@ -101,7 +101,7 @@ def loglinear(schema: Schema) -> Learner:
 
 def physical(schema: Schema) -> Learner:
     terms = main_effect_terms(schema, log_sizes=True)
-    return Learner("physical", "log response on log2 bottleneck MB/s and cache ratio, plus main effects",
+    return Learner("physical", "log response on log2 bottleneck MB/s (links, disks, copies, hash placement), plus main effects",
                    _linear(terms, "physical", "log"))
 
 

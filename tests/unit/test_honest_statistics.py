@@ -143,3 +143,26 @@ def test_adjusted_r2_of_a_log_model_is_on_the_log_scale() -> None:
     assert log.adj_r2_scale == "log MB/s"
     assert log.adj_r2 == pytest.approx(1 - (len(y) - 1) / (len(y) - k - 1) * (1 - r2_log))
     assert fit.score("mlr").adj_r2_scale == "MB/s"
+
+
+@pytest.mark.parametrize("files, bins", [(2, 2), (4, 4), (4, 2), (3, 4), (5, 3)])
+def test_placement_imbalance_is_the_exact_expected_busiest_share(files: int, bins: int) -> None:
+    import itertools
+
+    from gluster_model.model.features import placement_imbalance
+
+    loads = [max(np.bincount(p, minlength=bins)) for p in itertools.product(range(bins), repeat=files)]
+    assert placement_imbalance(files, bins) == pytest.approx(np.mean(loads) / (files / bins), rel=1e-9)
+    assert placement_imbalance(files, 1) == 1.0
+
+
+def test_write_stages_carry_every_copy_and_the_busiest_subvolume() -> None:
+    from gluster_model.model.features import placement_imbalance, stages
+
+    row = {"network_gbps": [0.8], "disk_write_mbps": [100.0], "disk_read_mbps": [200.0], "servers": [4.0],
+           "clients": [2.0], "replica": [2.0], "threads": [4.0]}
+    client, server, disk = stages(row, "write")[:, 0]
+    imb = placement_imbalance(4, 2)  # 4 files over 2 replica pairs
+    assert (client, server, disk) == pytest.approx((100 * 2 / 2, 100 * 4 / 2 / imb, 100 * 4 / 2 / imb))
+    client, server, disk = stages(row, "read")[:, 0]
+    assert (client, server, disk) == pytest.approx((100 * 2, 100 * 4 / imb, 200 * 4 / imb))

@@ -1,0 +1,65 @@
+"""Leave-one-hardware-setting-out through the command line: for each hardware setting of a dataset, `glmodel
+fit` on the others' rows, then predict every run of the held-out setting from the model file (its selected
+model, or --use), and print MAPE and the share of runs inside the 90% prediction interval, per metric.
+
+This is the test a purchase question faces: hardware the model was not fitted on.
+
+Run: .venv/bin/python benchmarks/held_out_settings.py [--data data/hardware_emulated.csv] [--use physical]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+SETTING = ["network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score"]
+
+
+def main() -> None:
+    from gluster_model.model import artifact
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "hardware_emulated.csv")
+    ap.add_argument("--use", default=None, help="Predict with this model of the file instead of the selected one.")
+    ap.add_argument("--level", type=float, default=0.9)
+    args = ap.parse_args()
+    frame = pd.read_csv(args.data)
+    frame = frame[frame["run_status"] == "done"] if "run_status" in frame else frame
+    setting = frame["campaign"].astype(str)  # one campaign per hardware setting in these datasets
+    errors: dict[str, list[float]] = {"write": [], "read": []}
+    inside: dict[str, list[bool]] = {"write": [], "read": []}
+    chosen: dict[str, list[str]] = {"write": [], "read": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for held in sorted(setting.unique()):
+            train, test = frame[setting != held], frame[setting == held]
+            data, out = Path(tmp) / "train.csv", Path(tmp) / "model.json"
+            train.to_csv(data, index=False)
+            subprocess.run([sys.executable, "-m", "gluster_model.cli", "fit", "--data", str(data), "--family",
+                            "hardware", "--metric", "write", "--metric", "read", "--bootstrap", "0", "--out",
+                            str(out), "--json"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+            mf = artifact.load(out)
+            for metric in errors:
+                rows = test[test[metric].notna() & (test[metric] > 0)]
+                configs = rows.drop(columns=list(errors)).to_dict("records")  # every input the run had
+                p = mf.predict(configs, args.level, metric=metric, use=args.use)
+                y = rows[metric].to_numpy(float)
+                errors[metric] += list(np.abs(p.value - y) / y * 100)
+                inside[metric] += list((y >= p.low) & (y <= p.high))
+                chosen[metric].append(p.model)
+    print(f"{args.data.name}: {setting.nunique()} hardware settings, each held out in turn "
+          f"({args.use or 'selected model'}, {args.level:.0%} intervals)")
+    for metric in errors:
+        models = pd.Series(chosen[metric]).value_counts().to_dict()
+        print(f"  {metric:5}  MAPE {np.mean(errors[metric]):5.1f}%  median APE {np.median(errors[metric]):5.1f}%  "
+              f"inside {np.mean(inside[metric]):.0%} of {len(inside[metric])} runs  models chosen {models}")
+
+
+if __name__ == "__main__":
+    main()
