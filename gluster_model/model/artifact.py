@@ -73,7 +73,8 @@ def metric_report(f: MetricFit) -> dict[str, Any]:
             "comparison": [s.to_json() for s in f.scores], "coefficients": f.coefficients,
             "diagnostics": f.diagnostics.to_json(),
             "importance": {m: [i.to_json() for i in imps] for m, imps in f.importance.items()},
-            "explained": f.explained, "notes": f.notes}
+            "explained": f.explained, "replication": f.replication.to_json() if f.replication else None,
+            "notes": f.notes}
 
 
 def build(fits: Sequence[MetricFit], provenance: Mapping[str, Any]) -> dict[str, Any]:

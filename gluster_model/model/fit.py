@@ -15,6 +15,7 @@ from .groups import GROUP
 from .importance import Importance, additive_vi, bootstrap_vi, sobol_indices, with_intervals
 from .learners import Fitted, Learner, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
+from .replicates import Replication, lack_of_fit, noise_cv, pure_error
 from .validate import CrossValidation, Holdout, cv_groups, grouped_cv, holdout, r2
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class MetricFit:
     # per importance model: the share of the measured variance it explains out of sample (CV R², in [0, 1]);
     # its importance shares are shares of that part, the rest is left unexplained
     explained: dict[str, float] = field(default_factory=dict)
+    replication: Replication | None = None  # run-to-run noise and lack of fit, when configurations repeat
 
     def score(self, model: str) -> Score:
         return next(s for s in self.scores if s.model == model)
@@ -154,11 +156,34 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
         importance[selected] = _importance(learners[selected], fitted[selected], rows, y, schema, metric, seed, importance_n,
                                            bootstrap if selected != "gbm" else min(bootstrap, 10), additive=False)
     explained = {m: _explained(next(s for s in scores if s.model == m)) for m in importance}
+    replication = _replication(fitted, rows, y)
     if n_configs < 3:
         notes.append(f"only {n_configs} configuration(s): grouped cross-validation needs 3 or more")
     domain = build_domain(rows, (*FAMILIES[family], *DERIVED_INPUTS), metric, seed=seed)
     return MetricFit(metric, family, schema, len(rows), n_configs, coefficients, diagnostics, scores, selected,
-                     importance, domain, fitted, notes, explained)
+                     importance, domain, fitted, notes, explained, replication)
+
+
+def _replication(fitted: dict[str, Fitted], rows: pd.DataFrame, y: np.ndarray) -> Replication | None:
+    """Run-to-run noise of the configurations measured more than once, and each linear model's lack-of-fit
+    test on the scale it was fitted on; None when no configuration repeats."""
+    import numpy as np
+
+    groups = rows[GROUP].to_numpy()
+    cv = noise_cv(y, groups)
+    if cv is None:
+        return None
+    tests = []
+    for name, model in fitted.items():
+        if isinstance(model, LinearModel):
+            log = model.response == "log"
+            values = np.log(y) if log else y
+            test = lack_of_fit(name, "log MB/s" if log else "MB/s", values - model.linear_predictor(rows),
+                               model.df_resid, groups, values)
+            if test is not None:
+                tests.append(test)
+    pe = pure_error(y, groups)
+    return Replication(pe.configurations, pe.runs, cv, tuple(tests))
 
 
 def _explained(s: Score) -> float:

@@ -107,6 +107,24 @@ def importance_table(f: MetricFit, model: str) -> Any:
     return t
 
 
+def replication_lines(report: dict[str, Any]) -> list[str]:
+    """Run-to-run noise and each linear model's lack-of-fit test, from a metric's report; nothing without
+    replicated configurations."""
+    rep = report.get("replication")
+    if not rep:
+        return []
+    lines = [f"run-to-run noise: CV {rep['cv_percent']:.1f}% ({rep['runs']} runs of {rep['configurations']} "
+             "configurations measured more than once)"]
+    for t in rep["tests"]:
+        verdict = ("the model misses more than the noise" if t["p"] is not None and t["p"] < 0.05 else
+                   "no evidence of lack of fit beyond the noise") if t["p"] is not None else "no df left to test"
+        test = f"F = {t['f']:.2f} on ({t['lof_df']}, {t['pure_df']}) df, p = {t['p']:.2g}" if t["p"] is not None \
+            else "F not defined"
+        lines.append(f"{t['model']} ({t['scale']}): pure error {t['pure_share']:.0%} of the residual, lack of fit "
+                     f"{1 - t['pure_share']:.0%}; {test}: {verdict}")
+    return lines
+
+
 def print_fits(console: Any, fits: Sequence[MetricFit], skipped: Sequence[str]) -> None:
     for f in fits:
         console.print(comparison_table(f))
@@ -116,6 +134,10 @@ def print_fits(console: Any, fits: Sequence[MetricFit], skipped: Sequence[str]) 
         if not f.diagnostics.findings and f.diagnostics.reset_p is not None:
             console.print(f"  {f.metric}: RESET p = {f.diagnostics.reset_p:.2g}, Breusch–Pagan p = "
                           f"{_f(f.diagnostics.breusch_pagan_p, '.2g')}: no evidence against the linear model")
+        from ..model.artifact import metric_report
+
+        for line in replication_lines(metric_report(f)):
+            console.print(f"  {f.metric}: {line}", highlight=False)
         for model in f.importance:
             console.print(importance_table(f, model))
         for note in f.notes:

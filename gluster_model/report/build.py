@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GlmodelError
 from ..model.features import label, readable
-from ..present.model import comparison_caption, comparison_rows
+from ..present.model import comparison_caption, comparison_rows, replication_lines
 from ..store.store import Store
 from ..text import printable
 from . import figures, tables
@@ -146,6 +146,8 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
                   "errors robust to a variance that changes with throughput)")
         for finding in rep.get("diagnostics", {}).get("findings", []):
             doc.p(f"{metric}: {readable(finding, prose=True)}")
+        for line in replication_lines(rep):
+            doc.p(f"{metric}: {line}")
         imp: list[dict[str, Any]] = rep["importance"].get("mlr") or next(iter(rep["importance"].values()), [])
         if imp:
             explained = rep.get("explained", {}).get("mlr" if "mlr" in rep["importance"] else
