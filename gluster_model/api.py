@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .gluster.volume import VolumeConfig, VolumeInfo
     from .model.design_size import DesignSize
     from .model.train import Trained
+    from .predict.tune import Advice
     from .predict.whatif import Answer
     from .preflight import CheckResult
     from .remote.executor import SSHExecutor
@@ -276,6 +277,16 @@ def predict(model_file: Path, *, scenarios: Path | None = None, sets: Sequence[s
     if figure is not None:
         show.figure(answer, figure)
     return answer
+
+
+def tune(model_file: Path, *, sets: Sequence[str] = (), metrics: Sequence[str] = (), level: float = 0.9,
+         use: str | None = None, volume: str = "VOLNAME") -> Advice:
+    """The volume options the model recommends for a workload, per metric (and balanced over those named)."""
+    from .gluster.volume import check_volume_name
+    from .model import artifact
+    from .predict.tune import tune as advise
+
+    return advise(artifact.load(model_file), sets, metrics, level, use, check_volume_name(volume, "--volume"))
 
 
 def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *, variant: str | None = None,

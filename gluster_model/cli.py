@@ -610,6 +610,34 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
         click.echo(f"wrote {', '.join(str(p) for p in (csv_out, figure) if p is not None)}")
 
 
+@cli.command(short_help="Which Gluster volume options to set for a workload, and what they gain over the defaults.")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,
+              help="Model file written by `glmodel fit` on data that varied volume options (--family gluster).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="The workload (repeatable), e.g. --set record_size=4KB --set sync=none; the rest is the data's "
+              "reference configuration. An option given here is fixed, not tuned.")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) to tune for (default: every one in the model); "
+              "with several, also one option set that balances them.")
+@click.option("--level", type=click.FloatRange(0.5, 0.99), default=0.9, show_default=True,
+              help="Interval level; an option matters when its change is clear of zero at it (Bonferroni-corrected).")
+@click.option("--use", help="Advise with this model of the file instead of each metric's selected one.")
+@click.option("--volume", default="VOLNAME", show_default=True, help="Volume name in the printed commands.")
+@json_option
+def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], level: float, use: str | None,
+         volume: str, as_json: bool) -> None:
+    """Search the volume options the model was fitted on (translators, io-cache size) for the workload: per metric
+    the recommended set against Gluster's defaults with the gain and its interval, the options that do not matter
+    (left at the default), whether the workload is inside the data, and the `gluster volume set` commands.
+
+    Example: glmodel tune --model gluster-model.json --set record_size=4KB --metric write --metric read
+    """
+    from . import api
+    from .present.tune import print_advice
+
+    advice = api.tune(model_file, sets=sets, metrics=metrics, level=level, use=use, volume=volume)
+    _echo_json(advice) if as_json else print_advice(_console(), advice)
+
+
 @cli.command(short_help="Measure what-if scenarios on a cluster and check the model's predictions against them.")
 @cluster_option
 @click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,

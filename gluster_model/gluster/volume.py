@@ -35,6 +35,14 @@ _VOLNAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 _OPTION_VALUE = re.compile(r"^[A-Za-z0-9._%:,/+*@=-]{1,256}$")
 
 
+def check_volume_name(name: str, where: str) -> str:
+    """``name`` if Gluster accepts it as a volume name (and so it is safe in a printed or sent command)."""
+    if not re.fullmatch(_VOLNAME, name):
+        raise ConfigError(where, name, "a volume name is 1-64 letters, digits, '_' or '-', starting with a letter "
+                          "or digit")
+    return name
+
+
 @lru_cache(maxsize=1)
 def known_options() -> frozenset[str]:
     """Option names GlusterFS 10 accepts with `volume set` (captured from `volume set help-xml`/`volume get all`)."""

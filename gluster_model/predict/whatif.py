@@ -216,6 +216,23 @@ def flags_for(values: Mapping[str, Any], domain: Domain, metric: str) -> list[st
     return out
 
 
+def judge(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str
+          ) -> tuple[list[Basis], list[list[str]], Any]:
+    """Each configuration's basis (measured, interpolated, extrapolated) with the reasons it is outside the
+    data, and the domain's placement of them (distances, nearest measured configuration)."""
+    at = domain.place(config_columns(configs))
+    region = domain.reasons(at)
+    bases: list[Basis] = []
+    flags: list[list[str]] = []
+    for k, c in enumerate(configs):
+        found = flags_for(c, domain, metric)
+        # An input out of range says it already; a hardware-setting or workload reason adds what it does not.
+        found += [r for r in region[k] if not (found and r.startswith("a workload"))]
+        bases.append("extrapolated" if found else ("measured" if float(at.dist[k]) <= EXACT else "interpolated"))
+        flags.append(found)
+    return bases, flags, at
+
+
 def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) -> list[tuple[float, str] | None]:
     """What each configuration's hardware can carry (MB/s, and the stage), where the model has the inputs for it
     and its own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""
@@ -324,17 +341,12 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         predicted = mf.predict(configs, lvl, metric=metric, use=use)
         yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
                                   predicted.delta_high)
-        at = domain.place(config_columns(configs))
+        bases, all_flags, at = judge(domain, configs, metric)
         dist, idx = at.dist, at.index
-        region = domain.reasons(at)
         limits = ceilings(domain, configs, metric)
         preds = []
         for k, (s, c) in enumerate(zip(q.scenarios, configs)):
-            flags = flags_for(c, domain, metric)
-            d = float(dist[k])
-            # An input out of range says it already; a hardware-setting or workload reason adds what it does not.
-            flags += [r for r in region[k] if not (flags and r.startswith("a workload"))]
-            basis: Basis = "extrapolated" if flags else ("measured" if d <= EXACT else "interpolated")
+            flags, basis, d = all_flags[k], bases[k], float(dist[k])
             value = float(yhat[k])
             # Throughput is never negative; an OLS interval on the MB/s scale can be, so it stops at zero.
             low = max(float(lo[k]), 0.0) if value >= 0 else float(lo[k])

@@ -1,0 +1,265 @@
+"""Configuration advice: which Gluster volume options to set for a workload, by how much that beats the defaults.
+
+The study's second model, asked the administrator's question. For a workload (the model's other inputs, given
+with ``--set`` or left at the data's reference configuration), every combination of the volume options the model
+was fitted on (translators on/off, io-cache size at its measured levels) is predicted; the best inside the data
+is then simplified: an option whose change from Gluster's default is not distinguishable from zero (its
+contrast's interval holds 0, at the level Bonferroni-corrected over the options tested, or it is below ``FLAT``)
+goes back to the default, so the advice does not over-tune. The gain over the defaults comes with the interval of
+the change itself (from the model's covariance), not of two predictions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..dataset import GLUSTER_DEFAULTS
+from ..errors import GlmodelError
+from ..units import gluster_size
+from .scenarios import parse_sets
+from .whatif import judge, model_inputs, show_value
+
+if TYPE_CHECKING:
+    from ..model.artifact import ModelFile
+    from ..model.domain import Domain
+
+# The volume options tune chooses, and the `gluster volume set` key of each.
+OPTION_KEYS: dict[str, str] = {
+    "write_behind": "performance.write-behind", "read_ahead": "performance.read-ahead",
+    "io_cache": "performance.io-cache", "quick_read": "performance.quick-read",
+    "md_cache": "performance.stat-prefetch", "cache_size": "performance.cache-size"}
+MAX_CANDIDATES = 20_000  # configurations predicted per metric; the options' grid is far smaller in practice
+# A change smaller than this share of the throughput is no reason to set an option: below what one benchmark
+# run can confirm (run-to-run noise on the lab is several percent), and where a fitted model's interactions find
+# such effects among many candidates, they are mostly the winner's curse.
+FLAT = 0.02
+
+
+@dataclass
+class Choice:
+    """One option set for the workload, predicted."""
+
+    options: dict[str, Any]
+    value: float  # MB/s
+    low: float
+    high: float
+    basis: str  # measured, interpolated or extrapolated
+    flags: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+@dataclass
+class MetricAdvice:
+    metric: str  # one metric, or "balanced: write+read"
+    model: str
+    recommended: Choice
+    defaults: Choice
+    gain: float  # MB/s over the defaults (balanced: mean relative gain, %)
+    gain_low: float  # interval of the change; NaN where the model gives none
+    gain_high: float
+    not_mattering: list[str]  # options whose effect on this metric is not distinguishable from zero
+
+    def commands(self, volume: str) -> list[str]:
+        """`gluster volume set` lines that turn Gluster's defaults into the recommendation."""
+        out = []
+        for name, value in self.recommended.options.items():
+            # against the defaults as predicted (a default size the data lack stands at its nearest measured one)
+            if name in OPTION_KEYS and value != self.defaults.options.get(name, GLUSTER_DEFAULTS.get(name)):
+                text = ("on" if value else "off") if isinstance(value, bool) else gluster_size(int(value))
+                out.append(f"gluster volume set {volume} {OPTION_KEYS[name]} {text}")
+        return out
+
+    def to_json(self, volume: str = "VOLNAME") -> dict[str, Any]:
+        return {"metric": self.metric, "model": self.model, "recommended": self.recommended.to_json(),
+                "defaults": self.defaults.to_json(), "gain": self.gain, "gain_low": _nan_none(self.gain_low),
+                "gain_high": _nan_none(self.gain_high), "not_mattering": self.not_mattering,
+                "commands": self.commands(volume)}
+
+
+@dataclass
+class Advice:
+    workload: dict[str, Any]  # given with --set
+    assumed: dict[str, Any]  # the other inputs, from the data's reference configuration
+    level: float
+    metrics: list[MetricAdvice]
+    balanced: MetricAdvice | None
+    volume: str = "VOLNAME"
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"workload": self.workload, "assumed": self.assumed, "level": self.level,
+                "metrics": [m.to_json(self.volume) for m in self.metrics],
+                "balanced": self.balanced.to_json(self.volume) if self.balanced else None, "notes": self.notes}
+
+
+def _nan_none(v: float) -> float | None:
+    return None if math.isnan(v) else v
+
+
+def _options(domain: Domain, fixed: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The levels tune may choose per option: those the data varied and the user did not fix."""
+    out: dict[str, list[Any]] = {}
+    for f in domain.varied:
+        if f.name in OPTION_KEYS and f.name not in fixed:
+            out[f.name] = [False, True] if f.kind == "bool" else sorted(f.values)
+    return out
+
+
+def _defaults(domain: Domain, names: Sequence[str]) -> dict[str, Any]:
+    """Gluster's defaults for the options; a default the data never had (an io-cache size not measured) takes the
+    nearest measured level, since the model knows nothing else."""
+    out: dict[str, Any] = {}
+    for name in names:
+        f = domain.input(name)
+        value = GLUSTER_DEFAULTS[name]
+        if f is not None and f.kind != "bool" and f.values and value not in f.values:
+            value = min(f.values, key=lambda v: abs(math.log(v / value)))
+        out[name] = value
+    return out
+
+
+def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), level: float = 0.9,
+         use: str | None = None, volume: str = "VOLNAME") -> Advice:
+    """Advice per metric (and, with several metrics named, one option set balancing them)."""
+    asked = list(metrics) or mf.metrics
+    unknown = [m for m in asked if m not in mf.metrics]
+    if unknown:
+        raise GlmodelError(f"--metric: {', '.join(unknown)} not in {mf.path} (it has {', '.join(mf.metrics)})")
+    workload = parse_sets(sets, model_inputs(mf, asked))
+    per_metric: list[MetricAdvice] = []
+    grids: dict[str, tuple[list[dict[str, Any]], Any, Sequence[str], list[list[str]]]] = {}
+    assumed: dict[str, Any] = {}
+    for metric in asked:
+        domain = mf.domain(metric)
+        choices = _options(domain, workload)
+        if not choices:
+            raise GlmodelError(f"{mf.path}: the {metric} model varied no Gluster volume option the user left open "
+                               f"(tune chooses {', '.join(OPTION_KEYS)}); fit it on data that varied them, e.g. "
+                               "glmodel fit --family gluster")
+        base = {**domain.reference, **{k: v for k, v in workload.items() if domain.input(k) is not None}}
+        assumed.update({k: v for k, v in domain.reference.items() if k not in workload and k not in choices})
+        names = list(choices)
+        combos = list(itertools.product(*choices.values()))
+        if len(combos) > MAX_CANDIDATES:
+            raise GlmodelError(f"{len(combos):,} option combinations for {metric} (at most {MAX_CANDIDATES:,})")
+        defaults = {**base, **_defaults(domain, names)}
+        configs = [defaults] + [{**base, **dict(zip(names, c))} for c in combos]
+        pred = mf.predict(configs, level, metric=metric, use=use)
+        bases, flags, _ = judge(domain, configs, metric)
+        grids[metric] = (configs, pred, bases, flags)
+        inside = [k for k in range(1, len(configs)) if bases[k] != "extrapolated"] or list(range(1, len(configs)))
+        best = max(inside, key=lambda k: float(pred.value[k]))
+        strict = 1 - (1 - level) / len(names)  # each option tested: Bonferroni over them
+        chosen = _simplify(mf, configs[best], defaults, names, metric, strict, use)
+        per_metric.append(_advice(mf, metric, defaults, chosen, names, domain, level, strict, use))
+    balanced = _balanced(mf, asked, grids, level, use) if len(asked) > 1 and metrics else None
+    notes = []
+    if any(m.defaults.basis == "extrapolated" for m in per_metric):
+        notes.append("this workload lies outside the measured data: every figure is an extrapolation")
+    return Advice(workload, assumed, level, per_metric, balanced, volume, notes)
+
+
+def _contrast(mf: ModelFile, a: Mapping[str, Any], b: Mapping[str, Any], metric: str, level: float,
+              use: str | None) -> tuple[float, float, float, float]:
+    """b's throughput minus a's, with the interval of that change (NaN without one), and a's throughput."""
+    p = mf.predict([dict(a), dict(b)], level, metric=metric, use=use)
+    return (float(p.value[1] - p.value[0]), float(p.delta_low[1]), float(p.delta_high[1]), float(p.value[0]))
+
+
+def _matters(change: float, low: float, high: float, base: float) -> bool:
+    """A change worth an option: at least ``FLAT`` of the throughput, and its interval (where the model gives
+    one) clear of zero."""
+    if abs(change) < FLAT * abs(base):
+        return False
+    return math.isnan(low) or math.isnan(high) or low > 0 or high < 0
+
+
+def _simplify(mf: ModelFile, best: dict[str, Any], defaults: Mapping[str, Any], names: Sequence[str],
+              metric: str, level: float, use: str | None) -> dict[str, Any]:
+    """Options of ``best`` put back to their defaults while the change cannot be told from zero, smallest
+    change first."""
+    current = dict(best)
+    while True:
+        trials = []
+        for name in names:
+            if current[name] != defaults[name]:
+                back = {**current, name: defaults[name]}
+                change, low, high, base = _contrast(mf, current, back, metric, level, use)
+                if not _matters(change, low, high, base):
+                    trials.append((abs(change), back))
+        if not trials:
+            return current
+        current = min(trials, key=lambda t: t[0])[1]
+
+
+def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[str, Any], names: Sequence[str],
+            domain: Domain, level: float, strict: float, use: str | None) -> MetricAdvice:
+    p = mf.predict([defaults, chosen], level, metric=metric, use=use)
+    bases, flags, _ = judge(domain, [defaults, chosen], metric)
+    not_mattering = []
+    for name in names:
+        f = domain.input(name)
+        others = [v for v in ([False, True] if f is not None and f.kind == "bool" else (f.values if f else ()))
+                  if v != chosen[name]]
+        if others and not any(_matters(*_contrast(mf, chosen, {**chosen, name: v}, metric, strict, use))
+                              for v in others):
+            not_mattering.append(name)
+
+    def choice(k: int, config: Mapping[str, Any]) -> Choice:
+        return Choice({n: config[n] for n in names}, float(p.value[k]), max(float(p.low[k]), 0.0),
+                      float(p.high[k]), bases[k], flags[k])
+    return MetricAdvice(metric, p.model, choice(1, chosen), choice(0, defaults), float(p.value[1] - p.value[0]),
+                        float(p.delta_low[1]), float(p.delta_high[1]), not_mattering)
+
+
+def _balanced(mf: ModelFile, metrics: Sequence[str], grids: Mapping[str, Any], level: float,
+              use: str | None) -> MetricAdvice | None:
+    """The option set with the best mean relative gain over the defaults across the metrics, among those every
+    metric's model judges inside the data; compared on the options all the metrics' models share."""
+    import numpy as np
+
+    shared = set.intersection(*({n for n in grids[m][0][0] if n in OPTION_KEYS} for m in metrics))
+    keys: dict[tuple[Any, ...], list[float]] = {}
+    for m in metrics:
+        configs, pred, bases, _ = grids[m]
+        for k in range(1, len(configs)):
+            key = tuple(configs[k].get(n) for n in sorted(shared))
+            if bases[k] != "extrapolated":
+                keys.setdefault(key, []).append(math.log(float(pred.value[k]) / float(pred.value[0])))
+    full = {k: v for k, v in keys.items() if len(v) == len(metrics)}
+    if not full:
+        return None
+    names = sorted(shared)
+    score = {k: float(np.mean(v)) for k, v in full.items()}
+    best = max(score, key=lambda k: score[k])
+    default = tuple(grids[metrics[0]][0][0].get(n) for n in names)
+    # Simplified as for one metric: an option goes back to its default while that costs less than FLAT.
+    while True:
+        back = [tuple(default[i] if i == j else v for i, v in enumerate(best)) for j in range(len(names))
+                if best[j] != default[j]]
+        cheap = [k for k in back if k in score and score[best] - score[k] < math.log1p(FLAT)]
+        if not cheap:
+            break
+        best = max(cheap, key=lambda k: score[k])
+    options = dict(zip(names, best))
+    gain = float(np.expm1(np.mean(full[best])) * 100)
+    first = metrics[0]
+    configs, pred, bases, flags = grids[first]
+    k = next(i for i in range(1, len(configs)) if all(configs[i].get(n) == v for n, v in options.items()))
+    rec = Choice(options, float(pred.value[k]), float(pred.low[k]), float(pred.high[k]), bases[k], flags[k])
+    base = Choice({n: configs[0].get(n) for n in options}, float(pred.value[0]), float(pred.low[0]),
+                  float(pred.high[0]), bases[0], flags[0])
+    return MetricAdvice("balanced: " + "+".join(metrics), pred.model, rec, base, gain, math.nan, math.nan, [])
+
+
+def describe(options: Mapping[str, Any]) -> str:
+    """Option set as text: write-behind on, io-cache size 64MB, ..."""
+    from ..model.features import label
+
+    return ", ".join(f"{label(n)} {show_value(n, v)}" for n, v in options.items())

@@ -1,0 +1,56 @@
+"""Terminal output of `glmodel tune`: per metric the recommended options against Gluster's defaults, the gain
+with its interval, what does not matter, and the commands that apply it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model.features import label
+from ..predict.tune import Advice, MetricAdvice, describe
+from ..predict.whatif import show_value
+
+
+def _mbps(v: float, lo: float, hi: float) -> str:
+    return f"{v:,.1f} MB/s [{lo:,.1f}, {hi:,.1f}]"
+
+
+def metric_lines(m: MetricAdvice, a: Advice) -> list[str]:
+    changed = {n: v for n, v in m.recommended.options.items() if v != m.defaults.options.get(n)}
+    head = f"{m.metric} ({m.model} model)"
+    if m.metric.startswith("balanced"):
+        lines = [f"{head}: {describe(changed) if changed else 'Gluster defaults'}; mean gain over the metrics "
+                 f"{m.gain:+.1f}%"]
+    else:
+        gain = ("none (the defaults are the recommendation)" if not changed else
+                f"{m.gain:+,.1f} MB/s [{m.gain_low:+,.1f}, {m.gain_high:+,.1f}]" if m.gain_low == m.gain_low
+                else f"{m.gain:+,.1f} MB/s (no interval from this model)")
+        lines = [f"{head}: {describe(changed) if changed else 'keep Gluster defaults'}",
+                 f"  recommended {_mbps(m.recommended.value, m.recommended.low, m.recommended.high)}; defaults "
+                 f"{_mbps(m.defaults.value, m.defaults.low, m.defaults.high)}; gain {gain} ({a.level:.0%})"]
+        if m.not_mattering:
+            lines.append("  does not matter here (left at the default): " +
+                         ", ".join(label(n) for n in m.not_mattering))
+    if m.recommended.basis == "extrapolated":
+        lines.append("  extrapolated: " + "; ".join(m.recommended.flags))
+    commands = m.commands(a.volume)
+    lines += [f"  {c}" for c in commands] if commands else ["  (nothing to set)"]
+    return lines
+
+
+def advice_lines(a: Advice) -> list[str]:
+    given = ", ".join(f"{label(k)} {show_value(k, v)}" for k, v in a.workload.items()) or "none given"
+    lines = [f"workload: {given}"]
+    if a.assumed:
+        lines.append("assumed (the data's reference configuration): " +
+                     ", ".join(f"{label(k)} {show_value(k, v)}" for k, v in a.assumed.items()))
+    for m in a.metrics:
+        lines += metric_lines(m, a)
+    if a.balanced is not None:
+        lines += metric_lines(a.balanced, a)
+    lines += [f"note: {n}" for n in a.notes]
+    return lines
+
+
+def print_advice(console: Any, a: Advice) -> None:
+    for line in advice_lines(a):
+        console.print(line, highlight=False, markup=False)

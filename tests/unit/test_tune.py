@@ -1,0 +1,117 @@
+"""`glmodel tune`: the option set a model recommends for a workload, simplified to what matters, and its gain."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gluster_model.errors import GlmodelError
+from gluster_model.model import artifact
+from gluster_model.model.fit import fit_frame
+from gluster_model.predict.tune import tune
+
+BOOLS = ("write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
+
+
+def _frame(seed: int = 0) -> pd.DataFrame:
+    """Every option combination at four record sizes and three io-cache sizes, measured twice. Known truth:
+    write-behind on raises writes 40%, read-ahead on costs writes 10%; io-cache on raises reads 30% with a larger
+    cache helping reads; quick-read and md-cache do nothing."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i, (rec, cache, *flags) in enumerate(itertools.product(
+            [4 << 10, 64 << 10, 1 << 20, 8 << 20], [16 << 20, 64 << 20, 256 << 20], *[[False, True]] * 5)):
+        o = dict(zip(BOOLS, flags))
+        size = (rec / (64 << 10)) ** 0.25
+        write = 80 * size * (1.4 if o["write_behind"] else 1) * (0.9 if o["read_ahead"] else 1)
+        read = 120 * size * (1.3 if o["io_cache"] else 1) * ((cache / (16 << 20)) ** 0.05 if o["io_cache"] else 1)
+        for _ in range(2):
+            rows.append({"record_size": rec, "cache_size": cache, **o, "config_hash": f"c{i}",
+                         "write": write * rng.lognormal(0, 0.03), "read": read * rng.lognormal(0, 0.03)})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> artifact.ModelFile:
+    fits, _ = fit_frame(_frame(), "gluster", ["write", "read"], models=["loglinear"], importance_n=64, bootstrap=0,
+                        cv_repeats=1)
+    path = tmp_path_factory.mktemp("tune") / "m.json"
+    artifact.save(artifact.build(fits, {"data": "synthetic"}), path)
+    return artifact.load(path)
+
+
+def test_tune_finds_the_known_optimum_and_leaves_the_rest_at_gluster_defaults(model: artifact.ModelFile) -> None:
+    advice = tune(model, ["record_size=1MB"], ["write", "read"])
+    write = next(m for m in advice.metrics if m.metric == "write")
+    rec = write.recommended.options
+    assert rec["write_behind"] is True or rec["write_behind"] == 1
+    assert not rec["read_ahead"]
+    # quick-read and md-cache do nothing: left at Gluster's defaults (both on), said not to matter
+    assert rec["quick_read"] and rec["md_cache"]
+    assert {"quick_read", "md_cache", "cache_size", "io_cache"} <= set(write.not_mattering)
+    # the defaults already have write-behind on and read-ahead off: the gain is nil and said to be so
+    assert write.gain_low <= 0 <= write.gain_high
+    assert write.commands("vol0") == []
+    read = next(m for m in advice.metrics if m.metric == "read")
+    assert read.recommended.options["io_cache"] and read.recommended.options["cache_size"] == 256 << 20
+    assert read.gain_low > 0 and read.gain == pytest.approx(read.recommended.value - read.defaults.value)
+    assert 1.3 < read.recommended.value / read.defaults.value < 1.55
+    assert "gluster volume set vol0 performance.io-cache on" in read.commands("vol0")
+    assert "gluster volume set vol0 performance.cache-size 256MB" in read.commands("vol0")
+    assert advice.balanced is not None and advice.balanced.recommended.options["io_cache"]
+    assert all(m.recommended.basis != "extrapolated" for m in advice.metrics)
+
+
+def test_a_workload_outside_the_data_is_labelled(model: artifact.ModelFile) -> None:
+    advice = tune(model, ["record_size=64MB"], ["read"])
+    assert advice.metrics[0].recommended.basis == "extrapolated" and advice.notes
+
+
+def test_tune_refuses_what_it_cannot_answer(model: artifact.ModelFile, tmp_path: Path) -> None:
+    with pytest.raises(GlmodelError, match="unknown feature"):
+        tune(model, ["turbo=on"])
+    with pytest.raises(GlmodelError, match="--metric: random_read not in"):
+        tune(model, [], ["random_read"])
+    frame = _frame().assign(servers=lambda f: 1 + (f.index % 3))
+    fits, _ = fit_frame(frame, "hardware", ["write"], models=[], importance_n=64, bootstrap=0, cv_repeats=1)
+    path = tmp_path / "hw.json"
+    artifact.save(artifact.build(fits, {"data": "synthetic"}), path)
+    with pytest.raises(GlmodelError, match="varied no Gluster volume option"):
+        tune(artifact.load(path))
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--set", "turbo=on"], "--set: turbo: unknown feature"),
+    (["--metric", "random_read"], "--metric: random_read not in"),
+    (["--volume", "a;rm -rf /"], "--volume: a;rm -rf /: a volume name is"),
+])
+def test_tune_command_refuses_in_one_line(model: artifact.ModelFile, args: list[str], named: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gluster_model.cli", "tune", "--model", model.path, *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (1, 2) and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0], done.stderr
+
+
+def test_tune_command_prints_the_advice_and_its_commands(model: artifact.ModelFile) -> None:
+    import json
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "gluster_model.cli", "tune", "--model", model.path, "--set", "record_size=1MB",
+            "--metric", "read", "--volume", "vol0"]
+    shown = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "read (loglinear model): io-cache size 256MB, io-cache on" in shown, shown
+    assert "gluster volume set vol0 performance.io-cache on" in shown
+    data = json.loads(subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=120,
+                                     check=True).stdout)
+    read = data["metrics"][0]
+    assert read["recommended"]["options"]["io_cache"] is True and read["gain_low"] > 0
+    assert "gluster volume set vol0 performance.cache-size 256MB" in read["commands"]
