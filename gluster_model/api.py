@@ -217,14 +217,15 @@ def collect(cluster: Path, plan_file: Path, *, variant: str | None = None, store
 # -- models --------------------------------------------------------------------------------------------------
 
 def fit(out: Path, *, store: str = "glmodel.db", data: Path | None = None, campaigns: Sequence[str] = (),
-        with_outliers: bool = False, **options: Any) -> Trained:
-    """Fit every metric of the store's (or an exported table's) measured trials and write the model file;
-    ``options`` are ``model.train.train``'s (family, metrics, models, seed, level, samples, bootstrap)."""
+        with_outliers: bool = False, where: Sequence[str] = (), **options: Any) -> Trained:
+    """Fit every metric of the store's (or an exported table's) measured trials (those matching every ``where``
+    NAME=VALUE) and write the model file; ``options`` are ``model.train.train``'s (family, metrics, models, seed,
+    level, samples, bootstrap)."""
     from .dataset import model_frame
     from .model.train import train
 
     check_output(out, "--out")  # before the fit, which may take minutes
-    frame, where = model_frame(store, data, campaigns, with_outliers=with_outliers)
+    frame, where = model_frame(store, data, campaigns, with_outliers=with_outliers, where=where)
     return train(frame, where, out, **options)
 
 
@@ -280,13 +281,22 @@ def predict(model_file: Path, *, scenarios: Path | None = None, sets: Sequence[s
 
 
 def tune(model_file: Path, *, sets: Sequence[str] = (), metrics: Sequence[str] = (), level: float = 0.9,
-         use: str | None = None, volume: str = "VOLNAME") -> Advice:
-    """The volume options the model recommends for a workload, per metric (and balanced over those named)."""
+         use: str | None = None, volume: str = "VOLNAME", scenarios_out: Path | None = None) -> Advice:
+    """The volume options the model recommends for a workload, per metric (and balanced over those named); with
+    ``scenarios_out`` also written as a what-if file whose candidates `glmodel verify` can build and measure."""
+    import yaml
+
     from .gluster.volume import check_volume_name
     from .model import artifact
     from .predict.tune import tune as advise
 
-    return advise(artifact.load(model_file), sets, metrics, level, use, check_volume_name(volume, "--volume"))
+    if scenarios_out is not None:
+        check_output(scenarios_out, "--scenarios-out", (".yaml", ".yml"))
+    advice = advise(artifact.load(model_file), sets, metrics, level, use, check_volume_name(volume, "--volume"))
+    if scenarios_out is not None:
+        scenarios_out.write_text("# glmodel tune's advice as a what-if question: Gluster's defaults against each "
+                                 "recommendation\n" + yaml.safe_dump(advice.question(), sort_keys=False))
+    return advice
 
 
 def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *, variant: str | None = None,

@@ -494,13 +494,15 @@ data_option = click.option(
 @click.option("--bootstrap", type=click.IntRange(0, 1000), default=30, show_default=True,
               help="Refits for the bootstrap intervals of importance (0: none).")
 @click.option("--with-outliers", is_flag=True, help="Keep trials flagged as outliers (warm-ups never count).")
+@click.option("--where", "where", multiple=True, metavar="NAME=VALUE",
+              help="Only the rows where a column holds a value (repeatable), e.g. --where regime=uncached.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("model.json"), show_default=True,
               help="Model file to write.")
 @json_option
 def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, metrics: tuple[str, ...],
         models: tuple[str, ...],
-        seed: int, level: float, samples: int, bootstrap: int, with_outliers: bool, out: Path,
-        as_json: bool) -> None:
+        seed: int, level: float, samples: int, bootstrap: int, with_outliers: bool, where: tuple[str, ...],
+        out: Path, as_json: bool) -> None:
     """Per metric: the study's MLR (coefficients, adjusted R², 75/25 validation), grouped cross-validation,
     diagnostics, challengers side by side, importance (Sobol'), and a model file for `glmodel predict`.
 
@@ -509,8 +511,9 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     from . import api
     from .present.model import print_fits
 
-    done = api.fit(out, store=store, data=data, campaigns=campaigns, with_outliers=with_outliers, family=family,
-                   metrics=metrics, models=models, seed=seed, level=level, samples=samples, bootstrap=bootstrap)
+    done = api.fit(out, store=store, data=data, campaigns=campaigns, with_outliers=with_outliers, where=where,
+                   family=family, metrics=metrics, models=models, seed=seed, level=level, samples=samples,
+                   bootstrap=bootstrap)
     if as_json:
         return _echo_json(done)
     console = _console()
@@ -622,9 +625,11 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
               help="Interval level; an option matters when its change is clear of zero at it (Bonferroni-corrected).")
 @click.option("--use", help="Advise with this model of the file instead of each metric's selected one.")
 @click.option("--volume", default="VOLNAME", show_default=True, help="Volume name in the printed commands.")
+@click.option("--scenarios-out", type=click.Path(path_type=Path), default=None,
+              help="Also write the advice as a what-if file (defaults vs each recommendation) for `glmodel verify`.")
 @json_option
 def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], level: float, use: str | None,
-         volume: str, as_json: bool) -> None:
+         volume: str, scenarios_out: Path | None, as_json: bool) -> None:
     """Search the volume options the model was fitted on (translators, io-cache size) for the workload: per metric
     the recommended set against Gluster's defaults with the gain and its interval, the options that do not matter
     (left at the default), whether the workload is inside the data, and the `gluster volume set` commands.
@@ -634,8 +639,11 @@ def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], leve
     from . import api
     from .present.tune import print_advice
 
-    advice = api.tune(model_file, sets=sets, metrics=metrics, level=level, use=use, volume=volume)
+    advice = api.tune(model_file, sets=sets, metrics=metrics, level=level, use=use, volume=volume,
+                      scenarios_out=scenarios_out)
     _echo_json(advice) if as_json else print_advice(_console(), advice)
+    if scenarios_out is not None and not as_json:
+        click.echo(f"wrote {scenarios_out} (measure it: glmodel verify --scenarios {scenarios_out} ...)")
 
 
 @cli.command(short_help="Measure what-if scenarios on a cluster and check the model's predictions against them.")

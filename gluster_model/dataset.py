@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import GlmodelError
 from .store.store import Store, open_store
+from .units import parse_size, parse_switch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,10 +34,13 @@ BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_
 FAMILIES: dict[str, tuple[str, ...]] = {
     "hardware": ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
                  "base_filesystem", "servers", "clients", "shard", "replica", "file_size"),
-    "gluster": ("record_size", "cache_size", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"),
+    # The study's second model: volume options with the workload they serve (O_SYNC on and off; file size puts a
+    # run in the cached or uncached regime when the hardware is fixed).
+    "gluster": ("record_size", "cache_size", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache",
+                "sync", "file_size"),
 }
-FAMILIES["unified"] = (*FAMILIES["hardware"], *FAMILIES["gluster"], "layout", "disperse", "redundancy",
-                       "shard_block_size", "threads", "sync")
+FAMILIES["unified"] = tuple(dict.fromkeys((*FAMILIES["hardware"], *FAMILIES["gluster"], "layout", "disperse",
+                                            "redundancy", "shard_block_size", "threads")))
 
 # What a volume has when a plan leaves a knob alone (GlusterFS 10, `gluster volume get VOL all` on a new volume;
 # an integration test checks these against the lab's servers). Filling them lets campaigns that varied
@@ -250,30 +254,67 @@ def measured(frame: pd.DataFrame, *, warmups: bool = False, outliers: bool = Fal
 
 
 def model_frame(store: str | Path, data: Path | None = None, campaigns: Sequence[str] = (), *,
-                with_outliers: bool = False) -> tuple[pd.DataFrame, str]:
-    """The measured trials to model, from a store or an exported table, restricted to the campaigns named; and
-    where they came from. Warm-ups never count; outliers only when asked, and ``frame.attrs["flagged"]`` says
-    how many were left out and why (for the fit's notes, since the model never sees them)."""
+                with_outliers: bool = False, where: Sequence[str] = ()) -> tuple[pd.DataFrame, str]:
+    """The measured trials to model, from a store or an exported table, restricted to the campaigns named and
+    to the rows matching every ``where`` (``NAME=VALUE``, e.g. ``regime=uncached``); and where they came from.
+    Warm-ups never count; outliers only when asked, and ``frame.attrs["flagged"]`` says how many were left out
+    and why (for the fit's notes, since the model never sees them)."""
+    where_ = list(where)
     if data is not None:
         frame = measured(read_table(data), outliers=True)
-        known, where = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
+        known, source = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
     else:
         with open_store(store, create=False) as st:
             known = {c["name"] for c in st.campaigns()}
             frame = trial_frame(st, include_outliers=True)
-            where = st.where
+            source = st.where
     missing = [c for c in campaigns if c not in known]
     if missing:
-        raise GlmodelError(f"--campaign: no campaign {', '.join(missing)} in {where} "
+        raise GlmodelError(f"--campaign: no campaign {', '.join(missing)} in {source} "
                            f"(it has {', '.join(sorted(known)) or 'none'})")
     if campaigns and not frame.empty:
         frame = frame[frame["campaign"].isin(campaigns)].reset_index(drop=True)
+    if where_:
+        frame = restrict(frame, where_)
+        source = f"{source} where {', '.join(where_)}"
     note = flagged_note(frame)
     frame = measured(frame, outliers=with_outliers)
     frame.attrs["flagged"] = None if with_outliers else note
     if frame.empty:
-        raise GlmodelError(f"no finished trials to fit in {where}")
-    return frame, where
+        raise GlmodelError(f"no finished trials to fit in {source}")
+    return frame, source
+
+
+def restrict(frame: pd.DataFrame, conditions: Sequence[str]) -> pd.DataFrame:
+    """The rows whose column NAME holds VALUE, for every ``NAME=VALUE`` (sizes as 32MB, switches as on/off);
+    one line naming the condition when a column is unknown, a value unreadable, or no row is left."""
+    import pandas as pd
+
+    keep = pd.Series(True, index=frame.index)
+    for cond in conditions:
+        name, sep, text = cond.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name or not text:
+            raise GlmodelError(f"--where {cond!r}: give NAME=VALUE, e.g. regime=uncached or sync=osync")
+        if name not in frame:
+            raise GlmodelError(f"--where {cond!r}: no column {name!r} in the data (it has "
+                               f"{', '.join(c for c in frame.columns if not c.startswith('_'))})")
+        col = frame[name]
+        try:
+            if pd.api.types.is_bool_dtype(col):
+                value: Any = parse_switch(text)
+            elif pd.api.types.is_numeric_dtype(col):
+                value = float(parse_size(text)) if name in ("file_size", "record_size", "cache_size",
+                                                               "shard_block_size", "trial_file_size") else float(text)
+            else:
+                value = text
+        except ValueError as exc:
+            raise GlmodelError(f"--where {cond!r}: {exc}") from None
+        keep &= col == value
+        if not keep.any():
+            seen = ", ".join(str(v) for v in sorted(col.dropna().unique(), key=str)[:12])
+            raise GlmodelError(f"--where {cond!r}: no row left (values of {name} here: {seen})")
+    return frame[keep].reset_index(drop=True)
 
 
 def export_trials(store: str | Path, out: Path, fmt: str = "csv", campaign: str | None = None,

@@ -80,6 +80,17 @@ class Check:
     basis: str  # as `glmodel predict` labels the scenario asked (the same function on the same values)
     predicted_as_asked: float  # at the scenario's own hardware figures, not the measured ones
     basis_measured: str = ""  # the label at the hardware as measured
+    # Against the measured baseline (None for the baseline, or without one): the predicted change with the
+    # interval of the change itself, and the change measured.
+    gain_predicted: float | None = None
+    gain_low: float | None = None
+    gain_high: float | None = None
+    gain_measured: float | None = None
+    gain_inside: bool | None = None  # the measured change inside the predicted change's interval
+
+    def __post_init__(self) -> None:
+        if self.gain_measured is not None and self.gain_low is not None and self.gain_high is not None:
+            self.gain_inside = self.gain_low <= self.gain_measured <= self.gain_high
 
 
 @dataclass
@@ -163,8 +174,9 @@ def scenario_point(values: Mapping[str, Any], plan: PlanFile, lab: Mapping[str, 
         if copies < 2:
             point.pop("replica", None)
     if lab is not None:
-        for k in ("disk", "disk_read", "disk_write"):
-            point.pop(k, None)
+        if any(k in lab for k in ("disk", "disk_read", "disk_write")):  # a rate given replaces the plan's pair
+            for k in ("disk", "disk_read", "disk_write"):
+                point.pop(k, None)
         point.update(lab)
     determined = set(point)
     if {"disk_read", "disk_write"} <= determined or "disk" in determined:
@@ -185,6 +197,7 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
         raise ConfigError(mf.path, "inputs", f"verify cannot build {', '.join(unknown)} on a cluster (it sets plan "
                           f"factors and lab hardware only)")
     base_lab = dict(q.baseline.lab)
+    varied = {f.name for m in metrics for f in mf.domain(m).varied}
     base_values = resolve(domain, q.baseline, q.baseline)
     out: list[Target] = []
     for i, s in enumerate(q.scenarios):
@@ -198,7 +211,11 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
                 raise ConfigError(where, "lab.cpu", "cpu_score is a measured score; say which CPU quota builds it "
                                   "(e.g. lab: {cpu: 0.5} on the baseline)")
             try:
-                lab = lab_settings({k: v for k, v in values.items() if k in MEASURED_INPUTS}, {**base_lab, **s.lab})
+                # Only hardware the data varied is built from the inputs: one the data held constant (the link
+                # of a Gluster-options dataset, kept for the physical model) is whatever the plan's lab setting
+                # gives, as in training.
+                lab = lab_settings({k: v for k, v in values.items() if k in MEASURED_INPUTS and k in varied},
+                                   {**base_lab, **s.lab})
             except ValueError as exc:
                 raise ConfigError(where, "lab", str(exc)) from None
             if "cpu" not in lab and "cpu" in plan.factors and len(plan.factors["cpu"]) > 1:
@@ -413,14 +430,19 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         as_asked = {p.scenario: p for p in asked_by_metric[metric].predictions}
         preds = {p.scenario: p for p in answer.metrics[0].predictions}
         checks: list[Check] = []
+        base_rows = rows[base.name][metric].dropna() if base.name in rows else None
         for t in ok:
             p = preds[t.scenario.name]
             asked = as_asked.get(t.scenario.name)
             values = rows[t.scenario.name][metric].dropna()
             m = float(values.mean())
+            gain = (m - float(base_rows.mean()) if base_rows is not None and not base_rows.empty
+                    and not t.scenario.baseline else None)
             checks.append(Check(t.scenario.name, p.value, p.low, p.high, m, int(values.size),
                                 (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high,
-                                asked.basis if asked else p.basis, asked.value if asked else math.nan, p.basis))
+                                asked.basis if asked else p.basis, asked.value if asked else math.nan, p.basis,
+                                p.delta if gain is not None else None, p.delta_low if gain is not None else None,
+                                p.delta_high if gain is not None else None, gain))
         errors = [abs(c.error_pct) for c in checks if math.isfinite(c.error_pct)]
         verdict = MetricVerdict(metric, answer.metrics[0].model, len(checks),
                                 statistics.fmean(errors) if errors else None,

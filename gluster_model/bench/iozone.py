@@ -19,7 +19,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
@@ -226,19 +227,21 @@ class Watch:
 
 
 def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
-                  startup_timeout: float, progress: Callable[[], int]) -> Watch:
+                  startup_timeout: float, progress: Callable[[], Mapping[str, int]]) -> Watch:
     """Wait for the iozone master. It is stopped (its whole process group) at the timeout; when a child's ssh
     failed and the master had not finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the
-    timeout); and when its children's I/O (``progress``: bytes they read and wrote, sockets included) did not
-    grow over ``startup_timeout`` (iozone's distributed mode stops at "Test running:" when a child cannot
-    write, and waits for it without end).
+    timeout); and when its children did no I/O over ``startup_timeout`` (iozone's distributed mode stops at
+    "Test running:" when a child cannot write, and waits for it without end). ``progress`` gives each child
+    process's bytes read and written so far (sockets included); a child process new since the earlier look counts
+    from zero, because iozone starts new ones for each test and a sum over the living ones can fall.
 
     The children are looked at every half ``startup_timeout`` and never in a trial shorter than that: a look
     every few seconds from the start slowed short O_DIRECT reads."""
     deadline = started + timeout
     failed_at: float | None = None
     step = startup_timeout / 2
-    next_look, seen = started + step, [0]  # I/O seen at each look, from 0 at the start
+    next_look: float = started + step
+    seen: list[Mapping[str, int]] = [{}]  # I/O per child process at each look, none at the start
     while True:
         try:
             out, err = proc.communicate(timeout=0.5)  # retrying after TimeoutExpired loses no output
@@ -252,8 +255,10 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
         stalled = False
         if now >= next_look:
             seen.append(progress())
-            # Two looks a half-timeout apart without growth (the start counts as a look that saw nothing).
-            stalled = len(seen) >= 3 and seen[-1] <= seen[-3]
+                    # No I/O over the last two intervals, each judged on its own: a look that lands between two tests
+            # finds no child at all (the last test's have ended, the next one's are not yet started), which
+            # must not make the whole window look idle.
+            stalled = len(seen) >= 3 and not io_moved(seen[-3], seen[-2]) and not io_moved(seen[-2], seen[-1])
             next_look = now + step
         if not (now >= deadline or stalled or (failed_at is not None and now - failed_at >= CHILD_GRACE_S)):
             continue
@@ -264,7 +269,7 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
             return Watch(out, err, f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or "
                                    "the child was killed or could not start; the master was stopped", lost[0][0])
         if stalled:
-            what = "did no I/O in" if seen[-1] == 0 else "did no more I/O in the last"
+            what = "did no I/O in" if not any(seen[-1].values()) else "did no more I/O in the last"
             return Watch(out, err, f"iozone's children {what} {startup_timeout:.0f}s ({now - started:.0f}s after "
                                    "it started); stopped", stalled=True)
         return Watch(out, err, f"timed out after {timeout:g}s")
@@ -292,16 +297,27 @@ def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
     return "", ""
 
 
-def children_io(executor: Executor, clients: list[Host], master: str) -> int:
-    """Bytes the iozone children serving ``master`` have read and written so far (rchar + wchar of
-    /proc/PID/io, sockets included), summed over the clients; a client that does not answer adds 0."""
+def io_moved(before: Mapping[str, int], after: Mapping[str, int]) -> bool:
+    """Whether any child did I/O between two looks: a process whose count grew, a new one counting from zero (a
+    child that started and did nothing, as at a stuck start, is no progress)."""
+    return any(n > before.get(key, 0) for key, n in after.items())
+
+
+def children_io(executor: Executor, clients: list[Host], master: str) -> dict[str, int]:
+    """Bytes each iozone child process serving ``master`` has read and written so far (rchar + wchar of
+    /proc/PID/io, sockets included), keyed by client and pid; a client that does not answer adds none."""
     pattern = shlex.quote(reap_argv(master)[-1])
-    script = (f"for p in $(pgrep -f {pattern}); do cat /proc/$p/io 2>/dev/null; done | "
-              "awk '/^(rchar|wchar):/ {s += $2} END {printf \"%d\\n\", s}'")
+    script = (f"for p in $(pgrep -f {pattern}); do awk -v p=$p '/^(rchar|wchar):/ {{s += $2}} "
+              "END {if (NR) printf \"%s %d\\n\", p, s}' /proc/$p/io 2>/dev/null; done")
     found, _ = executor.map([h.address for h in clients],
-                            lambda a: executor.run(a, shell(script), timeout=20, check=False).stdout.strip(),
-                            timeout=20)
-    return sum(int(v) for v in found.values() if v.isdigit())
+                            lambda a: executor.run(a, shell(script), timeout=20, check=False).stdout, timeout=20)
+    out: dict[str, int] = {}
+    for address, text in found.items():
+        for line in text.splitlines():
+            pid, _, n = line.partition(" ")
+            if pid.isdigit() and n.isdigit():
+                out[f"{address}:{pid}"] = int(n)
+    return out
 
 
 def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str) -> str:

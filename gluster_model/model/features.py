@@ -385,8 +385,12 @@ def busiest_share(frame: Columns, metric: str) -> np.ndarray:
 
     if "threads" not in frame:
         return np.ones(n_rows(frame))
-    return np.array([placement_imbalance(int(f), int(b)) if f == f else 1.0
-                     for f, b in zip(numbers(frame, "threads"), subvolumes(frame))])
+    # Sobol' sampling asks for tens of thousands of rows with a handful of distinct (files, subvolumes) pairs.
+    pairs = np.column_stack([numbers(frame, "threads"), subvolumes(frame)])
+    uniq, where = np.unique(pairs, axis=0, return_inverse=True)
+    values = np.array([placement_imbalance(int(f), int(b)) if f == f else 1.0 for f, b in uniq])
+    out: np.ndarray = values[np.ravel(where)]
+    return out
 
 
 # The physical model's input besides the raw features. The placement imbalance acts through it only: as a term

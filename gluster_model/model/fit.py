@@ -252,9 +252,10 @@ def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[st
               **kw: Any) -> tuple[list[MetricFit], list[str]]:
     """Fit every metric that has data (or those asked for); returns the fits and one line per metric left out.
 
-    Raises FitError when no metric could be fitted. The numeric libraries run on one thread: a fit is many
-    small problems (tens of rows), where a thread pool costs more than it saves, and on a loaded machine its
-    spinning threads fought every other process for the cores.
+    Raises FitError when no metric could be fitted. Metrics are fitted side by side, one process per core the
+    process may use (forked, so nothing is imported again); inside each, the numeric libraries run on one thread:
+    a fit is many small problems (tens of rows), where a thread pool costs more than it saves, and on a loaded
+    machine its spinning threads fought every other process for the cores.
     """
     # threadpoolctl limits the pools of libraries already loaded: load the ones a fit uses first (scipy and
     # scikit-learn bring their own OpenBLAS and OpenMP runtimes).
@@ -262,16 +263,50 @@ def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[st
     import sklearn.ensemble  # noqa: F401
     from threadpoolctl import threadpool_limits
 
-    fits, skipped = [], []
+    asked = metrics_asked(frame, metrics)
     with threadpool_limits(limits=1):
-        for metric in metrics_asked(frame, metrics):
-            try:
-                fits.append(fit_metric(frame, metric, family, **kw))
-            except FitError as exc:
-                if metrics:  # asked for by name: the user wants to know it failed
-                    raise
-                skipped.append(str(exc))
+        outcomes = _fit_side_by_side(frame, asked, family, kw)
+    fits, skipped = [], []
+    for outcome in outcomes:
+        if isinstance(outcome, MetricFit):
+            fits.append(outcome)
+        elif metrics:  # asked for by name: the user wants to know it failed
+            raise FitError(outcome)
+        else:
+            skipped.append(outcome)
     if not fits:
         raise FitError("no metric could be fitted: " + ("; ".join(skipped) or "the data have no metric"))
     return fits, skipped
+
+
+def _fit_or_say(frame: pd.DataFrame, metric: str, family: str, kw: dict[str, Any]) -> MetricFit | str:
+    """One metric's fit, or why it could not be fitted (a plain string crosses a process boundary intact)."""
+    try:
+        return fit_metric(frame, metric, family, **kw)
+    except FitError as exc:
+        return str(exc)
+
+
+def _fit_side_by_side(frame: pd.DataFrame, metrics: Sequence[str], family: str,
+                      kw: dict[str, Any]) -> list[MetricFit | str]:
+    """Each metric's fit, in order; in forked worker processes when there are several metrics and cores.
+
+    Fork, not spawn: the workers start with the libraries the parent already loaded (importing them again would
+    cost more than a metric's fit), and nothing in the parent has started an OpenMP pool yet that a fork could
+    leave locked. Results come back pickled between our own processes only."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(len(metrics), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_fit_or_say(frame, m, family, kw) for m in metrics]
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_fit_or_say, [frame] * len(metrics), metrics, [family] * len(metrics),
+                                 [kw] * len(metrics)))
+    except (BrokenProcessPool, OSError):  # a worker killed (out of memory) or no process to be had: one at a time
+        return [_fit_or_say(frame, m, family, kw) for m in metrics]
 

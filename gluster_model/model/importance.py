@@ -20,6 +20,8 @@ Herman, J., Usher, W. (2017), "SALib: An open-source Python library for sensitiv
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -147,24 +149,35 @@ def sobol_indices(predict: Predict, frame: pd.DataFrame | Marginals, schema: Sch
     the point values, and SALib's 200 resamples per call were a third of a fit's time."""
     import numpy as np
     from SALib.analyze import sobol as analyze
-    from SALib.sample import sobol as sample
 
     d = len(schema.features)
     if d == 0:
         return []
     n = 1 << max(int(np.ceil(np.log2(max(n, 2)))), 1)
     problem = {"num_vars": d, "names": schema.names, "bounds": [[0.0, 1.0]] * d}
-    u = sample.sample(problem, n, calc_second_order=False, seed=seed)
+    u = _unit_sample(d, n, seed)
     y = np.asarray(predict(from_unit(u, frame, schema)), dtype=float)
     if np.var(y) == 0:
         return [Importance(f, 0.0, 0.0, 0.0, 0.0, 0.0) for f in schema.names]
+    # SALib takes a seed of 0 as none (its resamples then follow the global RNG, and differ run to run).
     res = analyze.analyze(problem, y, calc_second_order=False, num_resamples=200 if confidence else 2,
-                          conf_level=0.95, seed=seed)
+                          conf_level=0.95, seed=seed + 1)
     s1 = np.asarray(res["S1"], dtype=float)
     pos = np.clip(s1, 0, None)
     total = pos.sum()
     return [Importance(name, float(s1[i]), float(res["S1_conf"][i]), float(res["ST"][i]), float(res["ST_conf"][i]),
                        float(pos[i] / total) if total > 0 else 0.0) for i, name in enumerate(schema.names)]
+
+
+@functools.lru_cache(maxsize=16)
+def _unit_sample(d: int, n: int, seed: int) -> np.ndarray:
+    """SALib's Sobol' sample on the unit cube (n·(d+2) rows), kept: the bootstrap's refits all use one."""
+    from SALib.sample import sobol as sample
+
+    problem = {"num_vars": d, "names": [f"x{i}" for i in range(d)], "bounds": [[0.0, 1.0]] * d}
+    u: np.ndarray = sample.sample(problem, n, calc_second_order=False, seed=seed)
+    u.flags.writeable = False
+    return u
 
 
 def analytic_additive(frame: pd.DataFrame, names: Sequence[str],
@@ -228,7 +241,9 @@ def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataF
             predict = refit_predict(rows)
         except (ValueError, np.linalg.LinAlgError):
             continue
-        for imp in sobol_indices(predict, dist, schema, n=n, seed=seed + b + 1, confidence=False):
+        # One Sobol' sample for every refit (common random numbers): the spread left is the refits', not the
+        # sampling's, and the sample is drawn once.
+        for imp in sobol_indices(predict, dist, schema, n=n, seed=seed + 1, confidence=False):
             draws[imp.feature].append(imp.vi)
     alpha = (1 - level) / 2
     out: dict[str, tuple[float, float]] = {}

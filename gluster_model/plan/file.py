@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..bench.fio import DiskSpec
@@ -77,6 +78,10 @@ class Design(Frozen):
     # nested: the lab hardware factors get a design of their own (settings chosen to vary independently), and
     # this design runs within each setting, re-seeded per setting (a split-plot: hardware is hard to change).
     hardware: HardwareDesign | None = None
+    # replicates: measure again only a seeded sample of this many of the design's runs (the same points and config
+    # hashes as a campaign of the full design), for run-to-run noise.
+    subset: int | None = Field(default=None, ge=1, le=100000, description="only a random sample of this many of "
+                               "the design's runs (seeded by seed), e.g. to replicate part of a campaign")
 
     @model_validator(mode="after")
     def _adaptive(self) -> Design:
@@ -88,6 +93,8 @@ class Design(Frozen):
         if self.type == "adaptive" and self.hardware is not None:
             raise ValueError("an adaptive design chooses runs within one campaign; it cannot be nested in a "
                              "hardware design")
+        if self.subset is not None and self.type == "adaptive":
+            raise ValueError("an adaptive design chooses its runs as it goes; it has no set of runs to sample")
         if self.hardware is not None and self.hardware.type in ("lhs", "sobol") and self.hardware.n is None:
             raise ValueError(f"the hardware design {self.hardware.type} needs n (the number of hardware settings)")
         return self
@@ -287,11 +294,19 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
             continue
         seen.add(run.config_hash)
         out.runs.append(run)
+    if plan.design.subset is not None and plan.design.subset < len(out.runs):
+        out.runs = sample_runs(out.runs, plan.design.subset, plan.design.seed)
     out.runs = execution_order(out.runs)
     if not out.runs:
         why = out.skipped[0][1] if out.skipped else "the design has no points"
         raise ConfigError(source, "factors", f"no point of the design can run on {cluster.name}: {why}")
     return out
+
+
+def sample_runs(runs: list[RunSpec], k: int, seed: int) -> list[RunSpec]:
+    """``k`` of the runs drawn without replacement (seeded), in design order."""
+    keep = set(np.random.default_rng(seed + 7919).choice(len(runs), size=k, replace=False).tolist())
+    return [r for i, r in enumerate(runs) if i in keep]
 
 
 def execution_order(runs: list[RunSpec]) -> list[RunSpec]:

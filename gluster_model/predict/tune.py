@@ -6,7 +6,9 @@ was fitted on (translators on/off, io-cache size at its measured levels) is pred
 is then simplified: an option whose change from Gluster's default is not distinguishable from zero (its
 contrast's interval holds 0, at the level Bonferroni-corrected over the options tested, or it is below ``FLAT``)
 goes back to the default, so the advice does not over-tune. The gain over the defaults comes with the interval of
-the change itself (from the model's covariance), not of two predictions.
+the change itself (from the model's covariance), not of two predictions; a model without one (boosted trees) has
+its changes judged by the two predictions' intervals, which must not overlap. The balance over several metrics
+moves only options some metric's own advice moved.
 """
 
 from __future__ import annotations
@@ -92,6 +94,24 @@ class Advice:
     volume: str = "VOLNAME"
     notes: list[str] = field(default_factory=list)
 
+    def question(self) -> dict[str, Any]:
+        """The advice as a what-if file (`glmodel predict` / `glmodel verify --scenarios`): Gluster's defaults as
+        the baseline, each recommendation a candidate, the workload spelled out in full so what is measured is
+        what was predicted."""
+        from ..model.features import SIZE_FEATURES
+
+        def spelled(options: Mapping[str, Any]) -> dict[str, Any]:
+            values = {**self.assumed, **self.workload, **options}
+            return {k: (gluster_size(int(v)) if k in SIZE_FEATURES and not isinstance(v, bool)
+                        and float(v).is_integer() else v) for k, v in values.items()}
+
+        first = self.metrics[0]
+        candidates = [{"name": f"tuned for {m.metric}", "set": spelled(m.recommended.options)} for m in self.metrics]
+        if self.balanced is not None:
+            candidates.append({"name": "tuned, balanced", "set": spelled(self.balanced.recommended.options)})
+        return {"level": self.level, "baseline": {"name": "Gluster defaults", "set": spelled(first.defaults.options)},
+                "candidates": candidates}
+
     def to_json(self) -> dict[str, Any]:
         return {"workload": self.workload, "assumed": self.assumed, "level": self.level,
                 "metrics": [m.to_json(self.volume) for m in self.metrics],
@@ -158,7 +178,10 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
         strict = 1 - (1 - level) / len(names)  # each option tested: Bonferroni over them
         chosen = _simplify(mf, configs[best], defaults, names, metric, strict, use)
         per_metric.append(_advice(mf, metric, defaults, chosen, names, domain, level, strict, use))
-    balanced = _balanced(mf, asked, grids, level, use) if len(asked) > 1 and metrics else None
+    # The balance may only move options some metric's own advice moved: one that matters for none of them
+    # stays at its default here too, or the balance would over-tune on differences no metric can tell apart.
+    movable = {n for m in per_metric for n, v in m.recommended.options.items() if v != m.defaults.options.get(n)}
+    balanced = _balanced(mf, asked, grids, level, use, movable) if len(asked) > 1 and metrics else None
     notes = []
     if any(m.defaults.basis == "extrapolated" for m in per_metric):
         notes.append("this workload lies outside the measured data: every figure is an extrapolation")
@@ -167,17 +190,25 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
 
 def _contrast(mf: ModelFile, a: Mapping[str, Any], b: Mapping[str, Any], metric: str, level: float,
               use: str | None) -> tuple[float, float, float, float]:
-    """b's throughput minus a's, with the interval of that change (NaN without one), and a's throughput."""
+    """b's throughput minus a's, with an interval of that change, and a's throughput.
+
+    Where the model gives the change's own interval (the linear models, from their covariance) that is it. Where
+    it does not (boosted trees), the change is bounded by the two predictions' intervals — from the lower end of
+    one to the upper end of the other — so a change counts only when the intervals do not overlap: the trees'
+    small differences between neighbouring configurations are mostly noise they fitted (on the lab, a predicted
+    +66% for 8 KB O_SYNC writes measured −1%)."""
     p = mf.predict([dict(a), dict(b)], level, metric=metric, use=use)
-    return (float(p.value[1] - p.value[0]), float(p.delta_low[1]), float(p.delta_high[1]), float(p.value[0]))
+    low, high = float(p.delta_low[1]), float(p.delta_high[1])
+    if math.isnan(low) or math.isnan(high):
+        low, high = float(p.low[1] - p.high[0]), float(p.high[1] - p.low[0])
+    return (float(p.value[1] - p.value[0]), low, high, float(p.value[0]))
 
 
 def _matters(change: float, low: float, high: float, base: float) -> bool:
-    """A change worth an option: at least ``FLAT`` of the throughput, and its interval (where the model gives
-    one) clear of zero."""
+    """A change worth an option: at least ``FLAT`` of the throughput, and its interval clear of zero."""
     if abs(change) < FLAT * abs(base):
         return False
-    return math.isnan(low) or math.isnan(high) or low > 0 or high < 0
+    return low > 0 or high < 0
 
 
 def _simplify(mf: ModelFile, best: dict[str, Any], defaults: Mapping[str, Any], names: Sequence[str],
@@ -219,19 +250,25 @@ def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[s
 
 
 def _balanced(mf: ModelFile, metrics: Sequence[str], grids: Mapping[str, Any], level: float,
-              use: str | None) -> MetricAdvice | None:
+              use: str | None, movable: set[str]) -> MetricAdvice | None:
     """The option set with the best mean relative gain over the defaults across the metrics, among those every
-    metric's model judges inside the data; compared on the options all the metrics' models share."""
+    metric's model judges inside the data and that leave the options in no ``movable`` at their defaults;
+    compared on the options all the metrics' models share. A configuration a linear model predicts at or below
+    zero has no relative gain and does not qualify."""
     import numpy as np
 
     shared = set.intersection(*({n for n in grids[m][0][0] if n in OPTION_KEYS} for m in metrics))
+    default_of = grids[metrics[0]][0][0]
     keys: dict[tuple[Any, ...], list[float]] = {}
     for m in metrics:
         configs, pred, bases, _ = grids[m]
+        base_value = float(pred.value[0])
         for k in range(1, len(configs)):
+            if any(configs[k].get(n) != default_of.get(n) for n in shared - movable):
+                continue
             key = tuple(configs[k].get(n) for n in sorted(shared))
-            if bases[k] != "extrapolated":
-                keys.setdefault(key, []).append(math.log(float(pred.value[k]) / float(pred.value[0])))
+            if bases[k] != "extrapolated" and base_value > 0 and float(pred.value[k]) > 0:
+                keys.setdefault(key, []).append(math.log(float(pred.value[k]) / base_value))
     full = {k: v for k, v in keys.items() if len(v) == len(metrics)}
     if not full:
         return None

@@ -3,6 +3,7 @@ told), and rows without a metric are counted in the fit's notes."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,21 @@ def test_rows_without_the_metric_are_counted_in_the_notes(tmp_path: Path) -> Non
     fit = fit_metric(frame, "read", "hardware", models=["mlr"], importance_n=64, bootstrap=0, cv_repeats=1)
     assert f"7 of {len(frame)} row(s) have no positive read value" in " ".join(fit.notes)
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_where_keeps_the_rows_asked_for_and_refuses_in_one_line() -> None:
+    import pandas as pd
+
+    from gluster_model.dataset import restrict
+    from gluster_model.errors import GlmodelError
+
+    frame = pd.DataFrame({"regime": ["cached", "uncached", "uncached"], "file_size": [32 << 20, 480 << 20, 480 << 20],
+                          "io_cache": [True, False, True], "threads": [2, 2, 4]})
+    assert list(restrict(frame, ["regime=uncached", "io_cache=on"]).index) == [0]
+    assert len(restrict(frame, ["file_size=480MB"])) == 2 and len(restrict(frame, ["threads=4"])) == 1
+    for cond, said in (("regime", "give NAME=VALUE"), ("speed=1", "no column 'speed'"),
+                       ("regime=hot", "no row left (values of regime here: cached, uncached)"),
+                       ("threads=many", "--where 'threads=many'"), ("io_cache=maybe", "--where 'io_cache=maybe'")):
+        with pytest.raises(GlmodelError, match=re.escape(said)) as err:
+            restrict(frame, [cond])
+        assert "\n" not in str(err.value)

@@ -166,3 +166,29 @@ def test_write_stages_carry_every_copy_and_the_busiest_subvolume() -> None:
     assert (client, server, disk) == pytest.approx((100 * 2 / 2, 100 * 4 / 2 / imb, 100 * 4 / 2 / imb))
     client, server, disk = stages(row, "read")[:, 0]
     assert (client, server, disk) == pytest.approx((100 * 2, 100 * 4 / imb, 200 * 4 / imb))
+
+
+def test_metrics_fitted_side_by_side_match_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked workers per metric give the very fits the serial loop gives (seeded throughout, SALib's resamples
+    included), and a metric that cannot be fitted is reported the same way."""
+    import os
+
+    from gluster_model.model import fit as fit_module
+
+    frame = _volumes(5).assign(write=lambda f: 50 * f["servers"] * np.exp(np.random.default_rng(1).normal(0, .1, len(f))),
+                               read=lambda f: 80 + 10 * f["servers"])
+    frame["random_read"] = np.nan  # no data: skipped with a line, in both ways
+    kw = dict(models=["loglinear"], importance_n=64, bootstrap=3, cv_repeats=1)
+    side, skipped_side = fit_module.fit_frame(frame, "hardware", None, **kw)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    alone, skipped_alone = fit_module.fit_frame(frame, "hardware", None, **kw)
+    assert [f.metric for f in side] == [f.metric for f in alone] == ["write", "read"]
+    assert skipped_side == skipped_alone
+    from gluster_model.model import artifact
+
+    def body(fits: list) -> dict:  # type: ignore[type-arg]
+        out = artifact.build(fits, {"data": "synthetic"})
+        out.pop("created", None)
+        return out
+
+    assert body(side) == body(alone)

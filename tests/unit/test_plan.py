@@ -273,3 +273,31 @@ def test_a_level_invalid_on_its_own_is_refused_naming_the_factor() -> None:
     with pytest.raises(ConfigError) as info:
         expand(plan, _cluster(3), "plan.yaml")
     assert str(info.value) == "plan.yaml: factors.threads: level 5000: Input should be less than or equal to 1024"
+
+
+def test_a_subset_measures_again_a_seeded_sample_of_the_designs_runs() -> None:
+    """Replicates: ``subset: k`` keeps k of the full design's runs, the very same config hashes, the same k each
+    time, and an adaptive design (which has no runs to sample) refuses it."""
+    factors = {"record_size": ["4KB", "64KB", "1MB"], "io_cache": ["on", "off"], "cache_size": ["4MB", "64MB"],
+               "file_size": "16MB", "servers": [1, 2]}
+    full = expand(PlanFile.model_validate({"name": "p", "factors": factors,
+                                           "design": {"type": "lhs", "n": 12, "seed": 5}}), _cluster())
+    design = {"type": "lhs", "n": 12, "seed": 5, "subset": 4}
+    part = expand(PlanFile.model_validate({"name": "p", "factors": factors, "design": design}), _cluster())
+    again = expand(PlanFile.model_validate({"name": "p", "factors": factors, "design": design}), _cluster())
+    hashes = [r.config_hash for r in part.runs]
+    assert len(hashes) == 4 and set(hashes) <= {r.config_hash for r in full.runs}
+    assert hashes == [r.config_hash for r in again.runs]
+    other = expand(PlanFile.model_validate({"name": "p", "factors": factors,
+                                            "design": {**design, "seed": 6}}), _cluster())
+    assert {r.config_hash for r in other.runs} != set(hashes)  # another seed, another design and sample
+    with pytest.raises(ValueError, match="adaptive design .* no set of runs to sample"):
+        PlanFile.model_validate({"name": "p", "factors": factors,
+                                 "design": {"type": "adaptive", "budget": 6, "subset": 3}})
+    shipped = load_plan(Path(__file__).parents[2] / "experiments" / "plans" / "gluster_config.yaml", "replicates")
+    base = load_plan(Path(__file__).parents[2] / "experiments" / "plans" / "gluster_config.yaml")
+    lab = cluster_from_data({"name": "lab", "lab": {"state_dir": "."},
+                             "servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in range(1, 5)],
+                             "clients": [f"127.1.1.{i}" for i in range(1, 5)]}, "lab.yaml", Path("."))
+    reps = {r.config_hash for r in expand(shipped, lab).runs}
+    assert len(reps) == 16 and reps <= {r.config_hash for r in expand(base, lab).runs}

@@ -135,3 +135,33 @@ def test_emulated_decision_is_answered_inside_the_data(emulated: pd.DataFrame, t
         extrapolated = {p.scenario: p.flags for p in m.predictions if p.basis == "extrapolated"}
         assert not extrapolated, (m.metric, extrapolated)
         assert len(m.predictions) == 12
+
+
+@pytest.fixture(scope="module")
+def gluster_config() -> pd.DataFrame:
+    return read_table(DATA / "gluster_config.csv")
+
+
+def test_gluster_config_covers_its_factors_on_fixed_hardware(gluster_config: pd.DataFrame) -> None:
+    """What data/README.md says of it: both formats the same table; hardware fixed; every translator both ways,
+    both sync modes, both cache regimes, record sizes 8 KB to 8 MB; replicates that pair with the main runs."""
+    f = gluster_config
+    other = read_table(DATA / "gluster_config.parquet")
+    assert list(other.columns) == list(f.columns)
+    for col in ("config_hash", "record_size", "io_cache", "sync", "regime", "write", "read", "random_read"):
+        assert list(other[col]) == pytest.approx(list(f[col])) if f[col].dtype.kind == "f" else \
+            list(other[col]) == list(f[col]), col
+    assert len(f) >= 100 and f["network_gbps"].nunique() == 1 and f["client_ram_gb"].nunique() == 1
+    assert f["record_size"].min() <= 8 << 10 and f["record_size"].max() >= 4 << 20
+    for name in ("write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"):
+        assert set(f[name]) == {True, False}, name
+    assert set(f["sync"]) == {"none", "osync"} and set(f["regime"]) == {"cached", "uncached"}
+    # The regime follows the file size against the node's RAM (384 MB): 32 MB cached, 480 MB uncached.
+    ram = f["client_ram_gb"].iloc[0] * (1 << 30)
+    assert ((f["file_size"] > ram) == (f["regime"] == "uncached")).all()
+    replicates = f[f["campaign"].str.contains(".replicates@", regex=False)]
+    paired = set(replicates["config_hash"]) & set(f.loc[~f.index.isin(replicates.index), "config_hash"])
+    assert len(replicates) == 16 and len(paired) >= 10
+    # Page-cache reads are the fast ones, by an order of magnitude.
+    med = f.groupby("regime")["read"].median()
+    assert med["cached"] > 10 * med["uncached"]

@@ -115,3 +115,66 @@ def test_tune_command_prints_the_advice_and_its_commands(model: artifact.ModelFi
     read = data["metrics"][0]
     assert read["recommended"]["options"]["io_cache"] is True and read["gain_low"] > 0
     assert "gluster volume set vol0 performance.cache-size 256MB" in read["commands"]
+
+
+def test_the_advice_as_a_what_if_file_predicts_what_tune_predicted(model: artifact.ModelFile, tmp_path: Path) -> None:
+    """The file `tune --scenarios-out` writes is read back by predict (and verify) into the very configurations tune
+    predicted: the same values, so the same predictions and gains."""
+    from click.testing import CliRunner
+
+    from gluster_model.cli import cli
+    from gluster_model.predict.scenarios import from_file
+    from gluster_model.predict.whatif import model_inputs, what_if
+
+    out = tmp_path / "advice.yaml"
+    result = CliRunner().invoke(cli, ["tune", "--model", model.path, "--set", "record_size=1MB", "--metric", "read",
+                                      "--scenarios-out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out}" in result.output
+    advice = tune(model, ["record_size=1MB"], ["read"])
+    q = from_file(out, model_inputs(model, ["read"]))
+    assert [s.name for s in q.scenarios] == ["Gluster defaults", "tuned for read"]
+    assert q.candidates[0].values["io_cache"] is True and q.candidates[0].values["cache_size"] == 256 << 20
+    answer = what_if(model, q, metrics=["read"], level=advice.level).metrics[0]
+    base, cand = answer.predictions
+    read = advice.metrics[0]
+    assert base.value == pytest.approx(read.defaults.value) and cand.value == pytest.approx(read.recommended.value)
+    assert cand.delta == pytest.approx(read.gain)
+    assert (cand.delta_low, cand.delta_high) == pytest.approx((read.gain_low, read.gain_high))
+    bad = CliRunner().invoke(cli, ["tune", "--model", model.path, "--scenarios-out", str(tmp_path / "x.txt")])
+    assert bad.exit_code != 0 and "--scenarios-out" in bad.output and "Traceback" not in bad.output
+
+
+def test_the_balance_moves_only_options_some_metric_s_own_advice_moved(model: artifact.ModelFile) -> None:
+    advice = tune(model, ["record_size=64KB"], ["write", "read"])
+    moved = {n for m in advice.metrics for n, v in m.recommended.options.items() if v != m.defaults.options[n]}
+    assert advice.balanced is not None
+    balanced = advice.balanced.recommended.options
+    changed = {n for n, v in balanced.items() if v != advice.balanced.defaults.options[n]}
+    assert changed <= moved and "io_cache" in changed  # quick-read and md-cache, which do nothing, stay put
+
+
+def test_a_model_without_a_change_interval_moves_only_options_whose_intervals_part(tmp_path: Path) -> None:
+    """Boosted trees give no interval of a change: the change is bounded by the two configurations' prediction
+    intervals, so an option moves only when they do not overlap (the trees' wiggles between neighbours are not
+    advice), while a large effect still is."""
+    from gluster_model.predict.tune import _contrast, _matters
+
+    fits, _ = fit_frame(_frame(seed=4), "gluster", ["read"], models=["gbm"], importance_n=64, bootstrap=0,
+                        cv_repeats=1)
+    path = tmp_path / "gbm.json"
+    artifact.save(artifact.build(fits, {"data": "synthetic"}), path)
+    mf = artifact.load(path)
+    a = {"record_size": 1 << 20, "cache_size": 64 << 20, "write_behind": True, "read_ahead": False,
+         "io_cache": False, "quick_read": True, "md_cache": True}
+    for b in ({**a, "io_cache": True}, {**a, "md_cache": False}):
+        p = mf.predict([a, b], 0.9, metric="read", use="gbm")
+        assert np.isnan(p.delta_low[1])  # the trees give none
+        change, low, high, base = _contrast(mf, a, b, "read", 0.9, "gbm")
+        assert (low, high) == pytest.approx((p.low[1] - p.high[0], p.high[1] - p.low[0]))
+        assert change == pytest.approx(p.value[1] - p.value[0]) and low <= change <= high
+        # io-cache (+30% in truth) parts the intervals; md-cache (inert) does not
+        assert _matters(change, low, high, base) == bool(b["io_cache"])
+    advice = tune(mf, ["record_size=1MB"], ["read"], use="gbm")
+    rec = advice.metrics[0].recommended.options
+    assert rec["io_cache"] and rec["quick_read"] and rec["md_cache"] and not rec["read_ahead"]
