@@ -304,8 +304,10 @@ def restrict(frame: pd.DataFrame, conditions: Sequence[str]) -> pd.DataFrame:
             if pd.api.types.is_bool_dtype(col):
                 value: Any = parse_switch(text)
             elif pd.api.types.is_numeric_dtype(col):
-                value = float(parse_size(text)) if name in ("file_size", "record_size", "cache_size",
-                                                               "shard_block_size", "trial_file_size") else float(text)
+                try:
+                    value = float(text)
+                except ValueError:  # a size column given with its unit: 32MB
+                    value = float(parse_size(text))
             else:
                 value = text
         except ValueError as exc:

@@ -255,7 +255,7 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
         stalled = False
         if now >= next_look:
             seen.append(progress())
-                    # No I/O over the last two intervals, each judged on its own: a look that lands between two tests
+            # No I/O over the last two intervals, each judged on its own: a look that lands between two tests
             # finds no child at all (the last test's have ended, the next one's are not yet started), which
             # must not make the whole window look idle.
             stalled = len(seen) >= 3 and not io_moved(seen[-3], seen[-2]) and not io_moved(seen[-2], seen[-1])

@@ -21,7 +21,6 @@ Herman, J., Usher, W. (2017), "SALib: An open-source Python library for sensitiv
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any

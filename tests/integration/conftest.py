@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,3 +45,13 @@ def glmodel(*args: str, check: bool = False, timeout: float = 120) -> subprocess
 @pytest.fixture
 def cluster_file(lab: LabState) -> Path:
     return lab.cluster_file
+
+
+def fitted_model(factory: pytest.TempPathFactory, name: str, write_table: Callable[[Path], None],
+                 *fit_args: str) -> Path:
+    """A model file `glmodel fit --data` writes from the table ``write_table`` makes, as a user would fit it."""
+    d = factory.mktemp(name)
+    write_table(d / "train.csv")
+    glmodel("fit", "--data", str(d / "train.csv"), *fit_args, "--out", str(d / "model.json"), check=True,
+            timeout=300)
+    return d / "model.json"

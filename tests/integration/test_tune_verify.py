@@ -16,7 +16,7 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import fitted_model, glmodel
 
 BOOLS = ("write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
 PLAN = {
@@ -49,11 +49,8 @@ def _training_table(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("tune-model")
-    _training_table(d / "train.csv")
-    glmodel("fit", "--data", str(d / "train.csv"), "--family", "gluster", "--out", str(d / "model.json"),
-            "--model", "loglinear", check=True, timeout=300)
-    return d / "model.json"
+    return fitted_model(tmp_path_factory, "tune-model", _training_table, "--family", "gluster",
+                        "--model", "loglinear")
 
 
 def test_tuned_options_are_built_measured_and_judged_against_the_defaults(lab: LabState, model: Path,
@@ -75,7 +72,8 @@ def test_tuned_options_are_built_measured_and_judged_against_the_defaults(lab: L
     base, tuned = checks["Gluster defaults"], checks["tuned for read"]
     # The change measured is the tuned volume's read minus the defaults' read, as the store has them; the change
     # predicted is tune's gain, with tune's interval.
-    assert base["gain_measured"] is None and tuned["gain_measured"] == pytest.approx(tuned["measured"] - base["measured"])
+    assert base["gain_measured"] is None
+    assert tuned["gain_measured"] == pytest.approx(tuned["measured"] - base["measured"])
     assert tuned["gain_predicted"] == pytest.approx(read["gain"], rel=1e-6)
     assert (tuned["gain_low"], tuned["gain_high"]) == pytest.approx((read["gain_low"], read["gain_high"]), rel=1e-6)
     assert tuned["gain_inside"] == (tuned["gain_low"] <= tuned["gain_measured"] <= tuned["gain_high"])
@@ -84,7 +82,8 @@ def test_tuned_options_are_built_measured_and_judged_against_the_defaults(lab: L
     with open_store(store, create=False) as st:
         runs = {bool(r["io_cache"]): r for r in st.runs()}
     assert set(runs) == {False, True}
-    assert {r["record_size"] for r in runs.values()} == {1 << 20} and {r["file_size"] for r in runs.values()} == {8 << 20}
+    assert {r["record_size"] for r in runs.values()} == {1 << 20}
+    assert {r["file_size"] for r in runs.values()} == {8 << 20}
     text = glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios",
                    str(advice_file), "--plan", str(plan), "--store", store, "--metric", "read", check=True).stdout
     assert "measured change inside the predicted change's interval in" in text

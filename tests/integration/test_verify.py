@@ -18,7 +18,7 @@ from gluster_model.lab import LabState
 from gluster_model.present.predict import num
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import fitted_model, glmodel
 
 PLAN = {
     "name": "verifyci",
@@ -53,11 +53,7 @@ def _training_table(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("verify-model")
-    _training_table(d / "train.csv")
-    glmodel("fit", "--data", str(d / "train.csv"), "--family", "hardware", "--out", str(d / "model.json"),
-            check=True, timeout=300)
-    return d / "model.json"
+    return fitted_model(tmp_path_factory, "verify-model", _training_table, "--family", "hardware")
 
 
 def _files(tmp_path: Path, scenarios: dict) -> tuple[str, str]:
