@@ -81,6 +81,15 @@ class HostKeys:
             [str(o) for _, o in self.seen if isinstance(o, GlmodelError)]
 
 
+def restore(cluster: Path) -> dict[str, str]:
+    """Undo the hardware emulation each host of the cluster recorded; host -> what happened there."""
+    from .emulation import restore as undo
+
+    with session(cluster) as (spec, ex):
+        outcomes = undo(spec, ex)
+    return {spec.host(a).name: text for a, text in outcomes.items()}
+
+
 def host_keys(cluster: Path) -> HostKeys:
     """Fetch every host's key (no login) and compare it with its known_hosts file."""
     from .remote.hostkeys import observe_all

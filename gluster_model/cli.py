@@ -175,6 +175,24 @@ def trust(cluster: Path, yes: bool) -> None:
         raise Failure("; ".join(keys.problems()))
 
 
+@cli.command(short_help="Undo the hardware emulation (link shaping) glmodel left on a cluster's hosts.")
+@cluster_option
+def restore(cluster: Path) -> None:
+    """Undo whatever emulated hardware each host recorded (safe to run again); one line per host, exit 1 if a
+    host could not be reached (run it again once it can).
+
+    Example: glmodel restore --cluster fist.yaml
+    """
+    from . import api
+
+    outcomes = api.restore(cluster)
+    for host, text in outcomes.items():
+        click.echo(f"{host}: {text}")
+    missed = [h for h, text in outcomes.items() if text.startswith("not reached")]
+    if missed:
+        raise Failure(f"{len(missed)} host(s) not restored: {', '.join(missed)}")
+
+
 # -- volume / bench ---------------------------------------------------------------------------------------
 
 volume_option = click.option("--volume", "-v", "volume_file", type=click.Path(path_type=Path), required=True,
@@ -695,7 +713,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
 
 @cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")
 def lab() -> None:
-    """A real GlusterFS cluster on one machine: node i is glusterd + sshd on 127.1.1.i."""
+    """A real GlusterFS cluster on one machine: node i is glusterd + sshd in a network namespace at 10.213.1.i."""
 
 
 lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path), default=DEFAULT_LAB_DIR,
@@ -796,7 +814,7 @@ def _one_setting(name: str, kind: str, columns: tuple[str, ...], help_text: str,
 
 _one_setting("link", "link", ("link",), "Shape the links of lab nodes: a node's sends and receives are each "
              "limited to RATE (100mbit, 1gbit, ... or unlimited), shared by all its peers, as a NIC's are.",
-             "glmodel lab link --node 127.1.1.2 --rate 10gbit")
+             "glmodel lab link --node 10.213.1.2 --rate 10gbit")
 _one_setting("brick", "backing", ("bricks",), "Back the bricks of lab nodes with a filesystem of their own (dir, "
              "ext4, xfs or tmpfs). Refused while a volume has bricks there.",
              "glmodel lab brick --node 2 --backing xfs")

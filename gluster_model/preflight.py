@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config.cluster import ClusterSpec, Host
+from .emulation import record_path, status_script
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .hostlimits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
                          parse_throttles, throttle_script)
+from .nic import nic_script, parse_nic, show_nic
 from .remote.executor import Executor, shell
 from .remote.sections import parse_sections, section
 
@@ -45,8 +47,9 @@ class HostReport:
         return [c for c in self.checks if not c.ok]
 
 
-def probe_script(host: Host) -> str:
-    """A POSIX sh script that prints every fact `check` needs about one host, in marked sections."""
+def probe_script(host: Host, record: str | None = None) -> str:
+    """A POSIX sh script that prints every fact `check` needs about one host, in marked sections (with
+    ``record``, also how many undo commands of emulated hardware the host holds there)."""
     parts = [
         section("kernel", ["uname", "-r"]),
         section("meminfo", ["grep", "-E", "^(MemTotal|MemAvailable):", "/proc/meminfo"]),
@@ -57,6 +60,8 @@ def probe_script(host: Host) -> str:
         section("nic", ["sh", "-c", nic_script(host.address)]),
         section("limits", ["sh", "-c", LIMITS_SCRIPT]),
     ]
+    if record is not None:
+        parts.append(section("emulation", ["sh", "-c", status_script(record)]))
     if host.is_server:
         parts += [
             section("gluster", ["gluster", "--version"]),
@@ -72,24 +77,6 @@ def probe_script(host: Host) -> str:
             section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]),
         ]
     return "; ".join(parts)
-
-
-def nic_script(address: str) -> str:
-    """Shell text naming the interface that carries ``address`` (as the host itself routes it), its speed and MTU."""
-    # `ip route get` of the host's own address gives the device that owns it (lo for the lab's 127.1.1.x).
-    return (f"dev=$(ip -o route get {shlex.quote(address)} | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
-            'echo "dev=$dev"; echo "speed=$(cat "/sys/class/net/$dev/speed" 2>/dev/null)"; '
-            'echo "mtu=$(cat "/sys/class/net/$dev/mtu" 2>/dev/null)"')
-
-
-def parse_nic(text: str) -> dict[str, object]:
-    """{nic, nic_speed_mbps, nic_mtu} from the nic section; unknown values (lo, virtual NICs) become None."""
-    kv = dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
-    speed, mtu = kv.get("speed", "").strip(), kv.get("mtu", "").strip()
-    # Virtual and loopback devices report no speed or -1.
-    return {"nic": kv.get("dev", "").strip() or None,
-            "nic_speed_mbps": int(speed) if speed.isdigit() and int(speed) > 0 else None,
-            "nic_mtu": int(mtu) if mtu.isdigit() else None}
 
 
 def parse_probe_output(text: str, host: str | None = None) -> dict[str, tuple[int, str]]:
@@ -140,6 +127,7 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
                 rep.facts["os"] = out if rc == 0 and out else None
             else:
                 rep.facts.update(parse_nic(out))
+                rep.checks.append(Check("nic", True, show_nic(rep.facts)))
 
     def tool(section: str, label: str, package: str) -> None:
         rc, out = get(section)
@@ -268,8 +256,17 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
 
     def probe(address: str) -> HostReport:
         host = by_addr[address]
-        result = executor.run(address, shell(probe_script(host)), timeout=120, check=False)
-        return judge_host(host, parse_probe_output(result.stdout, address), servers, min_free_bytes)
+        result = executor.run(address, shell(probe_script(host, record_path(cluster, host))), timeout=120,
+                              check=False)
+        sections = parse_probe_output(result.stdout, address)
+        rep = judge_host(host, sections, servers, min_free_bytes)
+        changes = sections.get("emulation", (0, "0"))[1].strip()
+        rep.facts["emulated_changes"] = int(changes) if changes.isdigit() else 0
+        if rep.facts["emulated_changes"]:
+            # Left by a campaign that could not finish its restore: every figure measured now would be slowed.
+            rep.checks.append(Check("emulation", False, f"{changes} emulated hardware change(s) still in place",
+                                    f"run `glmodel restore --cluster {cluster.source}`"))
+        return rep
 
     def clock(address: str) -> tuple[float, float, float]:
         # Runs after every probe has finished, on open connections, and keeps the shortest of three round

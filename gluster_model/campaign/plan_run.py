@@ -1,4 +1,4 @@
-"""A whole plan run: one campaign per lab hardware setting, each by a Collector, and the lab put back after.
+"""A whole plan run: one campaign per hardware setting, each by a Collector, and the hardware put back after.
 
 ``run_plan`` is the library's entry point for ``glmodel collect`` (the CLI only parses options and renders what
 the reporter is told), so a Python caller gets the same loop, the same restore of the lab's hardware, and the
@@ -45,9 +45,9 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
             rep.finished(summary)
     finally:
         if snap is not None:
-            try:  # the lab goes back to the hardware it had (nothing of the plan's is left on its bricks)
-                rep.note("restoring the lab's hardware as it was before the plan")
-                restore_lab(cluster, snap, lambda m: rep.note(f"restoring: {m}"))
+            try:  # the hardware goes back as it was (nothing of the plan's is left on the bricks or NICs)
+                rep.note("restoring the hardware as it was before the plan")
+                restore_lab(cluster, executor, snap, lambda m: rep.note(f"restoring: {m}"))
             except GlmodelError as exc:
-                rep.note(f"could not restore the lab's hardware: {exc}")
+                rep.note(f"could not restore the hardware: {exc}; run `glmodel restore --cluster {cluster.source}`")
     return summaries

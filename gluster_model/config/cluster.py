@@ -171,6 +171,14 @@ class LabRef(Frozen):
     state_dir: Path
 
 
+class EmulationSettings(Frozen):
+    """Whether glmodel may make this cluster's hardware slower for a plan (off unless the file says so)."""
+
+    allow: bool = Field(default=False, description="let plans with hardware factors (link) shape these hosts")
+    record_dir: RemotePath = Field(default="/var/lib/glmodel", description=(
+        "directory on each host where glmodel records what it changed, so `glmodel restore` can undo it"))
+
+
 class ClusterFile(Frozen):
     """The YAML cluster file exactly as written."""
 
@@ -181,6 +189,7 @@ class ClusterFile(Frozen):
     servers: list[HostEntry] = Field(min_length=1)
     clients: list[HostEntry] | None = None
     lab: LabRef | None = None
+    emulation: EmulationSettings = EmulationSettings()
 
     @field_validator("servers", "clients")
     @classmethod
@@ -250,6 +259,10 @@ class ClusterSpec:
     max_parallel: int
     lab_dir: Path | None
     raw: ClusterFile
+
+    @property
+    def emulation(self) -> EmulationSettings:
+        return self.raw.emulation
 
     @property
     def servers(self) -> tuple[Host, ...]:

@@ -1,11 +1,12 @@
-"""The local lab: N real GlusterFS nodes on loopback addresses 127.1.1.1..N of one machine, each a small machine.
+"""The local lab: N real GlusterFS nodes on one machine, each a small machine with a network namespace and NIC.
 
 Data flows one way through the package; no module imports one that imports it:
 
 - ``run``: the one way to run a local command, write a kernel setting and find processes;
 - ``state``: what the lab is made of (``state.json``), written before anything is added to the machine;
-- ``links`` (tc), ``bricks`` (loop devices), ``disk`` (block throttling), ``ram`` and ``cpu`` (control groups,
-  via ``cgroups``): one module per kind of hardware;
+- ``netns``: each node's network namespace and NIC on the lab's bridge;
+- ``links`` (tc on a node's NIC), ``bricks`` (loop devices), ``disk`` (block throttling), ``ram`` and ``cpu``
+  (control groups, via ``cgroups``): one module per kind of hardware;
 - ``hardware``: ``set_hardware`` applies a node's settings through those modules; ``remove_all`` undoes them;
 - ``clusterfile``: the lab's ``lab.yaml``, an ordinary cluster file;
 - ``lifecycle``: ``lab_up``, ``lab_down``, ``lab_status`` and the daemons of each node.

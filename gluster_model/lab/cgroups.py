@@ -1,10 +1,11 @@
 """Control groups for lab nodes: find the controllers, create a node's group, move its processes, remove groups.
 
 A node's RAM and CPU (and, on cgroup v2, its disk) are limits on a control group holding every process of that
-node: its glusterd and bricks, and its sshd, so everything glmodel starts through it (the FUSE client, iozone,
-dd) is born inside. Groups are made at the root of each hierarchy under ``glmodel-lab-<id>/node<N>`` (on v2 a
-group with processes cannot hand controllers down, so nesting under the caller's group would not work). Each
-directory is recorded in the lab's state before it is made; ``remove`` takes exactly those away again.
+node: every process in its network namespace (its glusterd and bricks, and its sshd, so everything glmodel
+starts through it, the FUSE client, iozone, dd, is born inside). Groups are made at the root of each hierarchy
+under ``glmodel-lab-<id>/node<N>`` (on v2 a group with processes cannot hand controllers down, so nesting under
+the caller's group would not work). Each directory is recorded in the lab's state before it is made;
+``remove`` takes exactly those away again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import LabError
+from . import netns
 from .run import all_pids, descendants, names, read_knob, write_knob
 from .state import LabState, NodeState
 
@@ -119,9 +121,10 @@ def _enable_v2(root: Path, controller: Controller) -> None:
 
 
 def node_pids(node: NodeState) -> list[int]:
-    """Every process of one node: those naming its directory (glusterd, bricks, sshd, FUSE clients) and their
-    descendants (ssh sessions and whatever they started)."""
-    own = [pid for pid in all_pids() if names(pid, node.marker)]
+    """Every process of one node: those in its network namespace (glusterd, bricks, sshd and whatever its SSH
+    sessions started), those naming its directory (a FUSE client mounted from the machine), and their
+    descendants."""
+    own = netns.pids(node.netns) + [pid for pid in all_pids() if names(pid, node.marker)]
     found = set(own)
     for pid in own:
         found.update(descendants(pid))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import getpass
 
-from .links import show_rate
+from ..shaping import show_rate
 from .run import run
 from .state import LabState
 
@@ -23,12 +23,12 @@ def write_cluster_file(state: LabState) -> None:
     elif len(kinds) > 1:
         fstype = "mixed"
     rates = {state.links.get(n.address) for n in state.nodes}
-    network: dict[str, object] = {"name": "loopback", "gbps": 100}
+    network: dict[str, object] = {"name": "veth on a bridge", "gbps": 100}
     rate = rates.pop() if len(rates) == 1 else None
     if rate is not None:
-        network = {"name": f"loopback shaped to {show_rate(rate)}", "gbps": rate / 1e9}
+        network = {"name": f"veth shaped to {show_rate(rate)}", "gbps": rate / 1e9}
     elif state.links:
-        network = {"name": "loopback, some nodes shaped", "gbps": min(state.links.values()) / 1e9}
+        network = {"name": "veth, some nodes shaped", "gbps": min(state.links.values()) / 1e9}
     data = {
         "name": "lab",
         "lab": {"state_dir": "."},
@@ -44,10 +44,8 @@ def write_cluster_file(state: LabState) -> None:
             "base_filesystem": fstype if fstype in _KNOWN_FS else "other",
         },
         "servers": [
-            # source_address: the node's clients connect from its own address (not 127.0.0.1), so its link
-            # shaping covers its client traffic as well as its bricks'.
             {"host": n.address, "name": f"node{n.index}", "brick_paths": [n.bricks], "mount_root": n.mounts,
-             "local_dir": n.local, "glusterd_socket": n.socket, "source_address": n.address}
+             "local_dir": n.local, "glusterd_socket": n.socket}
             for n in state.nodes
         ],
     }

@@ -10,7 +10,7 @@ Settings, with their text forms (the same in the CLI, plans and ``lab status``):
 ======================  ==============================================  ================
 name                    value                                           module
 ======================  ==============================================  ================
-link                    bit/s: 100mbit, 1gbit, unlimited                links (tc)
+link                    bit/s: 100mbit, 1gbit, unlimited                links (tc on the NIC)
 backing                 dir, ext4, xfs, tmpfs                           bricks (loop)
 disk_read, disk_write   bytes/s: 40MB/s, 150MB/s, unlimited             disk (blkio/io)
 disk_read_iops, ..      operations/s: 500, unlimited                    disk
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabError
+from ..shaping import parse_rate, show_rate
 from . import bricks, cgroups, cpu, disk, links, ram
 from .clusterfile import write_cluster_file
 from .run import Progress, quiet
@@ -33,7 +34,7 @@ from .state import LabState
 
 # name -> (parser of its text, shower of its value); "unlimited" parses to None everywhere but backing.
 KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
-    "link": (links.parse_rate, links.show_rate),
+    "link": (parse_rate, show_rate),
     "backing": (bricks.parse_backing, str),
     "disk_read": (disk.parse_disk_rate, disk.show_disk_rate),
     "disk_write": (disk.parse_disk_rate, disk.show_disk_rate),
@@ -114,25 +115,16 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
 
 
 def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
-    """Give nodes a link rate (bit/s; None: unlimited) and apply every node's rate with tc (see links)."""
+    """Give nodes a link rate (bit/s; None: unlimited), shaping each node's NIC with tc (see links)."""
     state.check_known(rates)
-    wanted = {**state.links, **{a: r for a, r in rates.items() if r is not None}}
-    for a, r in rates.items():
-        if r is None:
-            wanted.pop(a, None)
-    if not state.shaping and wanted:
-        foreign = links.foreign_qdisc()
-        if foreign:
-            raise LabError(f"cannot shape the lab's links: {foreign}, which this lab did not add; if it is a "
-                           f"leftover remove it (`tc qdisc del dev lo root`, `tc qdisc del dev lo ingress`, "
-                           f"`ip link del {links.IFB}`)")
-        state.shaping = True
-        state.save()  # recorded before anything is added, so lab down removes it even after a crash
-    if state.shaping:
-        links.install(wanted)
-    state.links = wanted
-    state.shaping = bool(wanted)
-    state.save()
+    for address, rate in rates.items():
+        if rate is None:
+            state.links.pop(address, None)
+        else:
+            state.links[address] = rate
+        state.save()
+        # A namespace's qdiscs and IFB device go with it, so lab down needs no record of them.
+        links.install(state.node(address).netns, rate)
     if state.status == "up":
         write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
 
@@ -178,7 +170,7 @@ def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = No
 
 def node_settings(state: LabState, address: str) -> dict[str, str]:
     """One node's settings as text, for ``lab status`` and ``lab node``."""
-    return {"link": links.show_rate(state.links.get(address)),
+    return {"link": show_rate(state.links.get(address)),
             "bricks": state.backing.get(address, "dir"),
             "disk": disk.show_limits(state.disk.get(address, {})),
             "ram": ram.show_ram(state.ram.get(address)),

@@ -1,8 +1,8 @@
-"""The local lab: N real GlusterFS nodes on loopback addresses 127.1.1.1..N of one machine.
+"""The local lab: N real GlusterFS nodes of one machine, each in a network namespace of its own (see netns).
 
-Each node is a glusterd with its own working directory, run directory, socket, pid file and bind address,
-plus an sshd bound to the node's address with a host key of the lab's own. The lab writes ``lab.yaml``, an
-ordinary cluster file, so every other command treats the lab as it would a real cluster.
+Each node is a glusterd with its own working directory, run directory, socket, pid file and address, plus an
+sshd on the node's address with a host key of the lab's own, both started inside the node's namespace. The lab
+writes ``lab.yaml``, an ordinary cluster file, so every other command treats the lab as it would a real cluster.
 
 Everything the lab creates is recorded in ``state.json`` before it is created, so ``lab down`` (or the next
 ``lab up`` in the same directory) can remove exactly that and nothing else, even after a kill -9.
@@ -21,13 +21,12 @@ from typing import Any
 from ..config.cluster import check_remote_path
 from ..errors import LabError
 from ..gluster.cli import gluster_argv, parse_peer_status_xml
-from . import bricks
+from . import bricks, netns
 from .clusterfile import write_cluster_file
 from .hardware import remove_all, set_hardware
-from .links import remove as remove_shaping
-from .run import (Progress, all_pids, cmdline, descendants, names, port_free, port_open, quiet, read_pid, run,
+from .run import (Progress, all_pids, cmdline, descendants, names, port_open, quiet, read_pid, run,
                   terminate, wait_for)
-from .state import CLUSTER_FILE, PREFIX, STATE_FILE, LabState, NodeState
+from .state import CLUSTER_FILE, STATE_FILE, LabState, NodeState
 
 GLUSTERD_PORT = 24007
 DEFAULT_SSH_PORT = 2222
@@ -43,9 +42,12 @@ def _belongs(pid: int, lab_dir: Path) -> bool:
 
 
 def lab_pids(lab_dir: Path) -> list[int]:
-    """Every live process that belongs to the lab in ``lab_dir``: daemons from pid files, and any process
-    (bricks, self-heal daemons, FUSE clients) whose command line names the lab directory."""
+    """Every live process that belongs to the lab in ``lab_dir``: every process inside a node's namespace
+    (daemons, bricks, and what SSH sessions started, orphans included), daemons from pid files, and any process
+    (a FUSE client mounted from the machine itself) whose command line names the lab directory."""
     found: set[int] = set()
+    for index in range(1, MAX_NODES + 1):
+        found.update(netns.pids(netns.netns_name(str(lab_dir), index)))
     for pidfile in list(lab_dir.glob("nodes/*/*.pid")) + list(lab_dir.glob("nodes/*/run/**/*.pid")):
         pid = read_pid(pidfile)
         if pid and _belongs(pid, lab_dir):
@@ -72,32 +74,6 @@ def lab_mounts(lab_dir: Path) -> list[str]:
     return sorted(set(found), key=len, reverse=True)
 
 
-def _holder(address: str, port: int) -> str:
-    """Describe which process (and which lab directory, if it is a lab's) listens on address:port."""
-    for pid in all_pids():
-        args = cmdline(pid)
-        if not args:
-            continue
-        name = Path(args[0]).name
-        joined = " ".join(args)
-        if name == "glusterd" and port == GLUSTERD_PORT and f"bind-address={address}" in joined:
-            for a in args:
-                if a.startswith("management.working-directory="):
-                    lab = Path(a.split("=", 1)[1]).parent.parent.parent
-                    return f"a glusterd of the lab in {lab} (pid {pid}); run `glmodel lab down --dir {lab}`"
-            return f"glusterd pid {pid}"
-        if name == "sshd" and "-f" in args:
-            cfg = Path(args[args.index("-f") + 1]) if args.index("-f") + 1 < len(args) else None
-            if cfg and cfg.name == "sshd_config" and cfg.parent.parent.name == "nodes":
-                try:
-                    if f"ListenAddress {address}:{port}" in cfg.read_text():
-                        lab = cfg.parent.parent.parent
-                        return f"an sshd of the lab in {lab} (pid {pid}); run `glmodel lab down --dir {lab}`"
-                except OSError:
-                    pass
-    return f"another process; find it with `ss -ltnp 'sport = :{port}'` and stop it, or pick another --ssh-port"
-
-
 # -- bring-up ---------------------------------------------------------------------------------------------
 
 def _preconditions(lab_dir: Path, nodes: int, ssh_port: int) -> None:
@@ -115,7 +91,7 @@ def _preconditions(lab_dir: Path, nodes: int, ssh_port: int) -> None:
     if len(str(socket_path)) > _UNIX_PATH_MAX:
         raise LabError(f"--dir {lab_dir} is too long for a UNIX socket path ({len(str(socket_path))} > "
                        f"{_UNIX_PATH_MAX} characters); choose a shorter directory")
-    for tool in ("glusterd", "gluster", "ssh-keygen"):
+    for tool in ("glusterd", "gluster", "ssh-keygen", "ip", "tc", "nsenter"):
         if shutil.which(tool) is None:
             raise LabError(f"`{tool}` not found; run scripts/setup.sh to install the lab's packages")
     if not Path("/usr/sbin/sshd").exists():
@@ -162,7 +138,7 @@ def _sshd_config(node: NodeState, state: LabState) -> str:
 def start_glusterd(node: NodeState) -> None:
     (node.path / "glusterd").mkdir(parents=True, exist_ok=True)
     (node.path / "run").mkdir(parents=True, exist_ok=True)
-    run([
+    run(netns.as_node(node.netns, node.address, [
         "glusterd",
         "--xlator-option", f"management.working-directory={node.path / 'glusterd'}",
         "--xlator-option", f"management.transport.socket.bind-address={node.address}",
@@ -170,7 +146,7 @@ def start_glusterd(node: NodeState) -> None:
         "--xlator-option", f"management.glusterd-sockfile={node.socket}",
         f"--log-file={node.path / 'log' / 'glusterd.log'}",
         f"--pid-file={node.glusterd_pidfile}",
-    ])
+    ]))
 
 
 def start_sshd(node: NodeState, state: LabState) -> None:
@@ -178,7 +154,8 @@ def start_sshd(node: NodeState, state: LabState) -> None:
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege-separation directory
     node.home.mkdir(mode=0o700, exist_ok=True)
     node.sshd_config.write_text(_sshd_config(node, state))
-    run(["/usr/sbin/sshd", "-f", str(node.sshd_config), "-E", str(node.path / "log" / "sshd.log")])
+    run(netns.as_node(node.netns, node.address, ["/usr/sbin/sshd", "-f", str(node.sshd_config), "-E",
+                                                  str(node.path / "log" / "sshd.log")]))
     wait_for(lambda: port_open(node.address, state.ssh_port), 10, f"sshd on {node.address}:{state.ssh_port}")
 
 
@@ -206,16 +183,17 @@ def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, prog
         lab_down(lab_dir, progress)
     elif lab_dir.exists() and any(lab_dir.iterdir()):
         raise LabError(f"{lab_dir} exists and is not an earlier lab's directory; choose another --dir or empty it")
-    addresses = [f"{PREFIX}{i}" for i in range(1, nodes + 1)]
-    for address in addresses:
-        for port in (GLUSTERD_PORT, ssh_port):
-            if not port_free(address, port):
-                raise LabError(f"{address}:{port} is already in use by {_holder(address, port)}")
+    addresses = [netns.node_address(i) for i in range(1, nodes + 1)]
+    netns.check_free(str(lab_dir))
 
     lab_dir.mkdir(parents=True, exist_ok=True)
     state = LabState(dir=str(lab_dir), ssh_port=ssh_port, brick_size=brick_size,
-                     nodes=[NodeState(i, a, str(lab_dir / "nodes" / str(i))) for i, a in enumerate(addresses, 1)])
+                     nodes=[NodeState(i, a, str(lab_dir / "nodes" / str(i)), netns.netns_name(str(lab_dir), i))
+                            for i, a in enumerate(addresses, 1)])
+    state.networks = [n.netns for n in state.nodes]
     state.save()  # recorded before anything starts, so an interrupted bring-up can be cleaned up
+    progress(f"giving each node a network namespace and a NIC on the bridge {netns.bridge_name(str(lab_dir))}")
+    netns.create(str(lab_dir), [n.index for n in state.nodes])
 
     ssh = lab_dir / "ssh"
     ssh.mkdir(mode=0o700)
@@ -298,9 +276,6 @@ def lab_down(lab_dir: Path, progress: Progress = quiet) -> list[str]:
                     break
                 run(gluster_argv("volume", "stop", vol, "force", socket=sock), check=False, timeout=60)
                 done.append(f"stopped volume {vol}")
-    if state is not None and state.shaping:
-        remove_shaping()
-        done.append("removed link shaping")
     pids = lab_pids(lab_dir)
     if pids:
         terminate(pids)
@@ -316,6 +291,9 @@ def lab_down(lab_dir: Path, progress: Progress = quiet) -> list[str]:
             bricks.detach(n.path, Path(n.bricks))
         if state.backing:
             done.append("removed brick backings")
+        left += netns.delete(str(lab_dir), state.networks)
+        if state.networks:
+            done.append("removed the nodes' network namespaces, NICs and the bridge")
         if left:
             raise LabError(f"lab down in {lab_dir} could not remove {'; '.join(left)}; run `glmodel lab down "
                            f"--dir {lab_dir}` again once the processes in it have ended")

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..errors import LabError
 
-PREFIX = "127.1.1."
 STATE_FILE = "state.json"
 CLUSTER_FILE = "lab.yaml"
 
@@ -25,6 +24,7 @@ class NodeState:
     index: int
     address: str
     dir: str
+    netns: str = ""  # the node's network namespace (see netns)
 
     @property
     def path(self) -> Path:
@@ -77,7 +77,7 @@ class LabState:
     nodes: list[NodeState] = field(default_factory=list)
     status: str = "starting"
     links: dict[str, int] = field(default_factory=dict)  # address -> bit/s of shaped nodes
-    shaping: bool = False  # lo's qdiscs and the IFB device are ours (recorded before they are added)
+    networks: list[str] = field(default_factory=list)  # network namespaces made (recorded before they are)
     backing: dict[str, str] = field(default_factory=dict)  # address -> brick backing other than "dir"
     brick_size: int = 4 << 30  # bytes of each loop image or tmpfs
     # address -> {read_bps, write_bps, read_iops, write_iops}: the limits asked of each node's brick device
@@ -109,7 +109,8 @@ class LabState:
         try:
             raw = json.loads(path.read_text())
             nodes = [NodeState(**n) for n in raw.pop("nodes")]
-            return cls(nodes=nodes, **raw)
+            known = {f.name for f in fields(cls)}
+            return cls(nodes=nodes, **{k: v for k, v in raw.items() if k in known})
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise LabError(f"{path}: not a glmodel lab state file ({exc}); remove {lab_dir} by hand if it is stale") from None
 
@@ -134,7 +135,7 @@ def load_lab(lab_dir: Path) -> LabState:
 
 
 def find_node(lab_dir: Path, address_or_index: str) -> tuple[LabState, NodeState]:
-    """Find one node of a lab by address (127.1.1.2), index (2) or name (node2)."""
+    """Find one node of a lab by address (10.213.1.2), index (2) or name (node2)."""
     state = load_lab(lab_dir)
     for n in state.nodes:
         if address_or_index in (n.address, str(n.index), f"node{n.index}"):

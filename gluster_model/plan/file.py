@@ -15,6 +15,7 @@ from ..bench.iperf import IperfSpec
 from ..bench.metrics import Metric
 from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
+from ..emulation import check_factors
 from ..errors import ConfigError
 from .design import DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
@@ -246,12 +247,8 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
 
     Runs that share a volume are adjacent, so each volume is created once and torn down after its last run.
     """
-    if cluster.lab_dir is None:
-        for name in LAB_FACTORS:
-            if name in plan.factors:
-                raise ConfigError(source, f"factors.{name}", f"only a glmodel lab can change its hardware between "
-                                  f"runs; on {cluster.name} it is what it is (the baselines measure it): remove "
-                                  f"'{name}' or run the plan on `glmodel lab up`")
+    if cluster.lab_dir is None:  # a real cluster: hardware factors only as emulation it allows
+        check_factors(cluster, [n for n in LAB_FACTORS if n in plan.factors], source)
     if plan.design.type == "adaptive":
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:

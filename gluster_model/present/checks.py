@@ -12,6 +12,7 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tools", ("iozone", "iperf3", "fio", "fuse")),
     ("bricks", ("brick",)),
     ("cpu / ram", ("hardware",)),
+    ("nic", ("nic",)),
     ("clock", ("clock",)),
 )
 

@@ -1,4 +1,4 @@
-"""One real 3-node lab for the integration tests (glusterd + sshd per node on 127.1.1.x)."""
+"""One real 3-node lab for the integration tests: glusterd + sshd per node, each in a network namespace (10.213.1.x)."""
 
 from __future__ import annotations
 

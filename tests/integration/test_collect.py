@@ -214,7 +214,7 @@ def _has_campaign(store: str) -> bool:
 
 def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
-    _, n2 = find_node(lab.path, "127.1.1.2")
+    _, n2 = find_node(lab.path, "10.213.1.2")
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
                              "--plan", str(plan_file), "--store", store], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -235,7 +235,7 @@ def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tm
     assert proc.returncode == 1 and "run(s) failed" in err
     with open_store(store) as st:
         failed = [r for r in st.runs() if r["status"] == "failed"]
-    assert failed and all(r["error_host"] == "127.1.1.2" for r in failed), [(r["error_host"], r["error"]) for r in failed]
+    assert failed and all(r["error_host"] == "10.213.1.2" for r in failed), [(r["error_host"], r["error"]) for r in failed]
     again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
                     timeout=900, check=True)
     assert f"{len(failed)} run(s) done now" in again.stdout

@@ -74,7 +74,7 @@ def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: Lab
     assert "1 disturbed trial(s) flagged and measured again" in " ".join(out.split()), out
     ctx = second["context"]
     assert isinstance(ctx, dict) and ctx["disturbed"] == [] and ctx["heal_pending"] == 0
-    assert set(ctx["hosts"]) == {"127.1.1.1", "127.1.1.2", "127.1.1.3"}
+    assert set(ctx["hosts"]) == {"10.213.1.1", "10.213.1.2", "10.213.1.3"}
     shown = glmodel("runs", "show", "--store", store, str(_run_id(store)), check=True).stdout
     assert f"flagged: disturbed: " in shown and f"pid {hog.pid}" in shown
     table = tmp_path / "t.csv"

@@ -77,4 +77,4 @@ def test_lab_factor_on_a_real_cluster_is_one_line(tmp_path: Path) -> None:
     bad = glmodel("collect", "--cluster", str(cluster), "--plan", str(plan), "--dry-run")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
-    assert "factors.link" in bad.stderr and "only a glmodel lab can change its hardware" in bad.stderr
+    assert "factors.link" in bad.stderr and "does not allow glmodel to change its hardware" in bad.stderr

@@ -45,8 +45,8 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
     error = run["error"] or ""
     # 3 files of 48 MB on each brick of the replica set, 10% headroom: 158 MB against 64 MB of tmpfs.
     assert run["status"] == "failed" and "\n" not in error
-    assert error.startswith("3 file(s) of 48 MB need 158 MB on a brick (with 10% headroom) but 127.1.1.1:"), error
+    assert error.startswith("3 file(s) of 48 MB need 158 MB on a brick (with 10% headroom) but 10.213.1.1:"), error
     assert error.endswith("refused before iozone starts (a smaller file_size or fewer threads, or larger bricks)")
-    assert all(f"127.1.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
+    assert all(f"10.213.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
     assert "refused before iozone starts" in out
     assert subprocess.run(["pgrep", "-x", "iozone"], capture_output=True).returncode == 1  # none was started

@@ -10,7 +10,8 @@ from gluster_model.bench.fio import DiskSpec, run_disk
 from gluster_model.config.cluster import load_cluster
 from gluster_model.gluster.apply import apply_volume, mount, teardown_volume, unmount
 from gluster_model.gluster.volume import VolumeConfig
-from gluster_model.lab import LabState
+from gluster_model.lab import LabState, NodeState
+from gluster_model.lab.netns import in_netns
 from gluster_model.preflight import gather_facts
 from gluster_model.remote.executor import SSHExecutor
 
@@ -27,32 +28,32 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
         glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "xfs", "--size", "1GB", check=True)
         glmodel("lab", "brick", "--dir", d, "--node", "2", "--backing", "ext4", "--size", "1GB", check=True)
         shown = glmodel("lab", "brick", "--dir", d, "--node", "3", "--backing", "tmpfs", "--size", "1GB", check=True)
-        assert "127.1.1.1  xfs" in shown.stdout and "127.1.1.3  tmpfs" in shown.stdout
+        assert "10.213.1.1  xfs" in shown.stdout and "10.213.1.3  tmpfs" in shown.stdout
         assert str(lab.path / "nodes" / "1" / "bricks.img") in _loops()
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:
             facts = gather_facts(spec, ex)
             fstypes = {a: [b["fstype"] for b in f["bricks"].values()] for a, f in facts.items()}  # type: ignore[union-attr]
-            assert fstypes == {"127.1.1.1": ["xfs"], "127.1.1.2": ["ext4"], "127.1.1.3": ["tmpfs"]}
+            assert fstypes == {"10.213.1.1": ["xfs"], "10.213.1.2": ["ext4"], "10.213.1.3": ["tmpfs"]}
 
             bricks = {b.host: b for b in run_disk(spec, ex, DiskSpec(size="32MB", runtime=2))}
             assert all(b.error is None and b.jobs["seq_read"].bytes_per_s > 0 for b in bricks.values()), bricks
             # Memory against a real disk behind a loop device: the baseline sees the difference.
-            loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in ("127.1.1.1", "127.1.1.2"))
-            assert bricks["127.1.1.3"].jobs["seq_write"].bytes_per_s > loop_best
+            loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in ("10.213.1.1", "10.213.1.2"))
+            assert bricks["10.213.1.3"].jobs["seq_write"].bytes_per_s > loop_best
 
             cfg = VolumeConfig(name="mixedfs", layout="replicate", replica=3)
             apply_volume(spec, ex, cfg)
             try:
-                points = mount(spec, ex, "mixedfs", [spec.host("127.1.1.1")])
-                _client_connects_from_its_node(points["127.1.1.1"], "127.1.1.1")
-                ex.run("127.1.1.1", f"head -c 1048576 /dev/zero > {points['127.1.1.1']}/f && sync", timeout=60)
+                points = mount(spec, ex, "mixedfs", [spec.host("10.213.1.1")])
+                _client_connects_from_its_node(points["10.213.1.1"], lab.nodes[0])
+                ex.run("10.213.1.1", f"head -c 1048576 /dev/zero > {points['10.213.1.1']}/f && sync", timeout=60)
                 for n in (1, 2, 3):  # every copy landed on its own filesystem
                     assert list((lab.path / "nodes" / str(n) / "bricks").glob("mixedfs-b*/f")), n
                 busy = glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "ext4")
                 assert busy.returncode == 1 and "in use" in busy.stderr and "Traceback" not in busy.stderr
                 assert len(busy.stderr.strip().splitlines()) == 1
-                unmount(spec, ex, "mixedfs", [spec.host("127.1.1.1")])
+                unmount(spec, ex, "mixedfs", [spec.host("10.213.1.1")])
             finally:
                 teardown_volume(spec, ex, "mixedfs")
     finally:
@@ -64,11 +65,13 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
     assert LabState.load(lab.path).backing == {}  # type: ignore[union-attr]
 
 
-def _client_connects_from_its_node(mount_point: str, address: str) -> None:
-    """The lab's clients connect to bricks from their node's address, so that node's link shaping covers them."""
+def _client_connects_from_its_node(mount_point: str, node: NodeState) -> None:
+    """A lab client runs in its node's namespace and connects to bricks from the node's address, over its NIC."""
     pid = next(p for p in subprocess.run(["pgrep", "-f", f"glusterfs.*{mount_point}"], capture_output=True,
                                          text=True).stdout.split())
-    lines = [ln for ln in subprocess.run(["ss", "-tnp"], capture_output=True, text=True).stdout.splitlines()
+    address = node.address
+    lines = [ln for ln in subprocess.run(in_netns(node.netns, ["ss", "-tnp"]), capture_output=True,
+                                         text=True).stdout.splitlines()
              if f"pid={pid}," in ln and ":24007" not in ln]  # 24007: the volfile fetch from glusterd
     assert len(lines) == 3, lines  # one connection per brick
     assert all(ln.split()[3].rsplit(":", 1)[0] == address for ln in lines), lines

@@ -36,18 +36,18 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
     try:
         shown = glmodel("lab", "node", "--dir", d, "--node", "1", "--disk-read", "120MB/s", "--disk-write",
                         "60MB/s", "--size", "1GB", "--backing", "ext4", check=True)
-        assert "127.1.1.1  link unlimited  bricks ext4  disk r 120MB/s, w 60MB/s" in shown.stdout
+        assert "10.213.1.1  link unlimited  bricks ext4  disk r 120MB/s, w 60MB/s" in shown.stdout
         assert "60000000" in _throttle_lines()
-        limited = _disk(lab.cluster_file)["127.1.1.1"]
+        limited = _disk(lab.cluster_file)["10.213.1.1"]
         assert abs(limited["write"] / 60 - 1) < 0.15 and abs(limited["read"] / 120 - 1) < 0.15, limited
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:  # the throttle is a host fact of the brick, as on any throttled server
-            brick = gather_facts(spec, ex)["127.1.1.1"]["bricks"][lab.nodes[0].bricks]  # type: ignore[index]
+            brick = gather_facts(spec, ex)["10.213.1.1"]["bricks"][lab.nodes[0].bricks]  # type: ignore[index]
         assert brick["throttle"] == {"read_bps": 120_000_000, "write_bps": 60_000_000}
 
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", check=True)
         assert _throttle_lines().strip() == ""
-        free = _disk(lab.cluster_file)["127.1.1.1"]
+        free = _disk(lab.cluster_file)["10.213.1.1"]
         assert free["write"] > 2 * 60 and free["read"] > 2 * 120, free
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", "--backing", "dir", check=True)
@@ -65,13 +65,13 @@ def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
             # its own, so the machine's own speed, which drifts by a quarter on a shared VM, cancels out.
             ratios = []
             for _ in range(3):
-                scores, errors = ex.map(["127.1.1.1", "127.1.1.2"], lambda a: cpu_score(ex, a))
+                scores, errors = ex.map(["10.213.1.1", "10.213.1.2"], lambda a: cpu_score(ex, a))
                 assert not errors, errors
-                ratios.append(scores["127.1.1.2"] / scores["127.1.1.1"])
+                ratios.append(scores["10.213.1.2"] / scores["10.213.1.1"])
         assert 0.20 <= sorted(ratios)[1] <= 0.35, ratios
         with SSHExecutor(spec) as ex:
             facts = gather_facts(spec, ex)
-        assert facts["127.1.1.2"]["cpu_quota_cores"] == 0.25 and facts["127.1.1.1"]["cpu_quota_cores"] is None
+        assert facts["10.213.1.2"]["cpu_quota_cores"] == 0.25 and facts["10.213.1.1"]["cpu_quota_cores"] is None
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "2", "--cpu", "unlimited", check=True)
     state = LabState.load(lab.path)

@@ -17,7 +17,7 @@ from gluster_model.remote.executor import SSHExecutor
 
 from .conftest import glmodel
 
-ADDRS = ["127.1.1.1", "127.1.1.2", "127.1.1.3"]
+ADDRS = ["10.213.1.1", "10.213.1.2", "10.213.1.3"]
 
 
 def _iperf_servers_left() -> list[str]:
@@ -50,14 +50,14 @@ def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: p
     original = iperf.client_argv
 
     def broken(pair: iperf.Pair, spec: IperfSpec, direction: iperf.Direction, iperf3: str = "iperf3") -> list[str]:
-        return original(pair, spec, direction, "/nonexistent/iperf3" if pair.client.address == "127.1.1.3" else iperf3)
+        return original(pair, spec, direction, "/nonexistent/iperf3" if pair.client.address == "10.213.1.3" else iperf3)
 
     monkeypatch.setattr(iperf, "client_argv", broken)
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
         matrix = run_iperf(spec, ex, IperfSpec(seconds=1, omit=0, directions=["write"]))
     failed = {(p.client, p.server) for p in matrix.pairs if p.error}
-    assert failed == {("127.1.1.3", "127.1.1.1"), ("127.1.1.3", "127.1.1.2")}
+    assert failed == {("10.213.1.3", "10.213.1.1"), ("10.213.1.3", "10.213.1.2")}
     assert all(p.received_bps for p in matrix.pairs if not p.error)
     assert not _iperf_servers_left()
 
@@ -84,7 +84,9 @@ def test_host_facts(lab: LabState) -> None:
     for address, f in facts.items():
         assert f["kernel"] == local_kernel and f["gluster_version"] and str(f["gluster_version"])[0].isdigit()
         assert isinstance(f["cpus"], int) and f["cpus"] >= 1 and isinstance(f["ram_bytes"], int) and f["ram_bytes"] > 1 << 28
-        assert f["cpu_model"] and f["nic"] == "lo" and f["nic_speed_mbps"] is None  # loopback has no link speed
+        # The NIC that holds the node's address in its own namespace (not lo, and not the machine's eth0 whose
+        # speed sysfs would show): jumbo frames, and no speed a veth could report.
+        assert f["cpu_model"] and f["nic"] == "eth0" and f["nic_mtu"] == 9000 and f["nic_speed_mbps"] is None
         bricks = f["bricks"]
         assert isinstance(bricks, dict) and len(bricks) == 1
         assert all(b["fstype"] for b in bricks.values())

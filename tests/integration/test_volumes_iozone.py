@@ -63,7 +63,7 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
         for metric in ("write", "read", "random_read", "random_write"):
             m = run.output.metrics[metric]
             assert m.threads == 3 and m.children_kbps > 0 and m.min_kbps > 0
-        assert sorted(ln.split()[0] for ln in run.client_file.splitlines()) == ["127.1.1.1", "127.1.1.2", "127.1.1.3"]
+        assert sorted(ln.split()[0] for ln in run.client_file.splitlines()) == ["10.213.1.1", "10.213.1.2", "10.213.1.3"]
         assert "Children see throughput for  3 initial writers" in run.raw
     finally:
         bricks = result.info.bricks
@@ -80,7 +80,7 @@ def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple
 
     spec, ex = env
     cfg = VolumeConfig(name="lost")
-    _, n3 = find_node(lab.path, "127.1.1.3")
+    _, n3 = find_node(lab.path, "10.213.1.3")
     apply_volume(spec, ex, cfg)
     try:
         points = mount(spec, ex, cfg.name)
@@ -92,8 +92,8 @@ def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple
         finally:
             start_sshd(n3, lab)
         # iozone's master would wait for the missing child until the timeout; it is stopped and the node named.
-        assert run.output is None and run.host == "127.1.1.3"
-        assert run.error is not None and "child on 127.1.1.3 ended early (ssh exit 255)" in run.error
+        assert run.output is None and run.host == "10.213.1.3"
+        assert run.error is not None and "child on 10.213.1.3 ended early (ssh exit 255)" in run.error
         assert run.seconds < 120, run.seconds
         leftovers = ex.run_many([n.address for n in lab.nodes], ["pgrep", "-f", "iozone -[+]s"], check=False)
         assert all(r.exit_code == 1 for r in leftovers.values())  # no child left spinning anywhere
@@ -133,7 +133,7 @@ def test_cli_volume_and_bench(lab: LabState) -> None:
         again = glmodel("volume", "apply", "--cluster", cf, "--volume", vol, check=True)
         assert "volume dist3: unchanged" in again.stdout
         shown = glmodel("volume", "show", "--cluster", cf, "--volume", vol, check=True)
-        assert shown.stdout.count("  brick 127.1.1.") == 3
+        assert shown.stdout.count("  brick 10.213.1.") == 3
         import json
 
         bench = glmodel("bench", "iozone", "--cluster", cf, "--volume", vol, "-s", "4MB", "--json", check=True,

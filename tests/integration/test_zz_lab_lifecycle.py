@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from gluster_model.config.cluster import load_cluster
 from gluster_model.errors import LabError
 from gluster_model.gluster.cli import gluster_argv
 from gluster_model.lab import LabState, lab_mounts, lab_pids, lab_status, lab_up
 from gluster_model.lab.cgroups import lab_group_name
+from gluster_model.lab.netns import lab_id
+from gluster_model.remote.executor import SSHExecutor
 
 from .conftest import glmodel
 
@@ -42,12 +45,13 @@ def _mount_a_volume(state: LabState) -> str:
     return target
 
 
-def test_second_lab_on_taken_addresses_is_refused_with_the_fix(lab: LabState, tmp_path: Path) -> None:
+def test_second_lab_on_a_taken_subnet_is_refused_with_the_fix(lab: LabState, tmp_path: Path) -> None:
     with pytest.raises(LabError) as info:
         lab_up(tmp_path / "other", nodes=1)
     msg = str(info.value)
-    assert "127.1.1.1:24007 is already in use" in msg
+    assert "subnet 10.213.1.0/24 is in use by the lab in" in msg
     assert f"glmodel lab down --dir {lab.path}" in msg
+    assert not (tmp_path / "other").exists()  # refused before anything was made
 
 
 def test_status_cli(lab: LabState) -> None:
@@ -55,8 +59,16 @@ def test_status_cli(lab: LabState) -> None:
     assert proc.returncode == 0 and proc.stdout.count("2/2") == 3
 
 
+def _network_traces(state: LabState) -> list[str]:
+    """The lab's network namespaces, bridge and veths still on the machine."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found = [line.split()[0] for line in netns.splitlines() if any(n.netns in line.split() for n in state.nodes)]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    return found + [line.split(":")[1].strip() for line in links.splitlines() if lab_id(state.dir) in line]
+
+
 def _hardware_traces(state: LabState) -> list[str]:
-    """What of the lab's own hardware settings is still on the machine: throttle entries, cgroups, loop devices."""
+    """What of the lab's own settings is still on the machine: throttle entries, cgroups, loop devices."""
     found = []
     for kind in ("read_bps", "write_bps", "read_iops", "write_iops"):
         path = Path(f"/sys/fs/cgroup/blkio/blkio.throttle.{kind}_device")
@@ -72,6 +84,7 @@ def _small_machines(state: LabState) -> None:
             "--cpu", "0.5", check=True)
     glmodel("lab", "node", "--dir", state.dir, "--node", "2", "--disk-write", "80MB/s", "--size", "1GB", check=True)
     assert len(_hardware_traces(state)) >= 5  # 2 throttle entries, 2 cgroups, 2 loop devices
+    assert len(_network_traces(state)) == 7, _network_traces(state)  # 3 namespaces, the bridge and 3 veths
 
 
 def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
@@ -87,6 +100,7 @@ def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
 
     state = lab_up(lab.path, nodes=3)
     assert lab_mounts(lab.path) == [] and _hardware_traces(state) == []
+    assert len(_network_traces(state)) == 7, _network_traces(state)  # the new lab's, none left from the old
     _, nodes = lab_status(lab.path)
     assert all(n.glusterd and n.sshd and n.peers_connected == 2 for n in nodes)
     assert glmodel("check", "--cluster", str(state.cluster_file)).returncode == 0
@@ -95,19 +109,24 @@ def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
 def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
     _small_machines(lab)
     _mount_a_volume(lab)
-    glmodel("lab", "link", "--dir", str(lab.path), "--node", "127.1.1.2", "--rate", "1gbit", check=True)
+    glmodel("lab", "link", "--dir", str(lab.path), "--node", "10.213.1.2", "--rate", "1gbit", check=True)
+    # A process an SSH session left behind on a node (as an interrupted iozone leaves its children): an orphan
+    # whose command line names nothing of the lab, found only because it runs in the node's namespace.
+    spec = load_cluster(lab.cluster_file)
+    with SSHExecutor(spec) as ex:
+        ex.run("10.213.1.2", ["sh", "-c", "setsid sleep 4321 </dev/null >/dev/null 2>&1 &"])
+    orphan = int(subprocess.run(["pgrep", "-f", "^sleep 4321$"], capture_output=True, text=True).stdout.split()[0])
     before = lab_pids(lab.path)
-    assert before
+    assert orphan in before
     proc = glmodel("lab", "down", "--dir", str(lab.path))
     assert proc.returncode == 0 and "stopped volume lifecycle" in proc.stderr
-    # The shaping it added is gone, and only that: lo is back to its own qdisc.
-    assert "removed link shaping" in proc.stderr
-    qdiscs = subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
-    assert "htb" not in qdiscs and "ingress" not in qdiscs
+    # The namespaces went, and the NICs, their shaping and the bridge with them.
+    assert "removed the nodes' network namespaces, NICs and the bridge" in proc.stderr
     assert lab_pids(lab.path) == [] and lab_mounts(lab.path) == []
     assert "removed disk throttles and node cgroups" in proc.stderr and _hardware_traces(lab) == []
+    assert _network_traces(lab) == []
     # Dead or a zombie waiting for an init that may not reap (as in some containers): either way, not running.
-    assert all(_zombie_or_gone(p) for p in before)
+    assert all(_zombie_or_gone(p) for p in before) and _zombie_or_gone(orphan)
     assert not (lab.path / "state.json").exists()
     again = glmodel("lab", "down", "--dir", str(lab.path))
     assert again.returncode == 0 and "nothing to do" in again.stderr

@@ -146,10 +146,22 @@ def plan_volume_key_without_lab(ex):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("factor, level", [("link", "1gbit"), ("brick_backing", "xfs")])
-def test_lab_factors_refused_on_a_real_cluster(factor: str, level: str) -> None:
+def test_hardware_factors_refused_on_a_cluster_that_does_not_allow_emulation(factor: str, level: str) -> None:
     plan = PlanFile.model_validate({"name": "hw", "factors": {factor: level, "record_size": "4KB"}})
-    with pytest.raises(ConfigError, match=f"factors.{factor}.*only a glmodel lab can change its hardware"):
+    with pytest.raises(ConfigError, match=f"factors.{factor}.*does not allow glmodel to change its hardware; "
+                                          f"set `emulation: {{allow: true}}`"):
         expand(plan, _cluster(3))
+
+
+def test_a_cluster_that_allows_emulation_takes_link_and_refuses_the_rest() -> None:
+    allowed = cluster_from_data({"name": "real", "emulation": {"allow": True},
+                                 "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
+                                "real.yaml", Path("."))
+    link = PlanFile.model_validate({"name": "hw", "factors": {"link": ["300mbit", "1gbit"], "record_size": "4KB"}})
+    assert sorted(dict(s)["link"] for s in expand(link, allowed).lab_settings) == ["1gbit", "300mbit"]
+    ram = PlanFile.model_validate({"name": "hw", "factors": {"link": "1gbit", "ram": "2GB", "record_size": "4KB"}})
+    with pytest.raises(ConfigError, match="factors.ram.*emulates link only"):
+        expand(ram, allowed)
 
 
 @pytest.mark.parametrize("factor, level, why", [("link", "fast", "not a link rate"),

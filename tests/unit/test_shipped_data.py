@@ -96,7 +96,7 @@ def emulated() -> pd.DataFrame:
 
 def test_emulated_hardware_follows_its_settings_and_varies_independently(emulated: pd.DataFrame) -> None:
     from gluster_model.lab.disk import parse_disk_rate
-    from gluster_model.lab.links import parse_rate
+    from gluster_model.shaping import parse_rate
     from gluster_model.lab.ram import parse_ram
 
     other = read_table(DATA / "hardware_emulated.parquet")

@@ -1,0 +1,86 @@
+"""Link speed as tc gives it to one NIC: a full-duplex rate, the same commands on a lab node and on any host.
+
+- sending: an HTB qdisc on the NIC's egress whose one class holds the rate;
+- receiving: the NIC's ingress redirects every packet to an IFB device, whose egress has the same HTB class.
+
+So a packet from host A to host B is limited by A's send rate and by B's receive rate, and a host's link is
+shared by all its peers, as a NIC is. Pure functions: rates parsed and shown, commands built as argv lists; the
+lab (``lab.links``) runs them inside a node's namespace, ``emulation`` over SSH on a cluster's hosts.
+"""
+
+from __future__ import annotations
+
+import re
+
+IFB = "glmifb0"
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(bit|bps)?\s*$", re.IGNORECASE)
+_SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_MIN_RATE = 10**6  # 1 Mbit/s: below this iozone trials would take forever on the lab
+
+
+def parse_rate(text: str) -> int | None:
+    """'1gbit', '10Gbit', '100mbit', '2.5g' -> bits per second; 'unlimited'/'none' -> None (no shaping)."""
+    t = text.strip().lower()
+    if t in ("unlimited", "none", "off", "0"):
+        return None
+    m = _RATE.match(t)
+    if not m:
+        raise ValueError(f"{text!r} is not a link rate (use e.g. 100mbit, 1gbit, 10gbit, or unlimited)")
+    if (m.group(3) or "").lower() == "bps":
+        raise ValueError(f"{text!r}: give the rate in bits (e.g. 1gbit), as NICs are sold")
+    rate = int(float(m.group(1)) * _SCALE[m.group(2).lower()])
+    if rate < _MIN_RATE:
+        raise ValueError(f"{text!r}: at least 1mbit")
+    return rate
+
+
+def show_rate(bits: int | None) -> str:
+    if bits is None:
+        return "unlimited"
+    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bits >= scale:
+            return f"{bits / scale:g}{unit}"
+    return f"{bits}bit"
+
+
+def _class_args(rate: int, ceil: int) -> list[str]:
+    # The burst must hold several 64 KiB segments (a veth passes GSO super-packets), or a fast class undershoots
+    # its rate; the quantum only matters when classes borrow, and stays under HTB's 200000 limit.
+    burst = str(max(ceil // 8 // 250, 4 * 65536))
+    return ["htb", "rate", f"{rate}bit", "ceil", f"{ceil}bit", "burst", burst, "cburst", burst, "quantum", "131072"]
+
+
+def shaping_argv(nic: str, rate: int, ifb: str = IFB) -> list[list[str]]:
+    """The commands that limit ``nic`` to ``rate`` bit/s each way (egress directly, ingress through ``ifb``).
+
+    Each direction is one HTB class of ``rate`` with two children: bulk data, and packets under 128 bytes
+    (TCP ACKs) served first. Without that, a node receiving at its full rate queues the ACKs of what it sends
+    behind the data in its ingress FIFO, and its sending collapsed to a quarter of the rate (measured); fair
+    queueing (sfq, fq_codel) would do the same, but not every kernel has it, and HTB with u32 is everywhere tc is.
+    """
+    small = max(rate // 20, 10**5)
+    cmds: list[list[str]] = [["ip", "link", "add", ifb, "type", "ifb"],
+                             ["ip", "link", "set", ifb, "txqueuelen", "1000"],  # an IFB's default queue is 32
+                             ["ip", "link", "set", ifb, "up"]]
+    for dev in (nic, ifb):
+        cmds += [["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10"],
+                 ["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", *_class_args(rate, rate)],
+                 ["tc", "class", "add", "dev", dev, "parent", "1:1", "classid", "1:10",
+                  *_class_args(rate - small, rate), "prio", "1"],
+                 ["tc", "class", "add", "dev", dev, "parent", "1:1", "classid", "1:20", *_class_args(small, rate),
+                  "prio", "0"],
+                 # IPv4 total length below 128 bytes (the 16 bits at offset 2, upper 9 bits zero).
+                 ["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match",
+                  "u16", "0x0000", "0xff80", "at", "2", "flowid", "1:20"]]
+    return cmds + [
+        ["tc", "qdisc", "add", "dev", nic, "handle", "ffff:", "ingress"],
+        ["tc", "filter", "add", "dev", nic, "parent", "ffff:", "protocol", "all", "prio", "1", "u32", "match", "u32",
+         "0", "0", "action", "mirred", "egress", "redirect", "dev", ifb],
+    ]
+
+
+def removal_argv(nic: str, ifb: str = IFB) -> list[list[str]]:
+    """The commands that take a NIC's shaping away again (each may find its part already gone)."""
+    return [["tc", "qdisc", "del", "dev", nic, "root"],
+            ["tc", "qdisc", "del", "dev", nic, "handle", "ffff:", "ingress"],
+            ["ip", "link", "del", ifb]]
