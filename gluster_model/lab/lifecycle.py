@@ -21,6 +21,7 @@ from typing import Any
 from ..config.cluster import check_remote_path
 from ..errors import LabError
 from ..gluster.cli import gluster_argv, parse_peer_status_xml
+from ..shaping import removal_argv
 from . import bricks, netns
 from .clusterfile import write_cluster_file
 from .hardware import remove_all, set_hardware
@@ -276,6 +277,10 @@ def lab_down(lab_dir: Path, progress: Progress = quiet) -> list[str]:
                     break
                 run(gluster_argv("volume", "stop", vol, "force", socket=sock), check=False, timeout=60)
                 done.append(f"stopped volume {vol}")
+    if state is not None and state.shaping:  # a lab brought up by an earlier version shaped lo itself
+        for argv in removal_argv("lo"):
+            run(argv, check=False)
+        done.append("removed link shaping")
     pids = lab_pids(lab_dir)
     if pids:
         terminate(pids)

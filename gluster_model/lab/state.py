@@ -78,6 +78,7 @@ class LabState:
     status: str = "starting"
     links: dict[str, int] = field(default_factory=dict)  # address -> bit/s of shaped nodes
     networks: list[str] = field(default_factory=list)  # network namespaces made (recorded before they are)
+    shaping: bool = False  # a loopback lab of an earlier version shaped lo (its lab down removes that)
     backing: dict[str, str] = field(default_factory=dict)  # address -> brick backing other than "dir"
     brick_size: int = 4 << 30  # bytes of each loop image or tmpfs
     # address -> {read_bps, write_bps, read_iops, write_iops}: the limits asked of each node's brick device

@@ -17,7 +17,7 @@ def preview_lines(p: Preview) -> list[str]:
         out.append(f"  adaptive: chooses at most {p.adaptive[0]} of these {len(p.runs)} candidate run(s) as it goes, "
                    f"{p.adaptive[1]} per round after the first (the counts and estimate above are for all of them)")
     if p.settings:
-        out.append(f"  {len(p.settings)} lab hardware setting(s), each a campaign with its own baselines:")
+        out.append(f"  {len(p.settings)} hardware setting(s), each a campaign with its own baselines:")
         out += [f"    {name}: {n} run(s)" for name, n in p.settings]
     if p.duplicates:
         out.append(f"  {p.duplicates} design point(s) merged: they differ only in factors that do not apply to them")

@@ -35,7 +35,7 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab: LabState, tmp_p
     store = str(tmp_path / "hw.db")
     cf = str(lab.cluster_file)
     dry = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--dry-run", check=True)
-    assert "4 lab hardware setting(s)" in dry.stdout and "hwci@lab:link=500mbit,disk=40MB/s" in dry.stdout
+    assert "4 hardware setting(s)" in dry.stdout and "hwci@lab:link=500mbit,disk=40MB/s" in dry.stdout
     out = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--store", store, timeout=900, check=True)
     assert "0 failed" in out.stdout and "restoring" in out.stdout
     with open_store(store, create=False) as st:

@@ -151,7 +151,8 @@ def test_gluster_config_covers_its_factors_on_fixed_hardware(gluster_config: pd.
     for col in ("config_hash", "record_size", "io_cache", "sync", "regime", "write", "read", "random_read"):
         assert list(other[col]) == pytest.approx(list(f[col])) if f[col].dtype.kind == "f" else \
             list(other[col]) == list(f[col]), col
-    assert len(f) >= 100 and f["network_gbps"].nunique() == 1 and f["client_ram_gb"].nunique() == 1
+    # One hardware setting, measured by each session's baselines: the link within 1% (0.996 and 0.998 Gbit/s).
+    assert f["network_gbps"].max() / f["network_gbps"].min() < 1.01 and f["client_ram_gb"].nunique() == 1
     assert f["record_size"].min() <= 8 << 10 and f["record_size"].max() >= 4 << 20
     for name in ("write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"):
         assert set(f[name]) == {True, False}, name
@@ -161,7 +162,8 @@ def test_gluster_config_covers_its_factors_on_fixed_hardware(gluster_config: pd.
     assert ((f["file_size"] > ram) == (f["regime"] == "uncached")).all()
     replicates = f[f["campaign"].str.contains(".replicates@", regex=False)]
     paired = set(replicates["config_hash"]) & set(f.loc[~f.index.isin(replicates.index), "config_hash"])
-    assert len(replicates) == 16 and len(paired) >= 10
+    assert len(f) - len(replicates) >= 150 and len(replicates) == 16 and len(paired) == 16
+    assert f.loc[~f.index.isin(replicates.index), "config_hash"].nunique() == 150  # the design's 150 points
     # Page-cache reads are the fast ones, by an order of magnitude.
     med = f.groupby("regime")["read"].median()
     assert med["cached"] > 10 * med["uncached"]

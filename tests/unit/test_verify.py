@@ -42,6 +42,29 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> artifact.ModelFile:
     return artifact.load(path)
 
 
+@pytest.fixture(scope="module")
+def remeasured(tmp_path_factory: pytest.TempPathFactory) -> artifact.ModelFile:
+    """The model's data with its one disk setting measured twice (each campaign measures its own baselines)."""
+    trials = _trials()
+    trials.loc[trials.index % 2 == 1, ["disk_read_mbps", "disk_write_mbps"]] = 121.5
+    fit = fit_metric(trials, "write", "hardware", bootstrap=0, importance_n=64, cv_repeats=1)
+    path = tmp_path_factory.mktemp("remeasured") / "model.json"
+    artifact.save(artifact.build([fit], {"store": "synthetic"}), path)
+    return artifact.load(path)
+
+
+def test_one_setting_measured_twice_is_not_built_as_two(remeasured: artifact.ModelFile) -> None:
+    disk = remeasured.domain("write").input("disk_read_mbps")
+    assert disk is not None and disk.values == (120.0, 121.5)  # two measured values of one setting
+    base = Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0,
+                              "disk_read_mbps": 121.5, "disk_write_mbps": 121.5}, baseline=True, lab={"cpu": "0.25"})
+    got = targets(remeasured, Question(base, [Scenario("1G", {"network_gbps": 1.0})], source="q.yaml"), _plan(),
+                  _lab(), ["write"])
+    # The link, set apart 5× by the data, is built; the disk, measured 1% apart, stays what training had.
+    assert [t.run.lab for t in got if t.run] == [(("link", "200mbit"), ("cpu", "0.25")),
+                                                (("link", "1gbit"), ("cpu", "0.25"))]
+
+
 def _plan(**factors: object) -> PlanFile:
     """The test plan; a factor given as None is left out."""
     merged = {"link": ["200mbit", "1gbit"], "cpu": ["0.25", "1"], "layout": ["distribute", "replicate"],
