@@ -74,8 +74,10 @@ def test_a_start_that_does_no_io_is_stopped_within_a_minute_with_a_diagnosis(lab
     assert live_iozones() == [] and holders() == []
 
 
+# O_SYNC: each write waits for its three copies, so the trial lasts long enough to be interrupted in (buffered,
+# a node's client writes its local copy over its own loopback and the trial was over within seconds).
 PLAN = {"name": "stops", "factors": {"layout": "replicate", "replica": 3, "file_size": "192MB",
-                                     "record_size": "1MB", "threads": 3, "sync": "none"},
+                                     "record_size": "1MB", "threads": 3, "sync": "osync"},
         "workload": {"tests": ["write"]},
         "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none", "remount": "never"},
         "baselines": {"network": False, "disk": False}}
@@ -89,7 +91,7 @@ def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Sign
     try:
         # Mid-trial: the children run on the clients (their command line names the master with -+c).
         assert wait_for(lambda: any("-+s" in c for c in live_iozones()), 120), "iozone never started"
-        time.sleep(1.0)
+        time.sleep(0.5)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:

@@ -63,10 +63,25 @@ def _files(tmp_path: Path, scenarios: dict) -> tuple[str, str]:
     return str(plan), str(q)
 
 
+def _client_apart(lab: LabState, tmp_path: Path) -> str:
+    """The lab's cluster file with node 3 as the only client, so no client holds a brick of a 2-server volume:
+    each copy a client writes, and every read, crosses its link (a client beside a brick, as on any machine,
+    writes that copy and reads over its own loopback)."""
+    data = yaml.safe_load(lab.cluster_file.read_text())
+    data["clients"] = [lab.nodes[2].address]
+    data["lab"]["state_dir"] = str(lab.path)
+    data["ssh"]["identity_file"] = str(lab.path / "ssh" / "id_ed25519")
+    data["ssh"]["known_hosts"] = str(lab.path / "ssh" / "known_hosts")
+    cf = tmp_path / "client-apart.yaml"
+    cf.write_text(yaml.safe_dump(data))
+    return str(cf)
+
+
 def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model: Path, tmp_path: Path) -> None:
     plan, q = _files(tmp_path, SCENARIOS)
     store = str(tmp_path / "v.db")
-    out = glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios", q,
+    cf = _client_apart(lab, tmp_path)
+    out = glmodel("verify", "--cluster", cf, "--model", str(model), "--scenarios", q,
                   "--plan", plan, "--store", store, "--json", check=True, timeout=900)
     v = json.loads(out.stdout)
     assert v["campaigns"] == ["verify.verifyci@lab:link=200mbit", "verify.verifyci@lab:link=400mbit"]
@@ -100,7 +115,7 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
     state = LabState.load(lab.path)
     assert state is not None and state.links == {}
     # Again: resumed from the store, nothing measured twice.
-    again = json.loads(glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios", q,
+    again = json.loads(glmodel("verify", "--cluster", cf, "--model", str(model), "--scenarios", q,
                                "--plan", plan, "--store", store, "--json", check=True, timeout=300).stdout)
     assert again["metrics"][0]["checks"] == v["metrics"][0]["checks"]
     # The report finds the verification in the store by itself and opens with it: the same MAPE, the same
