@@ -304,7 +304,8 @@ def tune(model_file: Path, *, sets: Sequence[str] = (), metrics: Sequence[str] =
     advice = advise(artifact.load(model_file), sets, metrics, level, use, check_volume_name(volume, "--volume"))
     if scenarios_out is not None:
         scenarios_out.write_text("# glmodel tune's advice as a what-if question: Gluster's defaults against each "
-                                 "recommendation\n" + yaml.safe_dump(advice.question(), sort_keys=False))
+                                 "recommendation that differs from them and each metric's pitfall (the option "
+                                 "change that costs it most)\n" + yaml.safe_dump(advice.question(), sort_keys=False))
     return advice
 
 

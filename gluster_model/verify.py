@@ -447,6 +447,7 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         preds = {p.scenario: p for p in answer.metrics[0].predictions}
         checks: list[Check] = []
         base_rows = rows[base.name][metric].dropna() if base.name in rows else None
+        base_pred = preds.get(base.name)
         for t in ok:
             p = preds[t.scenario.name]
             asked = as_asked.get(t.scenario.name)
@@ -454,11 +455,16 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
             m = float(values.mean())
             gain = (m - float(base_rows.mean()) if base_rows is not None and not base_rows.empty
                     and not t.scenario.baseline else None)
+            low, high = p.delta_low, p.delta_high
+            if low is None and base_pred is not None and p is not base_pred:
+                # No interval of the change from this model (boosted trees): bounded by the two predictions'
+                # intervals, the rule `tune` judges such changes by.
+                low, high = p.low - base_pred.high, p.high - base_pred.low
             checks.append(Check(t.scenario.name, p.value, p.low, p.high, m, int(values.size),
                                 (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high,
                                 asked.basis if asked else p.basis, asked.value if asked else math.nan, p.basis,
-                                p.delta if gain is not None else None, p.delta_low if gain is not None else None,
-                                p.delta_high if gain is not None else None, gain))
+                                p.delta if gain is not None else None, low if gain is not None else None,
+                                high if gain is not None else None, gain))
         errors = [abs(c.error_pct) for c in checks if math.isfinite(c.error_pct)]
         verdict = MetricVerdict(metric, answer.metrics[0].model, len(checks),
                                 statistics.fmean(errors) if errors else None,

@@ -9,6 +9,11 @@ goes back to the default, so the advice does not over-tune. The gain over the de
 the change itself (from the model's covariance), not of two predictions; a model without one (boosted trees) has
 its changes judged by the two predictions' intervals, which must not overlap. The balance over several metrics
 moves only options some metric's own advice moved.
+
+Advice that keeps the defaults is also advice about what not to do: per metric, the one option change from the
+recommendation that costs most (clear of zero, as above) is reported as the pitfall, with its predicted change.
+It is what ``verify`` can measure when the recommendation is the defaults themselves, whose gain is nil by
+construction.
 """
 
 from __future__ import annotations
@@ -57,6 +62,20 @@ class Choice:
 
 
 @dataclass
+class Pitfall:
+    """The single option change from the recommendation that costs the metric most, clear of zero."""
+
+    option: str
+    value: Any
+    change: float  # MB/s against the recommendation (negative)
+    low: float  # interval of that change (for boosted trees: bounded by the two prediction intervals)
+    high: float
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+@dataclass
 class MetricAdvice:
     metric: str  # one metric, or "balanced: write+read"
     model: str
@@ -66,6 +85,7 @@ class MetricAdvice:
     gain_low: float  # interval of the change; NaN where the model gives none
     gain_high: float
     not_mattering: list[str]  # options whose effect on this metric is not distinguishable from zero
+    pitfall: Pitfall | None = None  # the costliest single change away from the recommendation
 
     def commands(self, volume: str) -> list[str]:
         """`gluster volume set` lines that turn Gluster's defaults into the recommendation."""
@@ -81,7 +101,7 @@ class MetricAdvice:
         return {"metric": self.metric, "model": self.model, "recommended": self.recommended.to_json(),
                 "defaults": self.defaults.to_json(), "gain": self.gain, "gain_low": _nan_none(self.gain_low),
                 "gain_high": _nan_none(self.gain_high), "not_mattering": self.not_mattering,
-                "commands": self.commands(volume)}
+                "pitfall": self.pitfall.to_json() if self.pitfall else None, "commands": self.commands(volume)}
 
 
 @dataclass
@@ -106,11 +126,24 @@ class Advice:
                         and float(v).is_integer() else v) for k, v in values.items()}
 
         first = self.metrics[0]
-        candidates = [{"name": f"tuned for {m.metric}", "set": spelled(m.recommended.options)} for m in self.metrics]
+        candidates: list[dict[str, Any]] = [{"name": f"tuned for {m.metric}", "set": spelled(m.recommended.options)}
+                                            for m in self.metrics]
         if self.balanced is not None:
             candidates.append({"name": "tuned, balanced", "set": spelled(self.balanced.recommended.options)})
+        # Each pitfall against the defaults too: measurable even when the recommendation is the defaults.
+        for m in self.metrics:
+            if m.pitfall is not None:
+                change = {m.pitfall.option: m.pitfall.value}
+                candidates.append({"name": f"pitfall for {m.metric}: {describe(change)}",
+                                   "set": spelled({**m.recommended.options, **change})})
+        seen: list[dict[str, Any]] = [spelled(first.defaults.options)]
+        kept: list[dict[str, Any]] = []
+        for c in candidates:  # a recommendation that is the defaults, or a pitfall two metrics share, once
+            if c["set"] not in seen:
+                kept.append(c)
+                seen.append(c["set"])
         return {"level": self.level, "baseline": {"name": "Gluster defaults", "set": spelled(first.defaults.options)},
-                "candidates": candidates}
+                "candidates": kept or candidates[:1]}
 
     def to_json(self) -> dict[str, Any]:
         return {"workload": self.workload, "assumed": self.assumed, "level": self.level,
@@ -234,19 +267,27 @@ def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[s
     p = mf.predict([defaults, chosen], level, metric=metric, use=use)
     bases, flags, _ = judge(domain, [defaults, chosen], metric)
     not_mattering = []
+    pitfall: Pitfall | None = None
     for name in names:
         f = domain.input(name)
         others = [v for v in ([False, True] if f is not None and f.kind == "bool" else (f.values if f else ()))
                   if v != chosen[name]]
-        if others and not any(_matters(*_contrast(mf, chosen, {**chosen, name: v}, metric, strict, use))
-                              for v in others):
+        contrasts = [(v, _contrast(mf, chosen, {**chosen, name: v}, metric, strict, use)) for v in others]
+        clear = [(v, c) for v, c in contrasts if _matters(*c)]
+        if others and not clear:
             not_mattering.append(name)
+        for v, (change, low, high, _) in clear:
+            if change < 0 and (pitfall is None or change < pitfall.change):
+                pitfall = Pitfall(name, v, change, low, high)
+    if pitfall is not None:  # reported at the advice's level, as the gain is (clear of zero was judged stricter)
+        _, pitfall.low, pitfall.high, _ = _contrast(mf, chosen, {**chosen, pitfall.option: pitfall.value}, metric,
+                                                    level, use)
 
     def choice(k: int, config: Mapping[str, Any]) -> Choice:
         return Choice({n: config[n] for n in names}, float(p.value[k]), max(float(p.low[k]), 0.0),
                       float(p.high[k]), bases[k], flags[k])
     return MetricAdvice(metric, p.model, choice(1, chosen), choice(0, defaults), float(p.value[1] - p.value[0]),
-                        float(p.delta_low[1]), float(p.delta_high[1]), not_mattering)
+                        float(p.delta_low[1]), float(p.delta_high[1]), not_mattering, pitfall)
 
 
 def _balanced(mf: ModelFile, metrics: Sequence[str], grids: Mapping[str, Any], level: float,

@@ -27,6 +27,11 @@ def metric_lines(m: MetricAdvice, a: Advice) -> list[str]:
         lines = [f"{head}: {describe(changed) if changed else 'keep Gluster defaults'}",
                  f"  recommended {_mbps(m.recommended.value, m.recommended.low, m.recommended.high)}; defaults "
                  f"{_mbps(m.defaults.value, m.defaults.low, m.defaults.high)}; gain {gain} ({a.level:.0%})"]
+        if m.pitfall is not None:
+            pit = m.pitfall
+            share = f", {pit.change / m.recommended.value:+.0%}" if m.recommended.value > 0 else ""
+            lines.append(f"  avoid: {describe({pit.option: pit.value})} ({pit.change:+,.1f} MB/s "
+                         f"[{pit.low:+,.1f}, {pit.high:+,.1f}]{share})")
         if m.not_mattering:
             lines.append("  does not matter here (left at the default): " +
                          ", ".join(label(n) for n in m.not_mattering))

@@ -133,10 +133,10 @@ def test_the_advice_as_a_what_if_file_predicts_what_tune_predicted(model: artifa
     assert f"wrote {out}" in result.output
     advice = tune(model, ["record_size=1MB"], ["read"])
     q = from_file(out, model_inputs(model, ["read"]))
-    assert [s.name for s in q.scenarios] == ["Gluster defaults", "tuned for read"]
+    assert [s.name for s in q.scenarios] == ["Gluster defaults", "tuned for read", "pitfall for read: io-cache off"]
     assert q.candidates[0].values["io_cache"] is True and q.candidates[0].values["cache_size"] == 256 << 20
     answer = what_if(model, q, metrics=["read"], level=advice.level).metrics[0]
-    base, cand = answer.predictions
+    base, cand, _ = answer.predictions
     read = advice.metrics[0]
     assert base.value == pytest.approx(read.defaults.value) and cand.value == pytest.approx(read.recommended.value)
     assert cand.delta == pytest.approx(read.gain)
@@ -178,3 +178,40 @@ def test_a_model_without_a_change_interval_moves_only_options_whose_intervals_pa
     advice = tune(mf, ["record_size=1MB"], ["read"], use="gbm")
     rec = advice.metrics[0].recommended.options
     assert rec["io_cache"] and rec["quick_read"] and rec["md_cache"] and not rec["read_ahead"]
+
+
+def test_each_metric_names_its_costliest_option_change_and_the_what_if_file_carries_it(
+        model: artifact.ModelFile, tmp_path: Path) -> None:
+    """Known truth at 1 MB records: turning write-behind off costs writes 1 - 1/1.4 = 29% (read-ahead on only 10%);
+    io-cache off costs reads 1 - 1/(1.3 * 16^0.05) = 31%. Advice that keeps the defaults (writes) still says what
+    not to do, and the what-if file holds that change so `verify` can measure a non-zero predicted change."""
+    import yaml
+
+    from gluster_model.predict.tune import Advice
+
+    advice = tune(model, ["record_size=1MB"], ["write", "read"])
+    write, read = (next(m for m in advice.metrics if m.metric == k) for k in ("write", "read"))
+    assert write.pitfall is not None and (write.pitfall.option, write.pitfall.value) == ("write_behind", False)
+    assert write.pitfall.low <= write.pitfall.change <= write.pitfall.high < 0
+    assert write.pitfall.change / write.recommended.value == pytest.approx(-(1 - 1 / 1.4), abs=0.04)
+    assert read.pitfall is not None and (read.pitfall.option, read.pitfall.value) == ("io_cache", False)
+    assert read.pitfall.change / read.recommended.value == pytest.approx(-(1 - 1 / (1.3 * 16 ** 0.05)), abs=0.05)
+    q = advice.question()
+    names = [c["name"] for c in q["candidates"]]
+    # the write recommendation is the defaults: not a candidate of its own, its pitfall is
+    assert names == ["tuned for read", "tuned, balanced", "pitfall for write: write-behind off",
+                     "pitfall for read: io-cache off"] or names == ["tuned for read",
+                                                                    "pitfall for write: write-behind off",
+                                                                    "pitfall for read: io-cache off"], names
+    pit = next(c for c in q["candidates"] if c["name"].startswith("pitfall for write"))
+    assert pit["set"]["write_behind"] is False and pit["set"]["read_ahead"] is False
+    assert all(c["set"] != q["baseline"]["set"] for c in q["candidates"])
+    yaml.safe_dump(q)  # plain values only
+    assert isinstance(advice, Advice) and advice.to_json()["metrics"][0]["pitfall"]["option"] == "write_behind"
+
+
+def test_an_option_that_never_costs_is_no_pitfall(model: artifact.ModelFile) -> None:
+    """quick-read and md-cache do nothing in the truth: never named as what to avoid."""
+    for rec in ("4KB", "64KB", "1MB", "8MB"):
+        for m in tune(model, [f"record_size={rec}"], ["write", "read"]).metrics:
+            assert m.pitfall is None or m.pitfall.option not in ("quick_read", "md_cache")

@@ -198,3 +198,27 @@ def test_compare_hand_checked(model: artifact.ModelFile) -> None:
                       ["write"], 0.9)
     assert "cpu" in partial.skipped and partial.metrics[0].n == 2
     assert math.isfinite(partial.metrics[0].mape or math.nan)
+
+
+def test_a_change_from_a_model_without_its_interval_is_bounded_by_the_two_predictions(tmp_path: Path) -> None:
+    """Boosted trees give no interval of a change: verify judges the measured change against the interval from
+    the lower end of one prediction to the upper end of the other, as `tune` judged it."""
+    fit = fit_metric(_trials(), "write", "hardware", models=["gbm"], bootstrap=0, importance_n=64, cv_repeats=1)
+    fit.selected = "gbm"
+    path = tmp_path / "gbm.json"
+    artifact.save(artifact.build([fit], {"store": "synthetic"}), path)
+    gbm = artifact.load(path)
+    base = Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0},
+                    baseline=True, lab={"cpu": "0.25"})
+    q = Question(base, [Scenario("1G", {"network_gbps": 1.0})], source="q.yaml")
+    found = targets(gbm, q, _plan(), _lab(), ["write"])
+    net = {"today": 0.2, "1G": 1.0}
+    rows = [{"config_hash": t.run.config_hash, "write": w, "network_gbps": net[t.scenario.name], "cpu_score": 80.0,
+             "disk_read_mbps": 120.0, "disk_write_mbps": 120.0, "client_ram_gb": 1.0, "servers": 2, "replica": 2}
+            for t, w in zip(found, (11.0, 24.0))]
+    (m,) = compare(gbm, q, found, pd.DataFrame(rows), ["write"], 0.9).metrics
+    today, one_g = sorted(m.checks, key=lambda c: c.scenario != "today")
+    assert today.gain_measured is None and one_g.gain_measured == pytest.approx(13.0)
+    assert one_g.gain_low == pytest.approx(one_g.low - today.high)
+    assert one_g.gain_high == pytest.approx(one_g.high - today.low)
+    assert one_g.gain_inside == (one_g.gain_low <= 13.0 <= one_g.gain_high)
