@@ -1,9 +1,21 @@
-"""Slower hardware on any cluster, opt-in and always undone: each host's storage NIC shaped with tc.
+"""Slower hardware on any cluster, opt-in and always undone: the storage NIC shaped, the brick disks throttled.
 
-A cluster file's ``emulation: {allow: true}`` lets a plan's ``link`` factor run on a real cluster, as on the lab:
-before each setting, every host's NIC that holds its cluster address gets the rate both ways (``shaping``'s
-commands, the ones the lab runs in its nodes). Only slower: a rate above a NIC's reported speed is refused,
-naming the host and its speed.
+A cluster file's ``emulation: {allow: true}`` lets a plan's hardware factors run on a real cluster, as on the lab:
+
+- ``link``: every host's NIC that holds its cluster address gets the rate both ways (``shaping``'s commands, the
+  ones the lab runs in its nodes);
+- ``disk``, ``disk_read``, ``disk_write``, ``disk_iops``: every server's block device under each brick path is
+  throttled (``throttling``'s entries, the ones the lab writes for its loop devices; the device found through
+  partitions, LVM/device-mapper and md);
+- ``ram``, ``cpu``: every host gets a group with that memory limit and CPU quota holding its Gluster processes
+  and everything glmodel runs there afterwards (``hostgroup``).
+
+cgroup v1 hosts only for now (the kernel knobs of this project's machines); a cgroup v2 host is refused in one
+line: there the throttle and limits need a group of their own per service (a systemd slice), not yet made.
+
+Only slower: a rate above a NIC's reported speed, or above what a brick's device measured just before (a short
+O_DIRECT read of the device and write into the brick's filesystem), is refused naming the host and its figure;
+so is a brick with no block device under it (tmpfs, NFS, a pool's anonymous device), naming the brick.
 
 Always undone. Before changing anything, a host records on itself, in ``<record_dir>/emulation-<address>.undo``,
 the commands that undo the change; the campaign runs them at its end, on failure and on Ctrl-C; ``glmodel
@@ -11,23 +23,62 @@ restore`` runs whatever is recorded (idempotent), and ``glmodel check`` reports 
 lives on the host, not only in the store, so a campaign killed with -9, or a store on another machine, cannot
 leave a host slowed without a trace there.
 
-Scripts are built by pure functions (every value quoted); ``apply_link``, ``restore`` and ``recorded`` are the
-only places that run them.
+Scripts are built by pure functions (every value quoted); ``apply_hardware`` and ``restore`` are the only places that
+run them.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .config.cluster import ClusterSpec, Host
 from .errors import ConfigError, GlmodelError, RemoteError
+from .units import gluster_size
 from .nic import nic_script, parse_nic
 from .remote.executor import Executor, shell
+from .hostgroup import apply_argv, facts_script, parse_facts, undo_argv
 from .shaping import removal_argv, shaping_argv, show_rate
+from .throttling import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
+                         targets, unthrottlable, v1_argv)
 
-EMULATED = ("link",)  # the plan factors a cluster (not a lab) can emulate
+# the plan factors a cluster can emulate
+EMULATED = ("link", "disk", "disk_read", "disk_write", "disk_iops", "ram", "cpu")
+DISK_KNOBS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
+              "disk_write_iops": "write_iops"}
+_SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+
+
+@dataclass(frozen=True)
+class Share:
+    """A setting as a share of what the host has: 0.5 is half its NIC's speed, half what its brick device
+    measured just before, half its RAM or half its CPUs ("50%" in a plan)."""
+
+    fraction: float
+
+    def __str__(self) -> str:
+        return f"{self.fraction * 100:g}%"
+
+
+def parse_share(text: str) -> Share | None:
+    """'50%' -> Share(0.5); '100%' -> None (the host as it is); anything else is not a share (None is returned
+    only for 100%, so callers test ``is_share`` first)."""
+    m = _SHARE.match(str(text))
+    if not m:
+        raise ValueError(f"{text!r} is not a share (use e.g. 25%, 50%)")
+    f = float(m.group(1)) / 100
+    if not 0.01 <= f <= 1:
+        raise ValueError(f"{text!r}: a share of the host's hardware is from 1% to 100% (emulation only slows down)")
+    return None if f == 1 else Share(round(f, 4))
+
+
+def is_share(text: object) -> bool:
+    return isinstance(text, str) and bool(_SHARE.match(text))
+
+
 _NIC = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")  # a Linux interface name (IFNAMSIZ), nothing a shell would read
 
 
@@ -37,7 +88,7 @@ class EmulationError(GlmodelError):
 
 def record_path(cluster: ClusterSpec, host: Host) -> str:
     """Where ``host`` records how to undo what glmodel changed on it (one file per address: lab nodes share a disk)."""
-    return f"{cluster.emulation.record_dir.rstrip('/')}/emulation-{host.address}.undo"
+    return cluster.emulation_file(host.address, "undo")
 
 
 def apply_script(record: str, undo: list[list[str]], do: list[list[str]]) -> str:
@@ -61,9 +112,27 @@ def restore_script(record: str) -> str:
 
 
 def status_script(record: str) -> str:
-    """Shell text that prints how many undo commands are recorded (0: nothing emulated on the host)."""
+    """Shell text that prints the recorded undo commands, one a line (nothing: nothing emulated on the host)."""
     r = shlex.quote(record)
-    return f"if [ -f {r} ]; then wc -l < {r}; else echo 0; fi"
+    return f"if [ -f {r} ]; then cat {r}; fi"
+
+
+_GROUP = re.compile(r"rmdir \S*/(glmodel-emu-[A-Za-z0-9-]+)")
+_THROTTLED = re.compile(r"(\d+:\d+) 0\b.*blkio\.throttle")  # an undo line: the device's entry set to 0
+
+
+def describe_record(text: str) -> tuple[int, str]:
+    """(how many undo commands, what they put back in words) from a host's record (pure): "link shaping on eth0;
+    disk throttle on 7:3; RAM/CPU group glmodel-emu-10-0-0-2"."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    nics = [ln.split(" dev ", 1)[1].split()[0] for ln in lines if ln.startswith("tc qdisc del dev ") and
+            ln.endswith(" root")]
+    disks = list(dict.fromkeys(m.group(1) for ln in lines if (m := _THROTTLED.search(ln))))
+    groups = list(dict.fromkeys(m.group(1) for ln in lines if (m := _GROUP.search(ln))))
+    words = [f"link shaping on {', '.join(nics)}"] if nics else []
+    words += [f"disk throttle on {', '.join(disks)}"] if disks else []
+    words += [f"RAM/CPU group {', '.join(groups)}"] if groups else []
+    return len(lines), "; ".join(words)
 
 
 def check_factors(cluster: ClusterSpec, factors: list[str], source: str) -> None:
@@ -74,8 +143,8 @@ def check_factors(cluster: ClusterSpec, factors: list[str], source: str) -> None
     if not cluster.emulation.allow:
         raise ConfigError(source, f"factors.{name}",
                           f"{cluster.name} does not allow glmodel to change its hardware; set `emulation: {{allow: "
-                          f"true}}` in {cluster.source} to let it shape the hosts' NICs (undone after the plan, "
-                          f"or by `glmodel restore`), or remove '{name}'")
+                          f"true}}` in {cluster.source} to let it shape the hosts' NICs and throttle their brick "
+                          f"disks (undone after the plan, or by `glmodel restore`), or remove '{name}'")
     other = [f for f in factors if f not in EMULATED]
     if other:
         raise ConfigError(source, f"factors.{other[0]}",
@@ -102,39 +171,160 @@ def find_nic(executor: Executor, host: Host) -> Nic:
     return Nic(host.address, name, speed if isinstance(speed, int) else None)
 
 
-def link_plan(nic: Nic, rate: int) -> tuple[list[list[str]], list[list[str]]]:
-    """(undo, do) commands that give ``nic`` the rate; a rate above its reported speed is refused (pure)."""
+def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None) -> tuple[list[list[str]],
+                                                                                        list[list[str]], int]:
+    """(undo, do, rate) that give ``nic`` the rate; a rate above its reported speed is refused (pure). A share
+    is of the NIC's reported speed, else of the cluster file's ``hardware.network.gbps`` for the host."""
+    if isinstance(rate, Share):
+        speed = nic.speed_mbps * 10**6 if nic.speed_mbps is not None else (
+            int(labelled_gbps * 10**9) if labelled_gbps else None)
+        if speed is None:
+            raise EmulationError(f"{nic.host}: its NIC {nic.name} reports no speed to take {rate} of; set "
+                                 "hardware.network.gbps for it in the cluster file, or give the link as a rate")
+        rate = max(int(speed * rate.fraction), 10**6)
     if nic.speed_mbps is not None and rate > nic.speed_mbps * 10**6:
         raise EmulationError(f"{nic.host}: {show_rate(rate)} is faster than its NIC {nic.name} "
                              f"({show_rate(nic.speed_mbps * 10**6)}); emulation only makes hardware slower")
-    return removal_argv(nic.name), shaping_argv(nic.name, rate)
+    return removal_argv(nic.name), shaping_argv(nic.name, rate), rate
 
 
-def apply_link(cluster: ClusterSpec, executor: Executor, rate: int | None) -> dict[str, str]:
-    """Give every host's NIC ``rate`` (None: its own speed again); returns host -> NIC shaped.
+def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mapping[str, int | Share],
+              measured: Mapping[str, Mapping[str, float]]) -> tuple[list[list[str]], list[list[str]]]:
+    """(undo, do) commands that throttle every device under the host's bricks to ``limits`` (pure).
 
-    Whatever was recorded on a host is undone first, so a setting replaces the one before it. Every NIC is
-    found and checked before any host is changed.
+    ``measured``: MAJ:MIN -> {"read"/"write": bytes/s} without a throttle; a rate above it is refused, and a
+    share is of it.
     """
+    bad = unthrottlable(devices)
+    if bad is not None:
+        raise EmulationError(f"{host}: brick {bad.brick} is on {bad.fstype or 'no filesystem'} ({bad.source or '?'}, "
+                             f"device {bad.majmin or '?'}), not a block device; glmodel throttles the disk, partition, "
+                             "LVM/device-mapper or md device under each brick")
+    if cgroup != "v1":
+        raise EmulationError(f"{host}: cgroup {cgroup} host; glmodel throttles brick disks through cgroup v1's blkio "
+                             "hierarchy only (on v2 a group would have to hold the brick processes); remove the disk "
+                             "factors for this cluster")
+    undo: list[list[str]] = []
+    do: list[list[str]] = []
+    for majmin, d in targets(devices).items():
+        resolved: dict[str, int] = {}
+        for kind, value in limits.items():
+            direction = "read" if kind.startswith("read") else "write"
+            have = measured.get(majmin, {}).get(direction)
+            if isinstance(value, Share):
+                if kind.endswith("iops") or have is None:
+                    raise EmulationError(f"{host}: no measured {direction} {'IOPS' if kind.endswith('iops') else 'rate'}"
+                                         f" of {d.name} to take {value} of; give the disk setting as a rate")
+                value = max(int(have * value.fraction), 10**6)
+            elif kind.endswith("bps") and have is not None and value > have:
+                raise EmulationError(f"{host}: disk {direction} {show_disk_rate(value)} is faster than its brick "
+                                     f"device {d.name} ({d.via}) measured just now ({show_disk_rate(have)}); "
+                                     "emulation only makes hardware slower")
+            resolved[kind] = value
+        undo += v1_argv(majmin, {})
+        do += v1_argv(majmin, resolved)
+    return undo, do
+
+
+def _host_plan(cluster: ClusterSpec, executor: Executor, address: str, rate: int | Share | None,
+               limits: Mapping[str, int | Share], ram: int | Share | None,
+               cpu: float | Share | None) -> tuple[list[list[str]], list[list[str]], str]:
+    """What one host needs for the setting: (undo, do, what is changed, in words)."""
+    host = cluster.host(address)
+    undo: list[list[str]] = []
+    do: list[list[str]] = []
+    words = []
+    if rate is not None:
+        nic = find_nic(executor, host)
+        label = host.hardware.network.gbps if host.hardware.network else None
+        u, d, bits = link_plan(nic, rate, label)
+        undo, do, words = undo + u, do + d, [f"NIC {nic.name} {show_rate(bits)}"]
+    bricks = list(host.brick_paths) if host.is_server else []
+    if limits and bricks:
+        out = executor.run(address, shell(devices_script(bricks)), timeout=60).stdout
+        try:
+            cgroup, devices = parse_devices(out)
+        except ValueError as exc:
+            raise EmulationError(f"{address}: {exc}") from None
+        measured = {}
+        if unthrottlable(devices) is None and any(k in limits for k in ("read_bps", "write_bps")):
+            for majmin, dev in targets(devices).items():
+                probe = executor.run(address, shell(probe_script(dev.dev, dev.brick)), timeout=300).stdout
+                measured[majmin] = parse_probe(probe)
+        u, d = disk_plan(address, cgroup, devices, limits, measured)
+        undo, do = undo + u, do + d
+        words.append("disk " + ", ".join(f"{t.name} ({t.via})" for t in targets(devices).values()))
+    if ram is not None or cpu is not None:
+        u, d, words_group = group_plan(cluster, address, parse_facts(executor.run(address, shell(facts_script()),
+                                                                                  timeout=30).stdout), ram, cpu)
+        undo, do = undo + u, do + d
+        words.append(words_group)
+    return undo, do, "; ".join(words)
+
+
+def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None, int | None],
+               ram: int | Share | None, cpu: float | Share | None) -> tuple[list[list[str]], list[list[str]], str]:
+    """(undo, do, in words) that give the host a group with ``ram`` bytes and ``cpu`` cores, or those shares of
+    what it has (pure); more than the host has is refused naming the host and its figure."""
+    cgroup, total, cpus = facts
+    if isinstance(ram, Share) or isinstance(cpu, Share):
+        if (isinstance(ram, Share) and total is None) or (isinstance(cpu, Share) and cpus is None):
+            raise EmulationError(f"{address}: its RAM or CPU count could not be read to take a share of")
+        if isinstance(ram, Share):
+            ram = int((total or 0) * ram.fraction) // (1 << 20) << 20
+        if isinstance(cpu, Share):
+            cpu = round((cpus or 0) * cpu.fraction, 3)
+    if cgroup != "v1":
+        raise EmulationError(f"{address}: cgroup {cgroup} host; glmodel limits RAM and CPU through cgroup v1's memory "
+                             "and cpu hierarchies only; remove the ram and cpu factors for this cluster")
+    if ram is not None and total is not None and ram > total:
+        raise EmulationError(f"{address}: RAM {gluster_size(ram)} is more than the host has "
+                             f"({total / 2**30:.1f} GiB); emulation only makes hardware smaller")
+    if cpu is not None and cpus is not None and cpu > cpus:
+        raise EmulationError(f"{address}: CPU {cpu:g} core(s) is more than the host has ({cpus}); emulation only "
+                             "makes hardware slower")
+    origins, join = cluster.emulation_file(address, "origins"), cluster.emulation_file(address, "join")
+    words = "; ".join(([f"RAM {gluster_size(ram)}"] if ram is not None else [])
+                      + ([f"CPU {cpu:g} core(s)"] if cpu is not None else []))
+    return undo_argv(address, origins, join), apply_argv(address, ram, cpu, origins, join), words
+
+
+def apply_hardware(cluster: ClusterSpec, executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:
+    """Give every host the setting (``knobs``: link in bit/s, disk_* limits, ram in bytes, cpu in cores, each
+    or a ``Share`` of what the host has; None for unlimited); returns host -> what was changed there.
+
+    Whatever was recorded on a host is undone first, so a setting replaces the one before it. Every host is
+    looked at and every value checked before any host is changed.
+    """
+    unknown = set(knobs) - {"link", "ram", "cpu", *DISK_KNOBS}
+    if unknown:
+        raise EmulationError(f"{cluster.name}: {', '.join(sorted(unknown))} cannot be emulated on a cluster "
+                             f"(glmodel emulates {', '.join(EMULATED)})")
     restore(cluster, executor, strict=True)
-    if rate is None:
+    rate = knobs.get("link")
+    limits = {DISK_KNOBS[k]: v if isinstance(v, Share) else int(v) for k, v in knobs.items()
+              if k in DISK_KNOBS and v is not None}
+    ram, cpu = knobs.get("ram"), knobs.get("cpu")
+    if rate is None and not limits and ram is None and cpu is None:
         return {}
-    nics, errors = executor.map([h.address for h in cluster.hosts], lambda a: find_nic(executor, cluster.host(a)))
+    plans, errors = executor.map([h.address for h in cluster.hosts],
+                                 lambda a: _host_plan(cluster, executor, a, rate, limits, ram, cpu))
     if errors:
-        raise next(iter(errors.values()))
-    plans = {a: link_plan(nic, rate) for a, nic in nics.items()}
+        host, exc = next(iter(errors.items()))
+        raise exc if isinstance(exc, GlmodelError) else EmulationError(f"{host}: {exc}")
+    plans = {a: p for a, p in plans.items() if p[1]}
 
     def apply(address: str) -> str:
-        undo, do = plans[address]
+        undo, do, words = plans[address]
         executor.run(address, shell(apply_script(record_path(cluster, cluster.host(address)), undo, do)),
                      timeout=60)
-        return nics[address].name
+        return words
 
     done, errors = executor.map(list(plans), apply)
     if errors:
-        restore(cluster, executor)  # what did get shaped goes back at once
+        restore(cluster, executor)  # what did get changed goes back at once
         host, exc = next(iter(errors.items()))
-        raise EmulationError(f"{host}: could not shape its NIC: {exc}")
+        raise EmulationError(f"{host}: could not emulate its hardware: {exc}")
     return done
 
 
@@ -158,14 +348,3 @@ def restore(cluster: ClusterSpec, executor: Executor, *, strict: bool = False) -
         reason = str(exc).removeprefix(f"{host}: ") if isinstance(exc, RemoteError) else str(exc)
         done[host] = f"not reached ({reason}); its changes stay recorded on it: run `glmodel restore` again"
     return {h.address: done[h.address] for h in cluster.hosts}
-
-
-def recorded(cluster: ClusterSpec, executor: Executor) -> dict[str, int]:
-    """How many undo commands each reachable host holds (0: nothing of glmodel's is emulated there)."""
-    def one(address: str) -> int:
-        out = executor.run(address, shell(status_script(record_path(cluster, cluster.host(address)))),
-                           timeout=30).stdout.strip()
-        return int(out) if out.isdigit() else 0
-
-    counts, _ = executor.map([h.address for h in cluster.hosts], one)
-    return counts

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config.cluster import ClusterSpec, Host
-from .emulation import record_path, status_script
+from .emulation import describe_record, record_path, status_script
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .hostlimits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
@@ -260,11 +260,12 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
                               check=False)
         sections = parse_probe_output(result.stdout, address)
         rep = judge_host(host, sections, servers, min_free_bytes)
-        changes = sections.get("emulation", (0, "0"))[1].strip()
-        rep.facts["emulated_changes"] = int(changes) if changes.isdigit() else 0
-        if rep.facts["emulated_changes"]:
+        changes, what = describe_record(sections.get("emulation", (0, ""))[1])
+        rep.facts["emulated_changes"] = changes
+        if changes:
             # Left by a campaign that could not finish its restore: every figure measured now would be slowed.
-            rep.checks.append(Check("emulation", False, f"{changes} emulated hardware change(s) still in place",
+            rep.checks.append(Check("emulation", False, f"{changes} emulated hardware change(s) still in place"
+                                    + (f" ({what})" if what else ""),
                                     f"run `glmodel restore --cluster {cluster.source}`"))
         return rep
 

@@ -1,8 +1,9 @@
 """A plan's hardware setting: asked of the local lab, or emulated on a cluster that allows it, and put back after.
 
-On a glmodel lab every hardware factor is a lab setting (``lab.set_hardware``). On any other cluster only
-``emulation.EMULATED`` factors run, and only when its cluster file allows it (``plan.file.expand`` refuses the
-rest); each host records how to undo the change, and the plan's end (or ``glmodel restore``) undoes it.
+On a glmodel lab every hardware factor is a lab setting (``lab.set_hardware``). On any other cluster the
+``emulation.EMULATED`` factors (link, disk, RAM, CPU) run, and only when its cluster file allows it
+(``plan.file.expand`` refuses the rest); each host records how to undo the change, and the plan's end (or
+``glmodel restore``) undoes it.
 """
 
 from __future__ import annotations
@@ -12,24 +13,41 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.cluster import ClusterSpec
-from ..emulation import apply_link, restore
-from ..errors import LabError
+from ..emulation import EMULATED, apply_hardware, is_share, parse_share, restore
+from ..errors import ConfigError, LabError
 from ..remote.executor import Executor
-from ..shaping import parse_rate
 from .records import LabSetting
 
 
 def apply_lab_setting(cluster: ClusterSpec, executor: Executor, setting: LabSetting,
                       progress: Callable[[str], None]) -> None:
     """Give every node (lab) or host (emulation) the setting's hardware."""
+    from ..lab import PAIRS, parse_setting  # the one parser of hardware settings' text, the lab's and emulation's
+
     if cluster.lab_dir is None:
-        values = dict(setting)
-        if set(values) - {"link"}:  # plan.expand refuses these first; a library caller gets the same answer
-            raise LabError(f"{cluster.name} is not a glmodel lab; only its link can be emulated")
-        progress(f"every host's NIC: link={values.get('link', 'unlimited')}")
-        apply_link(cluster, executor, parse_rate(values.get("link", "unlimited")))
+        other = [f for f, _ in setting if f not in EMULATED]
+        if other:  # plan.expand refuses these first; a library caller gets the same answer
+            raise LabError(f"{cluster.name} is not a glmodel lab; {other[0]} cannot be emulated on it (glmodel "
+                           f"emulates {', '.join(EMULATED)})")
+        from ..lab.cpu import parse_cpu
+        from ..lab.ram import parse_ram
+
+        knobs: dict[str, Any] = {}
+        for factor, text in setting:
+            try:  # RAM and CPU are bounded by each host's own (emulation checks them there), not this machine's
+                if is_share(text):  # of what each host has: resolved on the host
+                    knobs.update({k: parse_share(text) for k in PAIRS.get(factor, (factor,))})
+                else:
+                    knobs.update({"ram": parse_ram(text, total=0)} if factor == "ram" else
+                                 {"cpu": parse_cpu(text, cpus=1 << 20)} if factor == "cpu" else
+                                 parse_setting(factor, text))
+            except ValueError as exc:
+                raise ConfigError(cluster.source, f"factors.{factor}", str(exc)) from None
+        progress("every host: " + (", ".join(f"{k}={v}" for k, v in setting) or "its own hardware"))
+        for host, words in apply_hardware(cluster, executor, knobs).items():
+            progress(f"{host}: {words}")
         return
-    from ..lab import load_lab, parse_setting, set_hardware
+    from ..lab import load_lab, set_hardware
 
     state = load_lab(cluster.lab_dir)
     settings: dict[str, Any] = {}

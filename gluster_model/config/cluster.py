@@ -174,7 +174,7 @@ class LabRef(Frozen):
 class EmulationSettings(Frozen):
     """Whether glmodel may make this cluster's hardware slower for a plan (off unless the file says so)."""
 
-    allow: bool = Field(default=False, description="let plans with hardware factors (link) shape these hosts")
+    allow: bool = Field(default=False, description="let plans with hardware factors (link, disk) shape these hosts' NICs and throttle their brick disks")
     record_dir: RemotePath = Field(default="/var/lib/glmodel", description=(
         "directory on each host where glmodel records what it changed, so `glmodel restore` can undo it"))
 
@@ -263,6 +263,16 @@ class ClusterSpec:
     @property
     def emulation(self) -> EmulationSettings:
         return self.raw.emulation
+
+    def emulation_file(self, address: str, kind: str) -> str:
+        """Where a host keeps one of glmodel's emulation files: ``undo`` (the record), ``join`` (what moves a
+        command into the host's group), ``origins`` (where moved processes came from). One set per address:
+        a lab's nodes share a disk."""
+        return f"{self.emulation.record_dir.rstrip('/')}/emulation-{address}.{kind}"
+
+    def join_file(self, address: str) -> str | None:
+        """The host's join file while this cluster allows emulation (None: glmodel never emulates here)."""
+        return self.emulation_file(address, "join") if self.emulation.allow and self.lab_dir is None else None
 
     @property
     def servers(self) -> tuple[Host, ...]:

@@ -13,80 +13,17 @@ The disk baseline (fio on the brick path) measures what a setting gives; the mod
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import LabError
+from ..throttling import (KINDS, MAX_IOPS, MIN_RATE, parse_disk_rate, parse_iops, show_disk_rate, show_limits,
+                          v1_entries, v2_line)
 from . import bricks, cgroups
 from .run import write_knob
 from .state import LabState, NodeState
 
-KINDS = ("read_bps", "write_bps", "read_iops", "write_iops")
-_V1_FILES = {"read_bps": "blkio.throttle.read_bps_device", "write_bps": "blkio.throttle.write_bps_device",
-             "read_iops": "blkio.throttle.read_iops_device", "write_iops": "blkio.throttle.write_iops_device"}
-_V2_KEYS = {"read_bps": "rbps", "write_bps": "wbps", "read_iops": "riops", "write_iops": "wiops"}
-_RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]i?)?b(?:/s|ps)?$", re.IGNORECASE)
-_SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30,
-          "ti": 1 << 40}
-MIN_RATE = 10**6  # 1 MB/s: slower would make every trial take minutes
-MAX_IOPS = 10**7
-
-
-def parse_disk_rate(text: str) -> int | None:
-    """'150MB/s', '1.5GB/s', '200MiB/s' -> bytes per second; 'unlimited' -> None (no throttling)."""
-    t = str(text).strip().lower().replace(" ", "")
-    if t in ("unlimited", "none", "off"):
-        return None
-    m = _RATE.match(t)
-    if not m:
-        raise ValueError(f"{text!r} is not a disk rate (use e.g. 40MB/s, 150MB/s, 1GB/s, or unlimited)")
-    rate = int(float(m.group(1)) * _SCALE[(m.group(2) or "").lower()])
-    if rate < MIN_RATE:
-        raise ValueError(f"{text!r}: a disk rate is at least 1MB/s (or unlimited)")
-    return rate
-
-
-def parse_iops(text: str | int) -> int | None:
-    """'500' -> 500 operations per second; 'unlimited' -> None."""
-    t = str(text).strip().lower()
-    if t in ("unlimited", "none", "off"):
-        return None
-    if not t.isdigit() or not 1 <= int(t) <= MAX_IOPS:
-        raise ValueError(f"{text!r} is not an IOPS limit (a whole number from 1 to {MAX_IOPS}, or unlimited)")
-    return int(t)
-
-
-def show_disk_rate(bps: int | None) -> str:
-    if bps is None:
-        return "unlimited"
-    for unit, scale in (("GB/s", 10**9), ("MB/s", 10**6)):
-        if bps >= scale:
-            return f"{bps / scale:g}{unit}"
-    return f"{bps}B/s"
-
-
-def show_limits(limits: Mapping[str, int]) -> str:
-    """'r 120MB/s, w 60MB/s' (or 'unlimited') for status tables."""
-    parts = []
-    if "read_bps" in limits or "write_bps" in limits:
-        r, w = limits.get("read_bps"), limits.get("write_bps")
-        parts.append(show_disk_rate(r) if r == w else f"r {show_disk_rate(r)}, w {show_disk_rate(w)}")
-    for kind, label in (("read_iops", "r"), ("write_iops", "w")):
-        if kind in limits:
-            parts.append(f"{label} {limits[kind]} IOPS")
-    return ", ".join(parts) or "unlimited"
-
-
-def v1_entries(majmin: str, limits: Mapping[str, int]) -> list[tuple[str, str]]:
-    """(file, text) writes that give device ``majmin`` exactly ``limits`` on cgroup v1 (0 removes an entry)."""
-    return [(_V1_FILES[k], f"{majmin} {limits.get(k, 0)}") for k in KINDS]
-
-
-def v2_line(majmin: str, limits: Mapping[str, int]) -> str:
-    """The ``io.max`` line that gives device ``majmin`` exactly ``limits`` on cgroup v2 ("max" is no limit)."""
-    return majmin + "".join(f" {_V2_KEYS[k]}={limits.get(k, 'max')}" for k in KINDS)
-
+__all__ = ["KINDS", "MAX_IOPS", "MIN_RATE", "apply", "clear", "device_of", "forget", "parse_disk_rate", "parse_iops",
+           "show_disk_rate", "show_limits", "v1_entries", "v2_line"]
 
 def device_of(node: NodeState) -> str | None:
     """'MAJ:MIN' of the loop device holding the node's bricks (None: bricks on the lab dir or tmpfs)."""

@@ -14,9 +14,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ..hostgroup import join_prefix
 from ..errors import (
     CommandFailed,
     ConfigError,
@@ -85,6 +86,8 @@ class SSHExecutor:
     """
 
     def __init__(self, cluster: ClusterSpec) -> None:
+        """Commands to a host of a cluster that allows emulation first join the host's group when it has one
+        (``hostgroup.join_prefix``): what glmodel starts there gets the emulated RAM and CPU."""
         self.cluster = cluster
         self._clients: dict[str, paramiko.SSHClient] = {}
         self._locks: dict[str, threading.Lock] = {h.address: threading.Lock() for h in cluster.hosts}
@@ -196,11 +199,14 @@ class SSHExecutor:
         """Run one command; raise CommandFailed on a non-zero exit or timeout unless ``check`` is False."""
         h = self._host(host)
         text = quote_command(command)
+        join = self.cluster.join_file(h.address)
+        # While the host's hardware is emulated, every command runs inside its group (messages show the command).
+        sent = text if join is None else join_prefix(join) + text
         limit = timeout if timeout is not None else h.ssh.command_timeout
         client = self._client(h)
         started = time.monotonic()
         try:
-            result = self._exec(client, h.address, text, limit, stdin)
+            result = replace(self._exec(client, h.address, sent, limit, stdin), command=text)
         except (EOFError, OSError, _ssh_exception()) as exc:
             self.drop(h.address)
             raise ConnectError(h.address, f"connection lost while running `{text[:80]}`: {exc or type(exc).__name__}") from None

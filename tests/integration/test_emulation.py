@@ -1,6 +1,7 @@
 """Emulated hardware on a cluster that is not a lab (the lab's nodes, addressed through a cluster file without its
-`lab:` section): a plan's link setting shapes each host's NIC, is recorded on the host first, and is undone at
-the plan's end, after a kill -9 by `glmodel restore`, and reported by `glmodel check` while it is in place."""
+`lab:` section): a plan's link and disk setting shapes each host's NIC and throttles the block device under its
+bricks, is recorded on the host first, and is undone at the plan's end, after a kill -9 by `glmodel restore`, and
+reported by `glmodel check` while it is in place. Settings that cannot be emulated are refused in one line."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gluster_model.lab import LabState
+from gluster_model.lab.disk import device_of
 from gluster_model.lab.netns import in_netns
 from gluster_model.store import open_store
 
@@ -20,12 +24,42 @@ from .conftest import glmodel
 
 PLAN = {
     "name": "emu",
-    "factors": {"link": ["300mbit"], "file_size": "4MB", "record_size": "1MB", "threads": 3, "sync": "odirect"},
+    "factors": {"link": ["300mbit"], "disk": ["60MB/s"], "ram": ["512MB"], "file_size": "4MB", "record_size": "1MB", "threads": 3,
+                "sync": "odirect"},
     "design": {"type": "grid"},
     "workload": {"tests": ["write"]},
     "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none"},
-    "baselines": {"disk": False, "iperf": {"seconds": 2, "omit": 0, "directions": ["write"]}},
+    "baselines": {"iperf": {"seconds": 2, "omit": 0, "directions": ["write"]},
+                  "fio": {"size": "64MB", "runtime": 3, "steady": True, "tests": ["seq_read", "seq_write"]}},
 }
+BLKIO = Path("/sys/fs/cgroup/blkio")
+MEMORY = Path("/sys/fs/cgroup/memory")
+
+
+def _grouped(lab: LabState) -> dict[str, set[int]]:
+    """Node address -> the processes in its emulated-RAM group (nodes without one left out)."""
+    out = {}
+    for n in lab.nodes:
+        procs = MEMORY / f"glmodel-emu-{n.address.replace('.', '-')}" / "cgroup.procs"
+        if procs.exists():
+            out[n.address] = {int(p) for p in procs.read_text().split()}
+    return out
+
+
+def _glusterd(node_address: str) -> int:
+    """The pid of the lab node's glusterd (started with the node's address as its bind address)."""
+    found = subprocess.run(["pgrep", "-f", f"glusterd .*bind-address={node_address}( |$)"], capture_output=True,
+                           text=True).stdout.split()
+    assert found, f"no glusterd for {node_address}"
+    return int(found[0])
+
+
+def _throttled(lab: LabState) -> list[str]:
+    """The lab nodes whose brick device has a block throttle entry now (read from the kernel's files)."""
+    entries = set()
+    for name in ("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"):
+        entries |= {line.split()[0] for line in (BLKIO / name).read_text().splitlines() if line.strip()}
+    return [n.address for n in lab.nodes if device_of(n) in entries]
 
 
 def _shaped(lab: LabState) -> list[str]:
@@ -51,8 +85,29 @@ def _real_cluster(lab: LabState, tmp_path: Path) -> tuple[Path, Path]:
     return cf, records
 
 
-def test_link_emulation_is_recorded_on_each_host_and_always_undone(lab: LabState, tmp_path: Path) -> None:
+@pytest.fixture
+def ext4_bricks(lab: LabState) -> Iterator[LabState]:
+    """Every node's bricks on an ext4 loop device of its own (a block device to throttle), put back after; 2 GB,
+    so `check` finds the brick space it asks for."""
+    glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "ext4", "--size", "2GB", check=True)
+    try:
+        yield LabState.load(lab.path) or lab
+    finally:
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
+
+
+def test_link_and_disk_emulation_is_recorded_on_each_host_and_always_undone(ext4_bricks: LabState,
+                                                                           tmp_path: Path) -> None:
+    lab = ext4_bricks
+    assert all(device_of(n) for n in lab.nodes) and _throttled(lab) == []
     cf, records = _real_cluster(lab, tmp_path)
+    try:
+        _recorded_and_undone(lab, tmp_path, cf, records)
+    finally:  # whatever failed, nothing of the test's stays on the machine for the tests after it
+        glmodel("restore", "--cluster", str(cf))
+
+
+def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path) -> None:
     plan = tmp_path / "emu.yaml"
     plan.write_text(yaml.safe_dump(PLAN))
     store = tmp_path / "emu.db"
@@ -63,32 +118,98 @@ def test_link_emulation_is_recorded_on_each_host_and_always_undone(lab: LabState
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while len(_shaped(lab)) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        while ((len(_shaped(lab)) < 3 or len(_throttled(lab)) < 3) and time.monotonic() < deadline
+               and proc.poll() is None):
             time.sleep(0.2)
         assert len(_shaped(lab)) == 3, "the plan's link setting never reached the hosts"
+        assert len(_throttled(lab)) == 3, "the plan's disk setting never reached the hosts"
+        deadline = time.monotonic() + 60
+        while len(_grouped(lab)) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        groups = _grouped(lab)
+        assert sorted(groups) == sorted(n.address for n in lab.nodes), "the plan's RAM never reached the hosts"
+        # each node's own glusterd is in its own group, no other node's
+        assert all(_glusterd(a) in procs for a, procs in groups.items())
+        assert all(_glusterd(b) not in groups[a] for a in groups for b in groups if a != b)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-    assert sorted(p.name for p in records.iterdir()) == [f"emulation-{n.address}.undo" for n in lab.nodes]
+    # each host holds its record, where its moved processes came from, and what puts a command in its group
+    assert sorted(p.name for p in records.iterdir()) == sorted(f"emulation-{n.address}.{kind}" for n in lab.nodes
+                                                               for kind in ("undo", "origins", "join"))
 
     checked = glmodel("check", "--cluster", str(cf))
-    assert checked.returncode == 1 and "emulated hardware change(s) still in place" in checked.stderr
+    assert checked.returncode == 1 and "11 emulated hardware change(s) still in place" in checked.stderr
+    shown = checked.stdout + checked.stderr  # what is left, in words: each node's NIC, brick device and group
+    assert "link shaping on eth0" in shown and "disk throttle on 7:" in shown and "RAM/CPU group glmodel-emu-" in shown
     assert f"glmodel restore --cluster {cf}" in checked.stderr
 
     restored = glmodel("restore", "--cluster", str(cf), check=True)
-    assert restored.stdout.splitlines() == [f"node{n.index}: restored 3 change(s)" for n in lab.nodes]
-    assert _shaped(lab) == [] and list(records.iterdir()) == []
+    # three link commands (root qdisc, ingress, IFB), four throttle entries, four for the RAM group per node
+    assert restored.stdout.splitlines() == [f"node{n.index}: restored 11 change(s)" for n in lab.nodes]
+    assert _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {} and list(records.iterdir()) == []
+    for n in lab.nodes:  # the daemons went back where they were
+        assert "glmodel-emu" not in Path(f"/proc/{_glusterd(n.address)}/cgroup").read_text()
     again = glmodel("restore", "--cluster", str(cf), check=True)
     assert again.stdout.splitlines() == [f"node{n.index}: nothing to restore" for n in lab.nodes]
 
     # Run to its end: measured at 300 Mbit/s, and the hosts put back afterwards.
     done = glmodel(*collect, timeout=600, check=True)
-    assert "0 failed" in done.stdout and "restored 3 change(s)" in done.stdout
-    assert _shaped(lab) == [] and list(records.iterdir()) == []
+    assert "0 failed" in done.stdout and "restored 11 change(s)" in done.stdout
+    assert _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {} and list(records.iterdir()) == []
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
-        rows = [b for b in st.baselines(campaign["hardware_key"]) if b["kind"] == "network" and b["test"] == "write"]
+        baselines = st.baselines(campaign["hardware_key"])
+    disks = {(b["host"], b["test"]): b["value"] for b in baselines if b["kind"] == "disk"
+             and b["test"] in ("seq_read", "seq_write")}
+    assert len(disks) == 6 and all(51e6 <= v <= 69e6 for v in disks.values()), disks
+    rows = [b for b in baselines if b["kind"] == "network" and b["test"] == "write"]
+    table = tmp_path / "emu.csv"
+    glmodel("export", "--store", str(store), "--format", "csv", "--out", str(table), check=True)
+    import pandas as pd
+
+    ram = pd.read_csv(table)["client_ram_gb"]
+    assert len(ram) == 1 and ram.iloc[0] == 0.5  # the effective limit a command on the host sees, as a fact
     sent: dict[str, float] = {}
     for b in rows:  # every pair at once: a host's two pairs share its NIC
         sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
     assert len(sent) == 3 and all(0.28e9 <= v <= 0.31e9 for v in sent.values()), sent
+
+
+def _refusal(args: list[str]) -> str:
+    done = glmodel(*args, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def test_settings_that_cannot_be_emulated_are_refused_in_one_line(lab: LabState, tmp_path: Path) -> None:
+    cf, records = _real_cluster(lab, tmp_path)
+    plan = tmp_path / "fast.yaml"
+    disk_only = {k: v for k, v in PLAN["factors"].items() if k not in ("link", "ram")}
+    plan.write_text(yaml.safe_dump({**PLAN, "factors": {**disk_only, "disk": ["100GB/s"]}}))
+    store = str(tmp_path / "r.db")
+    # Faster than the host: refused naming the host and what its device measured just now, nothing left changed.
+    glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "ext4", "--size", "1GB", check=True)
+    try:
+        line = _refusal(["collect", "--cluster", str(cf), "--plan", str(plan), "--store", store])
+        assert "disk read 100GB/s is faster than its brick device loop" in line and "measured just now" in line, line
+        assert any(f"{n.address}:" in line for n in lab.nodes) and _throttled(lab) == []
+    finally:
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
+    # A brick with no block device under it (tmpfs): refused naming the brick and its filesystem.
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(yaml.safe_dump({**PLAN, "factors": disk_only}))
+    glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "tmpfs", "--size", "64MB", check=True)
+    try:
+        line = _refusal(["collect", "--cluster", str(cf), "--plan", str(slow), "--store", store])
+        assert "is on tmpfs" in line and "not a block device" in line, line
+    finally:
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
+    assert not records.exists() or list(records.iterdir()) == []
+    # Not allowed by the cluster file: refused before anything runs, naming the factor and the setting to add.
+    data = yaml.safe_load(cf.read_text())
+    del data["emulation"]
+    cf.write_text(yaml.safe_dump(data))
+    line = _refusal(["collect", "--cluster", str(cf), "--plan", str(slow), "--store", store])
+    assert "factors.disk" in line and "does not allow glmodel to change its hardware" in line, line
