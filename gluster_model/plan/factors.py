@@ -90,8 +90,11 @@ def normalize_level(factor: Factor, value: Any) -> Level:
             raise ValueError(f"{value!r} is more than {MAX_SIZE >> 40} TB; no trial of that size would end")
         return n
     if factor.kind == "hardware":
+        from ..emulation import is_share, parse_share
         from ..lab.hardware import canonical
 
+        if is_share(value):  # a share of each host's own hardware (emulation on a cluster): "50%"
+            return str(parse_share(str(value)) or "100%")
         return canonical(factor.name, str(value))  # canonical text: "1gbit", "150MB/s", "unlimited"
     if str(value) not in factor.choices:
         raise ValueError(f"{value!r} is not one of {', '.join(factor.choices)}")

@@ -15,7 +15,7 @@ from ..bench.iperf import IperfSpec
 from ..bench.metrics import Metric
 from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
-from ..emulation import check_factors
+from ..emulation import check_factors, is_share
 from ..errors import ConfigError
 from .design import DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
@@ -249,6 +249,13 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
     """
     if cluster.lab_dir is None:  # a real cluster: hardware factors only as emulation it allows
         check_factors(cluster, [n for n in LAB_FACTORS if n in plan.factors], source)
+    else:
+        shares = [(n, v) for n in LAB_FACTORS for v in plan.factors.get(n, []) if is_share(v)]
+        if shares:
+            name, value = shares[0]
+            raise ConfigError(source, f"factors.{name}", f"{value!r} is a share of each host's own hardware, for a "
+                              "cluster that allows emulation; on a glmodel lab give the setting itself (e.g. 500mbit, "
+                              "60MB/s, 1GB, 0.5)")
     if plan.design.type == "adaptive":
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:

@@ -123,7 +123,8 @@ class Question:
 
 
 def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
-    """A user's value as the feature's kind: float (sizes may be '64MB'), bool, or a measured level."""
+    """A user's value as the feature's kind: float (sizes may be '64MB'; 'max'/'min' the highest/lowest value
+    measured), bool, or a measured level."""
     if feature.kind == "categorical":
         text = str(value).strip()
         if text not in feature.levels:
@@ -137,6 +138,12 @@ def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
             raise ConfigError(source, key, str(exc)) from None
     if isinstance(value, bool):
         raise ConfigError(source, key, f"{value!r} is not a number")
+    if isinstance(value, str) and value.strip().lower() in ("max", "min"):
+        # the highest or lowest value measured: "today" of a plan that only ever slowed the hardware down
+        bound = feature.high if value.strip().lower() == "max" else feature.low
+        if bound is None:
+            raise ConfigError(source, key, f"{value!r}: {feature.name} has no measured values")
+        return float(bound)
     if isinstance(value, str) and feature.name in SIZE_FEATURES:
         try:
             return float(parse_size(value))

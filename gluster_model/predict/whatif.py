@@ -93,6 +93,21 @@ class Lever:
 
 
 @dataclass
+class Headroom:
+    """How far one hardware input can fall below the baseline's before the metric drops by ``HEADROOM_DROP``."""
+
+    feature: str
+    today: float
+    floor: float  # the lowest value (inside the measured range) that keeps the drop within HEADROOM_DROP
+    share: float  # floor / today
+    limited: bool  # False: no drop seen down to the least measured value (the floor is that value)
+
+
+HEADROOM_DROP = 0.05  # a fall smaller than this is within run-to-run noise on the lab (CV 2.5-15%)
+_HEADROOM_STEPS = 24
+
+
+@dataclass
 class MetricAnswer:
     metric: str
     model: str
@@ -101,6 +116,7 @@ class MetricAnswer:
     levers: list[Lever]
     bottleneck: Lever | None
     best_upgrade: str | None  # rank 1
+    headroom: list[Headroom] = field(default_factory=list)
 
     @property
     def best(self) -> Prediction | None:
@@ -315,6 +331,44 @@ def _levers(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any]
     return levers
 
 
+def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any], metric: str) -> list[Headroom]:
+    """For each hardware input the data varied: how low it can go, inside the measured range, before the
+    metric at the baseline falls by more than ``HEADROOM_DROP`` (the model scanned on a log grid from today's
+    value down to the least measured one). The bottleneck has little headroom; the others say how much cheaper
+    they could be before they limit instead."""
+    import numpy as np
+
+    from ..model.features import HARDWARE_INPUTS
+
+    plan: list[tuple[str, float, np.ndarray]] = []
+    probes: list[dict[str, Any]] = [base]
+    for f in domain.varied:
+        if f.name not in HARDWARE_INPUTS or f.kind != "numeric" or not f.values:
+            continue
+        x0, low = float(base[f.name]), float(min(f.values))
+        if not (x0 > 0 and 0 < low < x0):
+            continue
+        grid = np.exp(np.linspace(math.log(x0), math.log(low), _HEADROOM_STEPS))[1:]
+        plan.append((f.name, x0, grid))
+        probes.extend({**base, f.name: float(v)} for v in grid)
+    if not plan:
+        return []
+    y = mf.predict(probes, metric=metric, use=use).value
+    y0 = float(y[0])
+    out, i = [], 1
+    for name, x0, grid in plan:
+        ys = y[i:i + len(grid)]
+        i += len(grid)
+        floor, limited = x0, False
+        for v, yv in zip(grid, ys):  # downwards from today: the first fall past the threshold ends the headroom
+            if y0 > 0 and float(yv) < (1 - HEADROOM_DROP) * y0:
+                limited = True
+                break
+            floor = float(v)
+        out.append(Headroom(name, x0, floor, floor / x0, limited))
+    return sorted(out, key=lambda h: h.share, reverse=True)
+
+
 def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None, level: float | None = None,
             use: str | None = None) -> Answer:
     """Predict every scenario of ``q`` for each metric of the model file (or those named)."""
@@ -368,8 +422,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         top = max(numeric, key=lambda lv: lv.elasticity or 0.0, default=None)
         bottleneck = top if top is not None and (top.elasticity or 0.0) > 0.05 else None
         best = next((p.scenario for p in preds if p.rank == 1), None)
-        answers.append(MetricAnswer(metric, predicted.model, domain.radius,
-                                    preds, levers, bottleneck, best))
+        answers.append(MetricAnswer(metric, predicted.model, domain.radius, preds, levers, bottleneck, best,
+                                    headroom(mf, use, domain, configs[0], metric)))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
     return Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied), _capacity(q, resolved),
                   {s.name: s.price for s in q.scenarios}, answers, notes, q.source)

@@ -149,7 +149,25 @@ def _bottleneck_lines(a: Answer) -> list[str]:
         by.setdefault(b.feature, []).append(f"{b.effect_pct:+.1f}% {metric}")
     guess = any(m.predictions[0].basis == "extrapolated" for m in a.metrics)
     tail = " A guess: the baseline itself lies outside the data." if guess else ""
-    return [f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()]
+    return ([f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()]
+            + [line for m in a.metrics if (line := headroom_line(m))])
+
+
+def headroom_line(m: MetricAnswer) -> str:
+    """How far each hardware input can fall before the metric drops: 'none' for what limits it."""
+    from ..predict.whatif import HEADROOM_DROP
+
+    if not m.headroom:
+        return ""
+    parts = []
+    for h in m.headroom:
+        if h.limited and h.share >= 0.999:
+            parts.append(f"{label(h.feature)}: none")
+        elif h.limited:
+            parts.append(f"{label(h.feature)} to {h.share:.0%} of today ({h.floor:,.3g})")
+        else:
+            parts.append(f"{label(h.feature)} to {h.share:.0%} or less (no drop down to the least measured)")
+    return f"Headroom for {m.metric} (a fall of under {HEADROOM_DROP:.0%}): " + "; ".join(parts) + "."
 
 
 def print_answer(console: Any, a: Answer, details: bool = False) -> None:

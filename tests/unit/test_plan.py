@@ -153,15 +153,38 @@ def test_hardware_factors_refused_on_a_cluster_that_does_not_allow_emulation(fac
         expand(plan, _cluster(3))
 
 
-def test_a_cluster_that_allows_emulation_takes_link_and_refuses_the_rest() -> None:
+def test_a_cluster_that_allows_emulation_takes_link_disk_ram_cpu_and_refuses_the_rest() -> None:
     allowed = cluster_from_data({"name": "real", "emulation": {"allow": True},
                                  "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
                                 "real.yaml", Path("."))
     link = PlanFile.model_validate({"name": "hw", "factors": {"link": ["300mbit", "1gbit"], "record_size": "4KB"}})
     assert sorted(dict(s)["link"] for s in expand(link, allowed).lab_settings) == ["1gbit", "300mbit"]
-    ram = PlanFile.model_validate({"name": "hw", "factors": {"link": "1gbit", "ram": "2GB", "record_size": "4KB"}})
-    with pytest.raises(ConfigError, match="factors.ram.*emulates link only"):
-        expand(ram, allowed)
+    hw = PlanFile.model_validate({"name": "hw", "factors": {"link": "1gbit", "disk": "60MB/s", "ram": "2GB", "cpu": 0.5,
+                                                           "record_size": "4KB"}})
+    assert expand(hw, allowed).lab_settings == [(("link", "1gbit"), ("disk", "60MB/s"), ("ram", "2GB"),
+                                                 ("cpu", "0.5"))]
+    backing = PlanFile.model_validate({"name": "hw", "factors": {"brick_backing": "xfs", "record_size": "4KB"}})
+    with pytest.raises(ConfigError, match="factors.brick_backing.*emulates link, disk, disk_read, disk_write, "
+                                          "disk_iops, ram, cpu only"):
+        expand(backing, allowed)
+
+
+def test_the_bottleneck_plan_is_shares_of_each_host_and_only_for_clusters() -> None:
+    """The shipped plan: 12 settings of shares (100% is the host as it is); refused on a lab, whose settings are
+    absolute, and on a cluster that does not allow emulation."""
+    plan = load_plan(SMOKE.parent / "bottleneck.yaml")
+    allowed = cluster_from_data({"name": "real", "emulation": {"allow": True},
+                                 "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2)]},
+                                "real.yaml", Path("."))
+    settings = [dict(s) for s in expand(plan, allowed).lab_settings]
+    assert len(settings) == 12 and settings[0] == {"link": "100%", "disk": "100%", "ram": "100%", "cpu": "100%"}
+    assert {"link": "25%", "disk": "100%", "ram": "100%", "cpu": "100%"} in settings
+    with pytest.raises(ConfigError, match=r"factors.link: '25%' is a share of each host's own hardware"):
+        expand(plan, _lab_cluster())
+    with pytest.raises(ConfigError, match="does not allow glmodel to change its hardware"):
+        expand(plan, _cluster(2))
+    with pytest.raises(ValueError, match="from 1% to 100%"):  # the plan file itself is refused
+        PlanFile.model_validate({"name": "x", "factors": {"link": "150%", "record_size": "4KB"}})
 
 
 @pytest.mark.parametrize("factor, level, why", [("link", "fast", "not a link rate"),

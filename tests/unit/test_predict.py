@@ -393,3 +393,32 @@ def test_text_from_a_scenario_file_reaches_the_terminal_without_control_characte
         assert out.exit_code == 0, out.output
         assert not any(ch in out.output for ch in "\x1b\r\u202e"), repr(out.output)
         assert "[bold]x?[2J?" in out.output and "to?day" in out.output
+
+
+def test_headroom_says_how_far_each_resource_can_fall_before_it_limits(tmp_path: Path) -> None:
+    """Writes are min(0.9 × link, disk) MB/s; RAM does nothing. At 1 Gbit/s (112 MB/s) and 200 MB/s disks the
+    link limits: it has no headroom, the disks can fall to about 107/200 = 53% before writes drop 5%, and RAM
+    can fall to the least measured value without a drop."""
+    from gluster_model.present.predict import headroom_line
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for net, disk, ram in itertools.product([0.25, 0.5, 0.75, 1.0], [50.0, 100.0, 150.0, 200.0], [0.5, 1.0, 2.0]):
+        for _ in range(2):
+            rows.append({"network_gbps": net, "disk_write_mbps": disk, "disk_read_mbps": disk, "client_ram_gb": ram,
+                         "servers": 2, "clients": 2, "replica": 1, "file_size": 1 << 30, "threads": 4,
+                         "shard": False, "config_hash": f"{net}-{disk}-{ram}",
+                         "write": min(net * 125 * 0.9, disk) * rng.lognormal(0, 0.02)})
+    fit = fit_metric(pd.DataFrame(rows), "write", "hardware", bootstrap=0, importance_n=64, cv_repeats=1)
+    path = tmp_path / "m.json"
+    artifact.save(artifact.build([fit], {"store": "synthetic"}), path)
+    today = {"network_gbps": 1.0, "disk_write_mbps": 200.0, "disk_read_mbps": 200.0, "client_ram_gb": 2.0}
+    m = _ask(path, {"half link": {"network_gbps": 0.5}}, baseline=today, use="physical").metrics[0]
+    room = {h.feature: h for h in m.headroom}
+    assert m.bottleneck is not None and m.bottleneck.feature == "network_gbps"
+    assert room["network_gbps"].limited and room["network_gbps"].share == 1.0
+    assert room["disk_write_mbps"].limited and 0.45 <= room["disk_write_mbps"].share <= 0.7
+    assert not room["client_ram_gb"].limited and room["client_ram_gb"].share == pytest.approx(0.25)
+    line = headroom_line(m)
+    assert line.startswith("Headroom for write (a fall of under 5%): network link (Gbit/s): none;"), line
+    assert "or less (no drop down to the least measured)" in line
