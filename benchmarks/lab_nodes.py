@@ -11,55 +11,16 @@ Run: .venv/bin/python benchmarks/lab_nodes.py     (brings up a lab in a temporar
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from gluster_model import api
-from gluster_model.config.cluster import load_cluster
-from gluster_model.gluster.apply import apply_volume, mount, teardown_volume, unmount
-from gluster_model.gluster.volume import VolumeConfig
-from gluster_model.lab import LabState, lab_down, lab_up, netns
+from gluster_model.lab import lab_down, lab_up
 from gluster_model.lab.hardware import set_nodes
-from gluster_model.remote.executor import SSHExecutor
+from gluster_model.lab.spread import replica_read_spread
 
 MIB = 1 << 20
-
-
-def brick_reads(state: LabState) -> dict[str, int]:
-    """Bytes each node's brick processes have read so far (rchar of /proc/PID/io)."""
-    out = {}
-    for node in state.nodes:
-        total = 0
-        for pid in netns.pids(node.netns):
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "glusterfsd":
-                io = dict(ln.split(": ") for ln in Path(f"/proc/{pid}/io").read_text().splitlines())
-                total += int(io["rchar"])
-        out[node.address] = total
-    return out
-
-
-def read_spread(state: LabState, size: int = 32 * MIB) -> dict[str, float]:
-    """MiB served by each node's bricks when each of three clients reads its own file of a replica-3 volume."""
-    spec = load_cluster(state.cluster_file)
-    cfg = VolumeConfig(name="spread", layout="replicate", replica=3)  # Gluster's default read policy
-    with SSHExecutor(spec) as ex:
-        apply_volume(spec, ex, cfg)
-        try:
-            points = mount(spec, ex, cfg.name)
-            ex.run_many(list(points), lambda a: ["sh", "-c", f"head -c {size} /dev/urandom > {points[a]}/f-{a}"],
-                        timeout=120)
-            unmount(spec, ex, cfg.name)
-            subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], check=True, timeout=120)
-            points = mount(spec, ex, cfg.name)
-            before = brick_reads(state)
-            ex.run_many(list(points), lambda a: ["sh", "-c", f"cat {points[a]}/f-{a} > /dev/null"], timeout=120)
-            after = brick_reads(state)
-            unmount(spec, ex, cfg.name)
-        finally:
-            teardown_volume(spec, ex, cfg.name)
-    return {a: (after[a] - before[a]) / MIB for a in after}
 
 
 def main() -> None:
@@ -70,7 +31,7 @@ def main() -> None:
         print(f"lab up, 3 nodes: {time.monotonic() - t0:.1f} s")
         try:
             print("reads of a replica-3 volume, three clients, MiB served per node's bricks: "
-                  + ", ".join(f"{a} {v:.0f}" for a, v in read_spread(state).items()))
+                  + ", ".join(f"{a} {v / MIB:.0f}" for a, v in replica_read_spread(state).items()))
             set_nodes(lab_dir, [], {"link": 300 * 10**6, "backing": "ext4", "disk_read": 60 * 10**6,
                                     "disk_write": 60 * 10**6}, brick_size=1 << 30)
             matrix = api.bench_iperf(state.cluster_file, seconds=5, directions=["write"])

@@ -7,24 +7,9 @@ import subprocess
 from pathlib import Path
 
 from gluster_model.config.cluster import load_cluster
-from gluster_model.gluster.apply import apply_volume, mount, teardown_volume, unmount
-from gluster_model.gluster.volume import VolumeConfig
-from gluster_model.lab import LabState
-from gluster_model.lab import netns
+from gluster_model.lab import LabState, netns
+from gluster_model.lab.spread import replica_read_spread
 from gluster_model.remote.executor import SSHExecutor
-
-
-def _brick_rchar(state: LabState) -> dict[str, int]:
-    """Bytes each node's brick processes have read so far (their /proc/PID/io rchar)."""
-    out = {}
-    for node in state.nodes:
-        total = 0
-        for pid in netns.pids(node.netns):
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "glusterfsd":
-                io = dict(ln.split(": ") for ln in Path(f"/proc/{pid}/io").read_text().splitlines())
-                total += int(io["rchar"])
-        out[node.address] = total
-    return out
 
 
 def test_each_node_sees_only_its_own_address_and_has_its_own_hostname(lab: LabState) -> None:
@@ -43,25 +28,8 @@ def test_each_node_sees_only_its_own_address_and_has_its_own_hostname(lab: LabSt
 
 
 def test_replica_reads_from_three_clients_spread_over_the_bricks(lab: LabState) -> None:
-    spec = load_cluster(lab.cluster_file)
-    cfg = VolumeConfig(name="spread", layout="replicate", replica=3)  # Gluster's default read policy
     size = 32 << 20
-    with SSHExecutor(spec) as ex:
-        apply_volume(spec, ex, cfg)
-        try:
-            points = mount(spec, ex, cfg.name)
-            ex.run_many(list(points), lambda a: ["sh", "-c", f"head -c {size} /dev/urandom > {points[a]}/f-{a}"],
-                        timeout=120)
-            unmount(spec, ex, cfg.name)  # the clients' caches go with their mounts
-            subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], check=True, timeout=120)
-            points = mount(spec, ex, cfg.name)
-            before = _brick_rchar(lab)
-            ex.run_many(list(points), lambda a: ["sh", "-c", f"cat {points[a]}/f-{a} > /dev/null"], timeout=120)
-            after = _brick_rchar(lab)
-            unmount(spec, ex, cfg.name)
-        finally:
-            teardown_volume(spec, ex, cfg.name)
-    served = {a: after[a] - before[a] for a in after}
+    served = replica_read_spread(lab, size)
     # 3 × 32 MiB were read. With one address space, or one hostname for all nodes, every brick looked local to
     # every client and AFR read from whichever brick answered last (0/32/64 MiB). Here each client's own brick
     # is local to it, as on separate machines, so each brick serves its own client's file.
