@@ -273,14 +273,15 @@ def predict(model_file: Path, *, scenarios: Path | None = None, sets: Sequence[s
     CSV (one row per scenario and metric) and drawn as a bar chart when those paths are given."""
     from .model import artifact
     from .predict.scenarios import question
-    from .predict.whatif import model_inputs, what_if
+    from .predict.whatif import measured_settings, model_inputs, what_if
     from .present import predict as show
 
     for path, option, suffixes in ((csv_out, "--csv", ()), (figure, "--figure", (".png", ".svg", ".pdf"))):
         if path is not None:
             check_output(path, option, suffixes)  # before the work, so a bad path loses nothing
     mf = artifact.load(model_file)
-    q = question(model_inputs(mf, list(metrics) or mf.metrics), scenarios, sets)
+    asked = list(metrics) or mf.metrics
+    q = question(model_inputs(mf, asked), scenarios, sets, measured_settings(mf, asked))
     answer = what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
     if csv_out is not None:
         csv_out.write_text(show.to_csv(answer))
@@ -318,14 +319,15 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *,
     from .model import artifact
     from .plan.file import load_plan
     from .predict.scenarios import from_file
-    from .predict.whatif import model_inputs
+    from .predict.whatif import measured_settings, model_inputs
     from .verify import prepare
     from .verify import verify as measure
 
     spec = load_cluster(cluster)
     plan = load_plan(plan_file, variant)
     mf = artifact.load(model_file)
-    q = from_file(scenarios, model_inputs(mf, list(metrics) or mf.metrics))
+    asked = list(metrics) or mf.metrics
+    q = from_file(scenarios, model_inputs(mf, asked), measured_settings(mf, asked))
     if dry_run:
         return prepare(spec, mf, q, plan, list(metrics) or None)
     return measure(spec, mf, q, plan, store, metrics=list(metrics) or None, level=level, fail_fast=fail_fast,

@@ -43,7 +43,7 @@ from .remote.executor import Executor, shell
 from .hostgroup import apply_argv, facts_script, parse_facts, undo_argv
 from .shaping import removal_argv, shaping_argv, show_rate
 from .throttling import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
-                         targets, unthrottlable, v1_argv)
+                         show_limits, targets, unthrottlable, v1_argv)
 
 # the plan factors a cluster can emulate
 EMULATED = ("link", "disk", "disk_read", "disk_write", "disk_iops", "ram", "cpu")
@@ -189,8 +189,8 @@ def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None) -
 
 
 def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mapping[str, int | Share],
-              measured: Mapping[str, Mapping[str, float]]) -> tuple[list[list[str]], list[list[str]]]:
-    """(undo, do) commands that throttle every device under the host's bricks to ``limits`` (pure).
+              measured: Mapping[str, Mapping[str, float]]) -> tuple[list[list[str]], list[list[str]], str]:
+    """(undo, do, in words) that throttle every device under the host's bricks to ``limits`` (pure).
 
     ``measured``: MAJ:MIN -> {"read"/"write": bytes/s} without a throttle; a rate above it is refused, and a
     share is of it.
@@ -206,6 +206,7 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
                              "factors for this cluster")
     undo: list[list[str]] = []
     do: list[list[str]] = []
+    words = []
     for majmin, d in targets(devices).items():
         resolved: dict[str, int] = {}
         for kind, value in limits.items():
@@ -223,7 +224,8 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
             resolved[kind] = value
         undo += v1_argv(majmin, {})
         do += v1_argv(majmin, resolved)
-    return undo, do
+        words.append(f"disk {d.name} ({d.via}) {show_limits(resolved)}")
+    return undo, do, "; ".join(words)
 
 
 def _host_plan(cluster: ClusterSpec, executor: Executor, address: str, rate: int | Share | None,
@@ -251,9 +253,9 @@ def _host_plan(cluster: ClusterSpec, executor: Executor, address: str, rate: int
             for majmin, dev in targets(devices).items():
                 probe = executor.run(address, shell(probe_script(dev.dev, dev.brick)), timeout=300).stdout
                 measured[majmin] = parse_probe(probe)
-        u, d = disk_plan(address, cgroup, devices, limits, measured)
+        u, d, said = disk_plan(address, cgroup, devices, limits, measured)
         undo, do = undo + u, do + d
-        words.append("disk " + ", ".join(f"{t.name} ({t.via})" for t in targets(devices).values()))
+        words.append(said)
     if ram is not None or cpu is not None:
         u, d, words_group = group_plan(cluster, address, parse_facts(executor.run(address, shell(facts_script()),
                                                                                   timeout=30).stdout), ram, cpu)

@@ -6,9 +6,9 @@ a lab's nodes share one kernel). Its limits are the setting's RAM (``memory.limi
 charged to the group that reads a page first, so the caches are dropped before a limit is set) and CPU (a CFS
 quota in cores). Into it go:
 
-- the host's running glusterd, glusterfsd and glusterfs processes — those in the caller's network namespace,
-  which on a real host is all of them and on a lab node its own (a brick started later is glusterd's child and
-  inherits the group);
+- the host's running glusterd and glusterfsd processes — those in the caller's network namespace, which on a
+  real host is all of them and on a lab node its own (a brick started later is glusterd's child and inherits
+  the group); FUSE clients of mounts glmodel did not make are left alone;
 - every command glmodel runs on the host afterwards, the FUSE mounts, iozone's children, dd, fio and the CPU
   score included: the host's *join file* moves the shell that runs a command into the group, and the SSH
   executor and iozone's RSH wrapper source it first while emulation is allowed (``join_prefix``).
@@ -24,7 +24,9 @@ import shlex
 
 V1_ROOTS = {"memory": "/sys/fs/cgroup/memory", "cpu": "/sys/fs/cgroup/cpu"}
 PERIOD_US = 100_000
-DAEMONS = "glusterd|glusterfsd|glusterfs"
+# The server's processes. Not glusterfs: FUSE clients of volumes glmodel did not mount (a host's own mounts)
+# are left alone; the ones glmodel mounts start from a command that joined the group already.
+DAEMONS = "glusterd|glusterfsd"
 
 
 def group_name(address: str) -> str:

@@ -181,20 +181,61 @@ def check_values(raw: Mapping[str, Any], inputs: Mapping[str, Feature], source: 
     return out
 
 
-def from_file(path: str | Path, inputs: Mapping[str, Feature]) -> Question:
-    """Read and check a scenario file against the model's inputs."""
+def from_file(path: str | Path, inputs: Mapping[str, Feature],
+              settings: Sequence[Mapping[str, float]] = ()) -> Question:
+    """Read and check a scenario file against the model's inputs. With the model's measured hardware
+    ``settings``, "max"/"min" of hardware inputs name a measured setting (see ``measured_extremes``)."""
     spec = load_model(path, ScenarioFile, "with baseline and candidates")
     src = str(path)
 
-    def scenario(s: ScenarioSpec, where: str, default: str, base: bool) -> Scenario:
-        return Scenario(s.name or default, check_values(s.set, inputs, src, f"{where}.set"), s.price, s.raw_tb,
+    def scenario(s: ScenarioSpec, where: str, default: str, base: bool, on: Mapping[str, Any]) -> Scenario:
+        values = measured_extremes(s.set, on, settings)
+        return Scenario(s.name or default, check_values(values, inputs, src, f"{where}.set"), s.price, s.raw_tb,
                         s.server_tb, base, dict(s.lab))
 
-    baseline = scenario(spec.baseline, "baseline", "baseline", True)
-    cands = [scenario(c, f"candidates[{i}]", "", False) for i, c in enumerate(spec.candidates)]
+    baseline = scenario(spec.baseline, "baseline", "baseline", True, {})
+    cands = [scenario(c, f"candidates[{i}]", "", False, baseline.values) for i, c in enumerate(spec.candidates)]
     if any(c.name == baseline.name for c in cands):
         raise ConfigError(src, "candidates", f"a candidate is named like the baseline ({baseline.name!r})")
     return Question(baseline, cands, spec.level, spec.currency, src)
+
+
+def measured_extremes(raw: Mapping[str, Any], base: Mapping[str, Any],
+                      settings: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    """A scenario's values with "max"/"min" of hardware inputs made one *measured* hardware setting (pure).
+
+    Each hardware setting was measured as a whole (its own baselines), so the highest link of one setting and
+    the highest disk of another are not a setting anyone measured. The setting chosen is the measured one
+    nearest (on each input's log scale from its lowest to its highest) to the extremes asked, with the other
+    hardware inputs as the scenario or its baseline gives them; all its hardware values are taken. Without
+    settings (hardware that never varied) each extreme stays for ``coerce``: that input's own bound.
+    """
+    import math
+
+    extremes = {k: str(v).strip().lower() for k, v in raw.items() if str(v).strip().lower() in ("max", "min")}
+    names = sorted({k for s in settings for k in s})
+    if not extremes or not settings or not set(extremes) <= set(names):
+        return dict(raw)
+    span = {k: (min(float(s[k]) for s in settings), max(float(s[k]) for s in settings)) for k in names}
+
+    def pos(k: str, v: float) -> float:  # 0 at the lowest measured, 1 at the highest, on a log scale
+        lo, hi = span[k]
+        if lo <= 0 or hi <= lo or v <= 0:
+            return 0.0
+        return (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+
+    target: dict[str, float] = {}
+    for k in names:
+        if k in extremes:
+            target[k] = 1.0 if extremes[k] == "max" else 0.0
+        else:
+            given = raw.get(k, base.get(k))
+            try:
+                target[k] = pos(k, float(given))
+            except (TypeError, ValueError):
+                continue
+    nearest = min(settings, key=lambda s: sum((pos(k, float(s[k])) - t) ** 2 for k, t in target.items()))
+    return {**raw, **{k: float(nearest[k]) for k in names}}
 
 
 def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> dict[str, Any]:
@@ -212,10 +253,11 @@ def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> dict[str,
     return check_values(raw, inputs, "--set", "")
 
 
-def question(inputs: Mapping[str, Feature], path: str | Path | None, sets: Sequence[str]) -> Question:
+def question(inputs: Mapping[str, Feature], path: str | Path | None, sets: Sequence[str],
+             settings: Sequence[Mapping[str, float]] = ()) -> Question:
     """The file's question, plus a candidate "--set" built on its baseline; ``--set`` alone compares against
     the model's reference configuration."""
-    q = from_file(path, inputs) if path else Question(Scenario("reference", {}, baseline=True), [])
+    q = from_file(path, inputs, settings) if path else Question(Scenario("reference", {}, baseline=True), [])
     values = parse_sets(sets, inputs)
     if values:
         q = replace(q, candidates=[*q.candidates, Scenario("--set", values)])

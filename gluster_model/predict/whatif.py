@@ -94,15 +94,24 @@ class Lever:
 
 @dataclass
 class Headroom:
-    """How far one hardware input can fall below the baseline's before the metric drops by ``HEADROOM_DROP``."""
+    """How far one resource (its hardware inputs scaled together) can fall below the baseline's before the metric
+    drops by ``HEADROOM_DROP``."""
 
-    feature: str
-    today: float
-    floor: float  # the lowest value (inside the measured range) that keeps the drop within HEADROOM_DROP
-    share: float  # floor / today
-    limited: bool  # False: no drop seen down to the least measured value (the floor is that value)
+    resource: str  # a key of RESOURCES
+    share: float  # the lowest share of today's figures that keeps the drop within HEADROOM_DROP (1: none)
+    floor: dict[str, float]  # each of its inputs at that share
+    ends: Literal["drop", "least", "data"]  # what ended the scan: a drop, the least measured value, or the data
+    # ("data": lowering this resource alone leaves the measured settings)
+
+    @property
+    def limited(self) -> bool:
+        return self.ends == "drop"
 
 
+# What a host has, as the inputs that measure it: a disk's read and write rates fall together when it is slower.
+RESOURCES: dict[str, tuple[str, ...]] = {"network link": ("network_gbps",),
+                                         "disks": ("disk_read_mbps", "disk_write_mbps"),
+                                         "client RAM": ("client_ram_gb",), "CPU": ("cpu_score",)}
 HEADROOM_DROP = 0.05  # a fall smaller than this is within run-to-run noise on the lab (CV 2.5-15%)
 _HEADROOM_STEPS = 24
 
@@ -193,6 +202,19 @@ def model_inputs(mf: ModelFile, metrics: Sequence[str]) -> dict[str, Feature]:
                 max(x for x in (seen.high, f.high) if x is not None) if f.kind != "categorical" else None,
                 tuple(sorted({*seen.values, *f.values})))
     return out
+
+
+def measured_settings(mf: ModelFile, metrics: Sequence[str]) -> list[dict[str, float]]:
+    """The hardware settings the metrics' data measured, one mapping each (for "max"/"min" in scenario files)."""
+    rows: list[dict[str, float]] = []
+    for m in metrics:
+        cols = mf.domain(m).settings
+        n = len(next(iter(cols.values()), []))
+        for i in range(n):
+            row = {k: float(v[i]) for k, v in cols.items() if isinstance(v[i], (int, float))}
+            if row and row not in rows:
+                rows.append(row)
+    return rows
 
 
 def resolve(domain: Domain, base: Scenario, s: Scenario) -> dict[str, Any]:
@@ -332,40 +354,71 @@ def _levers(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any]
 
 
 def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any], metric: str) -> list[Headroom]:
-    """For each hardware input the data varied: how low it can go, inside the measured range, before the
-    metric at the baseline falls by more than ``HEADROOM_DROP`` (the model scanned on a log grid from today's
-    value down to the least measured one). The bottleneck has little headroom; the others say how much cheaper
-    they could be before they limit instead."""
+    """For each resource whose inputs the data varied: how low a share of the baseline's figures it can fall to
+    before the metric falls by more than ``HEADROOM_DROP``.
+
+    The model is scanned on a log grid from the baseline towards the measured hardware setting with the least
+    of that resource (its lowest measured level) and the rest most like the baseline (in a design that throttles one resource at a time,
+    the setting that throttled it): the path between two measured settings stays inside the data, where
+    lowering the resource's own figures alone would leave it (each setting measures all its hardware anew).
+    Without measured settings the resource's figures are scaled alone, down to the least measured. The
+    bottleneck has little headroom; the others say how much cheaper they could be before they limit instead.
+    """
     import numpy as np
 
-    from ..model.features import HARDWARE_INPUTS
+    varied = {f.name: f for f in domain.varied if f.kind == "numeric" and f.values}
+    cols = domain.settings
+    settings = [{k: float(v[i]) for k, v in cols.items()} for i in range(domain.n_settings)]
+    span = {k: math.log(max(v) / min(v)) for k, v in cols.items() if min(v) > 0 and max(v) > min(v)}
 
-    plan: list[tuple[str, float, np.ndarray]] = []
+    def positive(k: str, v: Any) -> bool:
+        return k in span and isinstance(v, (int, float)) and v > 0
+
+    plan: list[tuple[str, dict[str, float], list[dict[str, float]], list[float]]] = []
     probes: list[dict[str, Any]] = [base]
-    for f in domain.varied:
-        if f.name not in HARDWARE_INPUTS or f.kind != "numeric" or not f.values:
+    for resource, names in RESOURCES.items():
+        today = {n: float(base[n]) for n in names if n in varied and float(base.get(n) or 0) > 0}
+        if not today:
             continue
-        x0, low = float(base[f.name]), float(min(f.values))
-        if not (x0 > 0 and 0 < low < x0):
-            continue
-        grid = np.exp(np.linspace(math.log(x0), math.log(low), _HEADROOM_STEPS))[1:]
-        plan.append((f.name, x0, grid))
-        probes.extend({**base, f.name: float(v)} for v in grid)
+        # the settings where this resource is at its least (within 10%), below the baseline's
+        lower = [st for st in settings if all(n in st and st[n] < 0.999 * x0 and st[n] <= 1.1 * min(cols[n])
+                                              for n, x0 in today.items())]
+        if lower:
+            def unlike(st: dict[str, float]) -> float:  # how far its other hardware is from the baseline's
+                return sum(((math.log(st[k]) - math.log(float(base[k]))) / span[k]) ** 2 for k in st
+                           if k not in today and positive(k, base.get(k)) and st[k] > 0)
+            end = min(lower, key=lambda st: (round(unlike(st), 6), sum(st[n] / today[n] for n in today)))
+            ends_at = {k: v for k, v in end.items() if v > 0 and positive(k, base.get(k))}
+        else:
+            least = max(float(min(varied[n].values)) / x0 for n, x0 in today.items())  # all stay in range
+            if not 0 < least < 1:
+                continue
+            ends_at = {n: x0 * least for n, x0 in today.items()}
+        steps = np.linspace(0.0, 1.0, _HEADROOM_STEPS)[1:]
+        path = [{k: math.exp(math.log(float(base[k])) + t * (math.log(v) - math.log(float(base[k]))))
+                 for k, v in ends_at.items()} for t in steps]
+        shares = [float(np.exp(np.mean([math.log(p[n] / x0) for n, x0 in today.items()]))) for p in path]
+        plan.append((resource, today, path, shares))
+        probes.extend({**base, **p} for p in path)
     if not plan:
         return []
     y = mf.predict(probes, metric=metric, use=use).value
+    off = domain.further_out(config_columns(probes), than=0)
     y0 = float(y[0])
     out, i = [], 1
-    for name, x0, grid in plan:
-        ys = y[i:i + len(grid)]
-        i += len(grid)
-        floor, limited = x0, False
-        for v, yv in zip(grid, ys):  # downwards from today: the first fall past the threshold ends the headroom
-            if y0 > 0 and float(yv) < (1 - HEADROOM_DROP) * y0:
-                limited = True
+    for resource, today, path, shares in plan:
+        ys, outside = y[i:i + len(path)], off[i:i + len(path)]
+        i += len(path)
+        share, floor, ends = 1.0, dict(today), "least"
+        for p, f, yv, o in zip(path, shares, ys, outside):  # downwards from today: a fall past the threshold,
+            if o:  # or the data's end, ends the headroom
+                ends = "data"
                 break
-            floor = float(v)
-        out.append(Headroom(name, x0, floor, floor / x0, limited))
+            if y0 > 0 and float(yv) < (1 - HEADROOM_DROP) * y0:
+                ends = "drop"
+                break
+            share, floor = f, {n: p[n] for n in today}
+        out.append(Headroom(resource, share, floor, ends))  # type: ignore[arg-type]
     return sorted(out, key=lambda h: h.share, reverse=True)
 
 

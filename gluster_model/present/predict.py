@@ -142,15 +142,15 @@ def _bottleneck_lines(a: Answer) -> list[str]:
 
     base = escape(printable(a.baseline))
     found = [(m.metric, m.bottleneck) for m in a.metrics if m.bottleneck is not None]
+    room = [line for m in a.metrics if (line := headroom_line(m))]
     if not found:
-        return [f"At {base}, no input raises throughput inside the data."] if a.metrics else []
+        return ([f"At {base}, no input raises throughput inside the data."] + room) if a.metrics else []
     by: dict[str, list[str]] = {}
     for metric, b in found:
         by.setdefault(b.feature, []).append(f"{b.effect_pct:+.1f}% {metric}")
     guess = any(m.predictions[0].basis == "extrapolated" for m in a.metrics)
     tail = " A guess: the baseline itself lies outside the data." if guess else ""
-    return ([f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()]
-            + [line for m in a.metrics if (line := headroom_line(m))])
+    return [f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()] + room
 
 
 def headroom_line(m: MetricAnswer) -> str:
@@ -161,12 +161,12 @@ def headroom_line(m: MetricAnswer) -> str:
         return ""
     parts = []
     for h in m.headroom:
-        if h.limited and h.share >= 0.999:
-            parts.append(f"{label(h.feature)}: none")
-        elif h.limited:
-            parts.append(f"{label(h.feature)} to {h.share:.0%} of today ({h.floor:,.3g})")
+        if h.ends == "drop":
+            parts.append(f"{h.resource}: none" if h.share >= 0.999 else f"{h.resource} to {h.share:.0%} of today")
+        elif h.ends == "least":
+            parts.append(f"{h.resource} to {h.share:.0%} or less (no drop down to the least measured)")
         else:
-            parts.append(f"{label(h.feature)} to {h.share:.0%} or less (no drop down to the least measured)")
+            parts.append(f"{h.resource} to {h.share:.0%} at least (lower alone, it leaves the measured settings)")
     return f"Headroom for {m.metric} (a fall of under {HEADROOM_DROP:.0%}): " + "; ".join(parts) + "."
 
 

@@ -196,10 +196,10 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
         mf = load(model)  # a missing or forged model file stops here, before out is touched
         if question is not None:
             from ..predict.scenarios import from_file
-            from ..predict.whatif import model_inputs, what_if
+            from ..predict.whatif import measured_settings, model_inputs, what_if
             from ..verify import from_store
 
-            q = from_file(question, model_inputs(mf, mf.metrics))
+            q = from_file(question, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
             answer = what_if(mf, q)
             verification = from_store(store, mf, q)
             domains = {m: mf.domain(m) for m in mf.metrics}

@@ -5,6 +5,7 @@ reported by `glmodel check` while it is in place. Settings that cannot be emulat
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from gluster_model.lab import LabState
 from gluster_model.lab.disk import device_of
 from gluster_model.lab.netns import in_netns
 from gluster_model.store import open_store
+from gluster_model.units import gluster_size
 
 from .conftest import glmodel
 
@@ -213,3 +215,45 @@ def test_settings_that_cannot_be_emulated_are_refused_in_one_line(lab: LabState,
     cf.write_text(yaml.safe_dump(data))
     line = _refusal(["collect", "--cluster", str(cf), "--plan", str(slow), "--store", store])
     assert "factors.disk" in line and "does not allow glmodel to change its hardware" in line, line
+
+
+def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path: Path) -> None:
+    """A plan in shares (the bottleneck plan's levels): a quarter of the NIC (its speed from the cluster file's
+    label, as a veth reports none), half of what each brick device measured just before, a quarter of the host's
+    RAM and half its CPUs, resolved on each host, measured back, and undone."""
+    lab = ext4_bricks
+    cf, records = _real_cluster(lab, tmp_path)
+    data = yaml.safe_load(cf.read_text())
+    data["hardware"]["network"] = {"name": "1G", "gbps": 1}
+    cf.write_text(yaml.safe_dump(data))
+    plan = tmp_path / "shares.yaml"
+    plan.write_text(yaml.safe_dump({**PLAN, "name": "shares", "factors": {
+        **PLAN["factors"], "link": ["25%"], "disk": ["50%"], "ram": ["25%"], "cpu": ["50%"]},
+        "baselines": {"disk": False, "iperf": {"seconds": 2, "omit": 0, "directions": ["write"]}}}))
+    store = tmp_path / "shares.db"
+    try:
+        done = glmodel("collect", "--cluster", str(cf), "--plan", str(plan), "--store", str(store), timeout=600,
+                       check=True)
+    finally:
+        glmodel("restore", "--cluster", str(cf))
+    total = next(int(ln.split()[1]) * 1024 for ln in Path("/proc/meminfo").read_text().splitlines()
+                 if ln.startswith("MemTotal:"))
+    quarter = int(total * 0.25) // (1 << 20) << 20
+    for n in lab.nodes:
+        line = next(ln for ln in done.stdout.splitlines() if ln.startswith(f"{n.address}: NIC eth0 250mbit"))
+        assert "disk loop" in line and " r " in line, line
+        assert f"RAM {gluster_size(quarter)}; CPU {(os.cpu_count() or 1) * 0.5:g} core(s)" in line, line
+    assert "0 failed" in done.stdout and _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {}
+    with open_store(str(store), create=False) as st:
+        (campaign,) = st.campaigns()
+        rows = [b for b in st.baselines(campaign["hardware_key"]) if b["kind"] == "network" and b["test"] == "write"]
+    sent: dict[str, float] = {}
+    for b in rows:  # every pair at once: a host's two pairs share its NIC
+        sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
+    assert len(sent) == 3 and all(0.23e9 <= v <= 0.26e9 for v in sent.values()), sent
+    table = tmp_path / "shares.csv"
+    glmodel("export", "--store", str(store), "--format", "csv", "--out", str(table), check=True)
+    import pandas as pd
+
+    ram = pd.read_csv(table)["client_ram_gb"].iloc[0]
+    assert abs(ram - quarter / 2**30) < 0.01, ram  # the limit a command on the host sees, as a fact

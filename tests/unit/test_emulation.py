@@ -150,9 +150,10 @@ def test_disk_settings_are_refused_in_one_line_naming_host_brick_and_figure() ->
     from gluster_model.throttling import parse_devices
 
     _, devs = parse_devices(SHAPES)
-    undo, do = disk_plan("10.0.0.2", "v1", devs, {"read_bps": 60_000_000},
+    undo, do, words = disk_plan("10.0.0.2", "v1", devs, {"read_bps": 60_000_000},
                          {"8:0": {"read": 180e6, "write": 150e6}, "253:3": {"read": 500e6}, "9:0": {}})
     assert len(do) == len(undo) == 12  # three devices, four entries each
+    assert words.startswith("disk sda (partition of sda) r 60MB/s, w unlimited; disk dm-3 (LVM/device-mapper")
     assert any("8:0 60000000" in " ".join(a) for a in do) and all(" 0 >" in a[-1] or " 0'" in a[-1] for a in undo)
     with pytest.raises(EmulationError, match=r"^10\.0\.0\.2: disk read 200MB/s is faster than its brick device sda "
                                              r"\(partition of sda\) measured just now \(180MB/s\)"):
@@ -179,7 +180,7 @@ def test_a_disk_setting_on_a_cluster_probes_then_records_then_throttles() -> Non
     ex.on("glmodel-probe", "read: 134217728 bytes (134 MB, 128 MiB) copied, 1.0 s, 134 MB/s\n"
                            "write: 134217728 bytes (134 MB, 128 MiB) copied, 1.0 s, 134 MB/s\n")
     done = apply_hardware(spec, ex, {"disk_read": 60_000_000, "disk_write": 60_000_000})
-    assert done == {"10.0.0.1": "disk sda (partition of sda)"}
+    assert done == {"10.0.0.1": "disk sda (partition of sda) 60MB/s"}
     assert ex.ran("findmnt") == ["10.0.0.1"] and ex.ran("glmodel-probe") == ["10.0.0.1"]
     (applied,) = [c for h, c in ex.calls if "blkio.throttle" in c and ">>" in c]
     assert applied.index(">> ") < applied.index("8:0 60000000")  # recorded first
@@ -296,8 +297,9 @@ def test_shares_are_taken_of_what_each_host_has() -> None:
         link_plan(Nic("h", "eth0", None), Share(0.5))
     # disk: of what each device measured just before
     _, devs = parse_devices(SHAPES)
-    _, do = disk_plan("h", "v1", devs[:1], {"read_bps": Share(0.5), "write_bps": Share(0.25)},
-                      {"8:0": {"read": 200e6, "write": 120e6}})
+    _, do, words = disk_plan("h", "v1", devs[:1], {"read_bps": Share(0.5), "write_bps": Share(0.25)},
+                             {"8:0": {"read": 200e6, "write": 120e6}})
+    assert words == "disk sda (partition of sda) r 100MB/s, w 30MB/s"
     text = " ".join(shlex.join(a) for a in do)
     assert "8:0 100000000" in text and "8:0 30000000" in text
     with pytest.raises(EmulationError, match="no measured read IOPS of sda to take 50% of"):
