@@ -424,3 +424,19 @@ def test_headroom_says_how_far_each_resource_can_fall_before_it_limits(tmp_path:
     line = headroom_line(m)
     assert line.startswith("Headroom for write (a fall of under 5%): network link: none;"), line
     assert "or less (no drop down to the least measured)" in line
+
+
+def test_max_and_min_name_a_measured_setting_whole() -> None:
+    """Each setting was measured as a whole: 'max' of every input is the setting nearest the top of all of them
+    (not the highest link of one setting with the highest disk of another), and 'min' of one input the setting
+    where it is lowest and the rest are most like the baseline."""
+    from gluster_model.predict.scenarios import measured_extremes
+
+    settings = [{"network_gbps": 9.1, "disk_write_mbps": 980.0}, {"network_gbps": 9.4, "disk_write_mbps": 240.0},
+                {"network_gbps": 2.3, "disk_write_mbps": 1010.0}, {"network_gbps": 4.6, "disk_write_mbps": 480.0}]
+    today = measured_extremes({"network_gbps": "max", "disk_write_mbps": "max"}, {}, settings)
+    assert today == {"network_gbps": 9.1, "disk_write_mbps": 980.0}
+    less_link = measured_extremes({"network_gbps": "min"}, today, settings)
+    assert less_link == {"network_gbps": 2.3, "disk_write_mbps": 1010.0}
+    assert measured_extremes({"network_gbps": 5.0}, today, settings) == {"network_gbps": 5.0}  # no extreme asked
+    assert measured_extremes({"network_gbps": "max"}, {}, []) == {"network_gbps": "max"}  # left to coerce
