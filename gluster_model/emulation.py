@@ -23,8 +23,8 @@ restore`` runs whatever is recorded (idempotent), and ``glmodel check`` reports 
 lives on the host, not only in the store, so a campaign killed with -9, or a store on another machine, cannot
 leave a host slowed without a trace there.
 
-Scripts are built by pure functions (every value quoted); ``apply_hardware`` and ``restore`` are the only places that
-run them.
+Scripts are built by pure functions (every value quoted); ``apply_hardware`` and ``restore`` are the only places
+that run them.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ from typing import Any
 
 from .config.cluster import ClusterSpec, Host
 from .errors import ConfigError, GlmodelError, RemoteError
-from .units import gluster_size
+from .hostgroup import apply_argv, facts_script, parse_facts, undo_argv
 from .nic import nic_script, parse_nic
 from .remote.executor import Executor, shell
-from .hostgroup import apply_argv, facts_script, parse_facts, undo_argv
 from .shaping import removal_argv, shaping_argv, show_rate
 from .throttling import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
                          show_limits, targets, unthrottlable, v1_argv)
+from .units import gluster_size
 
 # the plan factors a cluster can emulate
 EMULATED = ("link", "disk", "disk_read", "disk_write", "disk_iops", "ram", "cpu")
@@ -64,8 +64,8 @@ class Share:
 
 
 def parse_share(text: str) -> Share | None:
-    """'50%' -> Share(0.5); '100%' -> None (the host as it is); anything else is not a share (None is returned
-    only for 100%, so callers test ``is_share`` first)."""
+    """'50%' -> Share(0.5); '100%' -> None (the host as it is). ValueError for anything but a share from 1% to
+    100% (``is_share`` tells a share's text from a setting's)."""
     m = _SHARE.match(str(text))
     if not m:
         raise ValueError(f"{text!r} is not a share (use e.g. 25%, 50%)")

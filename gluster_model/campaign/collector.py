@@ -96,7 +96,7 @@ class Collector:
             return summary
         if self.setting:
             self._remove_leftover_volumes(self.plan_volumes)
-            apply_lab_setting(self.cluster, self.ex, self.setting, self.report.status)
+            apply_lab_setting(self.cluster, self.ex, self.setting, self.report.status, self.report.note)
         key = self._facts(cid)
         by_volume: dict[str, list[RunSpec]] = {}
         for r in todo:

@@ -20,8 +20,9 @@ from .records import LabSetting
 
 
 def apply_lab_setting(cluster: ClusterSpec, executor: Executor, setting: LabSetting,
-                      progress: Callable[[str], None]) -> None:
-    """Give every node (lab) or host (emulation) the setting's hardware."""
+                      progress: Callable[[str], None], note: Callable[[str], None] = lambda m: None) -> None:
+    """Give every node (lab) or host (emulation) the setting's hardware; ``note`` is told, per host of a
+    cluster, what was changed there."""
     from ..lab import PAIRS, parse_setting  # the one parser of hardware settings' text, the lab's and emulation's
 
     if cluster.lab_dir is None:
@@ -45,7 +46,7 @@ def apply_lab_setting(cluster: ClusterSpec, executor: Executor, setting: LabSett
                 raise ConfigError(cluster.source, f"factors.{factor}", str(exc)) from None
         progress("every host: " + (", ".join(f"{k}={v}" for k, v in setting) or "its own hardware"))
         for host, words in apply_hardware(cluster, executor, knobs).items():
-            progress(f"{host}: {words}")
+            note(f"{host}: {words}")
         return
     from ..lab import load_lab, set_hardware
 

@@ -18,6 +18,8 @@ class Reporter(Protocol):
 
     def status(self, message: str) -> None: ...
 
+    def note(self, message: str) -> None: ...  # a line that stays (what was changed on a host, say)
+
     def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None: ...
 
     def run_finished(self, position: int, total: int, run: RunSpec, line: str, ok: bool) -> None: ...
@@ -25,6 +27,9 @@ class Reporter(Protocol):
 
 class SilentReporter:
     def status(self, message: str) -> None:
+        pass
+
+    def note(self, message: str) -> None:
         pass
 
     def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None:

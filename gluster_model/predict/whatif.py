@@ -367,8 +367,9 @@ def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any
     import numpy as np
 
     varied = {f.name: f for f in domain.varied if f.kind == "numeric" and f.values}
-    cols = domain.settings
-    settings = [{k: float(v[i]) for k, v in cols.items()} for i in range(domain.n_settings)]
+    cols = {k: [float(x) for x in v] for k, v in domain.settings.items()  # numeric hardware (not a filesystem)
+            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)}
+    settings = [{k: v[i] for k, v in cols.items()} for i in range(domain.n_settings)]
     span = {k: math.log(max(v) / min(v)) for k, v in cols.items() if min(v) > 0 and max(v) > min(v)}
 
     def positive(k: str, v: Any) -> bool:

@@ -56,6 +56,9 @@ class ProgressReporter:
     def status(self, message: str) -> None:
         self.progress.update(self.task, description=message)
 
+    def note(self, message: str) -> None:
+        self.console.print(message, highlight=False, markup=False)
+
     def run_started(self, position: int, total: int, run: RunSpec, eta_s: float | None) -> None:
         eta = "?" if eta_s is None else f"{int(eta_s // 60)}m{int(eta_s % 60):02d}s"
         self.progress.update(self.task, description=f"run {position}/{total}: {run.label}", eta=eta)

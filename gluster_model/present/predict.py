@@ -142,7 +142,9 @@ def _bottleneck_lines(a: Answer) -> list[str]:
 
     base = escape(printable(a.baseline))
     found = [(m.metric, m.bottleneck) for m in a.metrics if m.bottleneck is not None]
-    room = [line for m in a.metrics if (line := headroom_line(m))]
+    # Headroom answers a question about cheaper hardware (no candidate priced, as the bottleneck question);
+    # beside a purchase's best buy it would push the answer off the screen, and --details shows it.
+    room = [] if any(m.best is not None for m in a.metrics) else headroom_lines(a)
     if not found:
         return ([f"At {base}, no input raises throughput inside the data."] + room) if a.metrics else []
     by: dict[str, list[str]] = {}
@@ -151,6 +153,10 @@ def _bottleneck_lines(a: Answer) -> list[str]:
     guess = any(m.predictions[0].basis == "extrapolated" for m in a.metrics)
     tail = " A guess: the baseline itself lies outside the data." if guess else ""
     return [f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()] + room
+
+
+def headroom_lines(a: Answer) -> list[str]:
+    return [line for m in a.metrics if (line := headroom_line(m))]
 
 
 def headroom_line(m: MetricAnswer) -> str:
@@ -268,6 +274,9 @@ def print_details(console: Any, a: Answer) -> None:
     if cap is not None:
         console.print(cap)
     console.print(levers_table(a))
+    if any(m.best is not None for m in a.metrics):  # the summary left it out
+        for line in headroom_lines(a):
+            console.print(line, highlight=False)
     if a.filled:
         ref = a.scenarios[a.baseline]
         varied = [k for k in a.filled if k in a.varied]
