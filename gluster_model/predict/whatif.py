@@ -204,16 +204,19 @@ def model_inputs(mf: ModelFile, metrics: Sequence[str]) -> dict[str, Feature]:
     return out
 
 
+def numeric_settings(domain: Domain) -> list[dict[str, float]]:
+    """The hardware settings one metric's data measured, one mapping each, over the numeric inputs (a brick
+    filesystem, a name, is left out)."""
+    cols = {k: v for k, v in domain.settings.items()
+            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)}
+    return [{k: float(v[i]) for k, v in cols.items()} for i in range(domain.n_settings)] if cols else []
+
+
 def measured_settings(mf: ModelFile, metrics: Sequence[str]) -> list[dict[str, float]]:
     """The hardware settings the metrics' data measured, one mapping each (for "max"/"min" in scenario files)."""
     rows: list[dict[str, float]] = []
     for m in metrics:
-        cols = mf.domain(m).settings
-        n = len(next(iter(cols.values()), []))
-        for i in range(n):
-            row = {k: float(v[i]) for k, v in cols.items() if isinstance(v[i], (int, float))}
-            if row and row not in rows:
-                rows.append(row)
+        rows += [row for row in numeric_settings(mf.domain(m)) if row not in rows]
     return rows
 
 
@@ -367,9 +370,8 @@ def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any
     import numpy as np
 
     varied = {f.name: f for f in domain.varied if f.kind == "numeric" and f.values}
-    cols = {k: [float(x) for x in v] for k, v in domain.settings.items()  # numeric hardware (not a filesystem)
-            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)}
-    settings = [{k: v[i] for k, v in cols.items()} for i in range(domain.n_settings)]
+    settings = numeric_settings(domain)
+    cols = {k: [st[k] for st in settings] for k in (settings[0] if settings else {})}
     span = {k: math.log(max(v) / min(v)) for k, v in cols.items() if min(v) > 0 and max(v) > min(v)}
 
     def positive(k: str, v: Any) -> bool:
