@@ -125,8 +125,10 @@ def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path)
             time.sleep(0.2)
         assert len(_shaped(lab)) == 3, "the plan's link setting never reached the hosts"
         assert len(_throttled(lab)) == 3, "the plan's disk setting never reached the hosts"
+        # The join file is written last, once a host's group holds its daemons: the group exists a moment before.
+        joins = [records / f"emulation-{n.address}.join" for n in lab.nodes]
         deadline = time.monotonic() + 60
-        while len(_grouped(lab)) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        while not all(j.exists() for j in joins) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
         groups = _grouped(lab)
         assert sorted(groups) == sorted(n.address for n in lab.nodes), "the plan's RAM never reached the hosts"
