@@ -175,7 +175,7 @@ def trust(cluster: Path, yes: bool) -> None:
         raise Failure("; ".join(keys.problems()))
 
 
-@cli.command(short_help="Undo the hardware emulation (link shaping) glmodel left on a cluster's hosts.")
+@cli.command(short_help="Undo the emulated hardware (link, disk, RAM, CPU) glmodel left on a cluster's hosts.")
 @cluster_option
 def restore(cluster: Path) -> None:
     """Undo whatever emulated hardware each host recorded (safe to run again); one line per host, exit 1 if a
@@ -711,7 +711,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
 
 # -- lab -----------------------------------------------------------------------------------------------------
 
-@cli.group(short_help="Local N-node GlusterFS lab on loopback addresses (up, status, down).")
+@cli.group(short_help="Local N-node GlusterFS lab, each node a network namespace (up, status, down).")
 def lab() -> None:
     """A real GlusterFS cluster on one machine: node i is glusterd + sshd in a network namespace at 10.213.1.i."""
 

@@ -106,7 +106,8 @@ def _keygen(path: Path, comment: str) -> None:
 def _sshd_config(node: NodeState, state: LabState) -> str:
     ssh = state.path / "ssh"
     user = getpass.getuser()
-    # Key-only root login on one loopback address; the lab's own host key and authorized_keys file.
+    # Key-only root login on the node's own address (its namespace's NIC on the lab's bridge);
+    # the lab's own host key and authorized_keys file.
     return "\n".join([
         f"ListenAddress {node.address}:{state.ssh_port}",
         f"HostKey {node.path / 'ssh_host_ed25519_key'}",
@@ -118,7 +119,7 @@ def _sshd_config(node: NodeState, state: LabState) -> str:
         "PubkeyAuthentication yes",
         "UsePAM no",
         # The lab directory may sit under /tmp (mode 1777), which StrictModes refuses on the path to the
-        # authorized_keys file. The lab writes that file itself with mode 0600 and listens on loopback only.
+        # authorized_keys file. The lab writes that file itself with mode 0600 and listens on the node's address only.
         "StrictModes no",
         f"AllowUsers {user}",
         "MaxStartups 64:30:128",
