@@ -742,14 +742,19 @@ def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @lab_dir_option
 @click.option("--ssh-port", type=click.IntRange(1, 65535), default=2222, show_default=True,
               help="Port each node's sshd listens on (at its own address).")
+@click.option("--client-nodes", type=click.IntRange(0, 15), default=0, show_default=True,
+              help="How many nodes (the last ones) are clients only; the others are then servers only. 0: every "
+                   "node is both (hyperconverged: a client reads and writes its own brick without its NIC).")
 @hardware_options
 @click.option("--brick-size", type=SIZE, default="4GB", show_default=True, help="Size of each node's loop image or tmpfs.")
-def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: int, **hardware: dict[str, Any] | None) -> None:
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_size: int,
+           **hardware: dict[str, Any] | None) -> None:
     """Bring up a local lab; every node gets the hardware given. Clears what an earlier lab left in the same
     directory.
 
     Example: glmodel lab up --nodes 3 --dir /var/tmp/lab
     Example: glmodel lab up --dir /var/tmp/lab --link 1gbit --disk 150MB/s --ram 2GB --cpu 0.5
+    Example: glmodel lab up --nodes 8 --client-nodes 4   (4 servers, 4 clients apart from them)
     """
     import time
 
@@ -757,7 +762,7 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, brick_size: int, **hardware
 
     started = time.monotonic()
     state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
-               hardware=_merged(hardware), brick_size=brick_size)
+               hardware=_merged(hardware), brick_size=brick_size, client_nodes=client_nodes)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 

@@ -46,8 +46,13 @@ def write_cluster_file(state: LabState) -> None:
         "servers": [
             {"host": n.address, "name": f"node{n.index}", "brick_paths": [n.bricks], "mount_root": n.mounts,
              "local_dir": n.local, "glusterd_socket": n.socket}
-            for n in state.nodes
+            for n in state.server_nodes
         ],
     }
-    header = "# Written by `glmodel lab up`: an ordinary cluster file for the local lab (clients = servers).\n"
+    roles = "clients = servers"
+    if state.client_only:  # clients apart from the servers: every byte a client moves crosses its NIC
+        data["clients"] = [{"host": n.address, "name": f"node{n.index}", "mount_root": n.mounts,
+                            "local_dir": n.local, "glusterd_socket": n.socket} for n in state.client_only]
+        roles = f"{len(state.server_nodes)} server(s), {len(state.client_only)} client(s) apart from them"
+    header = f"# Written by `glmodel lab up`: an ordinary cluster file for the local lab ({roles}).\n"
     state.cluster_file.write_text(header + yaml.safe_dump(data, sort_keys=False))

@@ -172,12 +172,17 @@ def stop_sshd(node: NodeState, lab_dir: Path, sessions: bool = False) -> None:
 
 
 def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = quiet,
-           hardware: Mapping[str, Any] | None = None, brick_size: int = 4 << 30) -> LabState:
+           hardware: Mapping[str, Any] | None = None, brick_size: int = 4 << 30, client_nodes: int = 0) -> LabState:
     """Bring up an N-node lab in ``lab_dir`` and return its state; ``lab_dir/lab.yaml`` is the cluster file.
 
     ``hardware``: every node's settings, parsed (see ``hardware.KNOBS``: link, backing, disk, RAM, CPU);
-    ``brick_size``: bytes of each loop image or tmpfs.
+    ``brick_size``: bytes of each loop image or tmpfs; ``client_nodes``: how many of the nodes (the last ones)
+    are clients only, the others then servers only (0: every node is both, a hyperconverged cluster, where a
+    client reaches its own brick without crossing its NIC).
     """
+    if not 0 <= client_nodes < nodes:
+        raise LabError(f"--client-nodes {client_nodes}: give 0 (every node client and server) up to {nodes - 1} "
+                       f"(at least one server among {nodes} node(s))")
     lab_dir = lab_dir.expanduser().absolute()
     _preconditions(lab_dir, nodes, ssh_port)
     if (lab_dir / STATE_FILE).exists() or lab_mounts(lab_dir):
@@ -189,7 +194,7 @@ def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, prog
     netns.check_free(str(lab_dir))
 
     lab_dir.mkdir(parents=True, exist_ok=True)
-    state = LabState(dir=str(lab_dir), ssh_port=ssh_port, brick_size=brick_size,
+    state = LabState(dir=str(lab_dir), ssh_port=ssh_port, brick_size=brick_size, client_nodes=client_nodes,
                      nodes=[NodeState(i, a, str(lab_dir / "nodes" / str(i)), netns.netns_name(str(lab_dir), i))
                             for i, a in enumerate(addresses, 1)])
     state.networks = [n.netns for n in state.nodes]

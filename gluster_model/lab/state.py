@@ -88,6 +88,16 @@ class LabState:
     ram: dict[str, int] = field(default_factory=dict)  # address -> bytes of memory its processes may use
     cpu: dict[str, float] = field(default_factory=dict)  # address -> CPU cores its processes may use
     cgroups: list[str] = field(default_factory=list)  # cgroup directories the lab created, parents first
+    # The last K nodes are clients only and the others servers only (0: every node both, hyperconverged).
+    client_nodes: int = 0
+
+    @property
+    def server_nodes(self) -> list[NodeState]:
+        return self.nodes[: len(self.nodes) - self.client_nodes] if self.client_nodes else list(self.nodes)
+
+    @property
+    def client_only(self) -> list[NodeState]:
+        return self.nodes[len(self.nodes) - self.client_nodes:] if self.client_nodes else []
 
     @property
     def path(self) -> Path:

@@ -62,6 +62,8 @@ CASES = [
      "column servers"),
     ("option-ram-0", ["lab", "node", "--dir", "{t}/lab", "--ram", "0"], "--ram"),
     ("option-disk-words", ["lab", "up", "--dir", "{t}/lab", "--disk", "fast"], "--disk"),
+    ("option-client-nodes-all", ["lab", "up", "--dir", "{t}/lab", "--nodes", "2", "--client-nodes", "2"],
+     "--client-nodes 2: give 0 (every node client and server) up to 1"),
 ]
 
 
