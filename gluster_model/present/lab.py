@@ -15,12 +15,14 @@ def status_table(state: LabState, nodes: list[NodeStatus]) -> Any:
     from rich.table import Table
 
     table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu"):
+    for col in ("node", "role", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu"):
         table.add_column(col)
+    clients = {c.address for c in state.client_only}
     for n in nodes:
         hw = node_settings(state, n.address)
-        table.add_row(n.address, _up(n.glusterd), _up(n.sshd), f"{n.peers_connected}/{n.peers_total}",
-                      hw["link"], hw["bricks"], hw["disk"], hw["ram"], hw["cpu"])
+        role = "client" if n.address in clients else "server" if clients else "client+server"
+        table.add_row(n.address, role, _up(n.glusterd), _up(n.sshd), f"{n.peers_connected}/{n.peers_total}",
+                      hw["link"], hw["bricks"] if role != "client" else "-", hw["disk"], hw["ram"], hw["cpu"])
     return table
 
 

@@ -5,6 +5,7 @@ it. This is what lets the link set throughput, as on a cluster whose clients are
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -45,6 +46,9 @@ def test_a_client_apart_from_the_servers_sends_every_byte_through_its_link(lab: 
         data = yaml.safe_load(lab.cluster_file.read_text())
         assert [h["name"] for h in data["servers"]] == ["node1", "node2"]
         assert [h["name"] for h in data["clients"]] == ["node3"] and "brick_paths" not in data["clients"][0]
+        status = glmodel("lab", "status", "--dir", str(lab.path), check=True).stdout
+        assert re.findall(r"10\.213\.1\.\d+\W+(client\+server|server|client)\b", status) == ["server", "server",
+                                                                                           "client"], status
         checked = glmodel("check", "--cluster", str(lab.cluster_file), timeout=300)
         assert checked.returncode == 0, checked.stdout + checked.stderr
 
