@@ -167,3 +167,33 @@ def test_gluster_config_covers_its_factors_on_fixed_hardware(gluster_config: pd.
     # Page-cache reads are the fast ones, by an order of magnitude.
     med = f.groupby("regime")["read"].median()
     assert med["cached"] > 10 * med["uncached"]
+
+
+def test_clients_apart_never_outrun_their_links_and_hyperconverged_ones_do() -> None:
+    """What data/README.md says of the two namespace-lab collections of one plan: with clients apart from the
+    servers every byte crosses a client's link, so no run beats clients × link (÷ copies for a write); on the
+    hyperconverged lab a client's own brick is reached without its NIC, and many runs do."""
+    from gluster_model.shaping import parse_rate
+
+    apart = read_table(DATA / "hardware_emulated_apart.csv")
+    other = read_table(DATA / "hardware_emulated_apart.parquet")
+    assert list(other.columns) == list(apart.columns) and list(other["write"]) == pytest.approx(list(apart["write"]))
+    hyper = read_table(DATA / "hardware_emulated_hyperconverged.csv")
+    for f in (apart, hyper):
+        assert len(f) == 72 and f["campaign"].nunique() == 12  # the plan's 12 settings, 6 runs each
+        for name, row in f.groupby("campaign", observed=True).first().iterrows():
+            link = parse_rate(dict(kv.split("=") for kv in str(name).split(":")[1].split(","))["link"]) / 1e9
+            assert abs(row["network_gbps"] / link - 1) < 0.05, (name, row["network_gbps"])
+        corr = f[["network_gbps", "disk_read_mbps", "client_ram_gb", "cpu_score"]].astype(float).corr().abs()
+        assert (corr.to_numpy()[~np.eye(4, dtype=bool)] < 0.3).all(), corr
+
+    def beyond(f: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+        link = f["network_gbps"] * 1000 / 8  # MB/s each way
+        clients = f["clients"].astype(float)
+        return f["write"] / (clients * link / f["replica"].astype(float)), f["read"] / (clients * link)
+
+    w, r = beyond(apart)
+    assert w.max() <= 1.0 and r.max() <= 1.0, (w.max(), r.max())
+    assert (w > 0.8).sum() >= 10 and (r > 0.8).sum() >= 10  # and the links are what limits many of them
+    w, r = beyond(hyper)
+    assert (w > 1.05).sum() >= 10 and (r > 1.05).sum() >= 10 and r.max() > 5
