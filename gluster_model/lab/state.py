@@ -93,11 +93,17 @@ class LabState:
 
     @property
     def server_nodes(self) -> list[NodeState]:
-        return self.nodes[: len(self.nodes) - self.client_nodes] if self.client_nodes else list(self.nodes)
+        return self.nodes[: len(self.nodes) - self.client_nodes]
 
     @property
     def client_only(self) -> list[NodeState]:
-        return self.nodes[len(self.nodes) - self.client_nodes:] if self.client_nodes else []
+        return self.nodes[len(self.nodes) - self.client_nodes:]
+
+    def role(self, address: str) -> str:
+        """``client``, ``server`` or ``client+server`` (every node of a lab without client nodes)."""
+        if not self.client_nodes:
+            return "client+server"
+        return "client" if any(n.address == address for n in self.client_only) else "server"
 
     @property
     def path(self) -> Path:

@@ -17,10 +17,9 @@ def status_table(state: LabState, nodes: list[NodeStatus]) -> Any:
     table = Table(title=f"lab in {state.dir}")
     for col in ("node", "role", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu"):
         table.add_column(col)
-    clients = {c.address for c in state.client_only}
     for n in nodes:
         hw = node_settings(state, n.address)
-        role = "client" if n.address in clients else "server" if clients else "client+server"
+        role = state.role(n.address)
         table.add_row(n.address, role, _up(n.glusterd), _up(n.sshd), f"{n.peers_connected}/{n.peers_total}",
                       hw["link"], hw["bricks"] if role != "client" else "-", hw["disk"], hw["ram"], hw["cpu"])
     return table

@@ -243,7 +243,8 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
     quarter = int(total * 0.25) // (1 << 20) << 20
     for n in lab.nodes:
         line = next((ln for ln in done.stdout.splitlines() if ln.startswith(f"{n.address}: NIC eth0 250mbit")),
-                    done.stdout)
+                    None)
+        assert line is not None, done.stdout  # each host says what was changed there
         assert "disk loop" in line and " r " in line, line
         assert f"RAM {gluster_size(quarter)}; CPU {(os.cpu_count() or 1) * 0.5:g} core(s)" in line, line
     assert "0 failed" in done.stdout and _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {}
