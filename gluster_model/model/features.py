@@ -6,8 +6,6 @@ scenarios from a saved model without loading the modelling stack.
 
 from __future__ import annotations
 
-import functools
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -308,38 +306,22 @@ def bottleneck_mbps(frame: Columns, metric: str) -> np.ndarray:
 STAGES = ("client links", "server links", "server disks")
 
 
-def placement_imbalance(files: int, bins: int) -> float:
-    """How much more than its fair share the busiest of ``bins`` subvolumes holds when ``files`` files are
-    placed by hash: E[max load] / (files / bins), exact for uniform independent placement.
+def placement_loss(files: int, bins: int) -> float:
+    """How many times fewer than ``bins`` bins a stage can use when ``files`` files are placed on them by hash:
+    bins / E[occupied bins], with E[occupied] = bins · (1 − (1 − 1/bins)^files) for uniform independent placement
+    (Kolchin, Sevast'yanov and Chistyakov 1978, ch. 1).
 
-    P(max ≤ k) = files! / bins^files · [x^files] (Σ_{j≤k} x^j / j!)^bins (the multinomial occupancy; Kolchin,
-    Sevast'yanov and Chistyakov 1978, ch. 2), and E[max] = Σ_{k≥0} (1 − P(max ≤ k)). Four files over four
-    subvolumes: 2.1 on the busiest on average, so the volume moves data at 1.9 subvolumes' speed, not 4.
+    Why occupied bins and not the busiest one: iozone's throughput is "Children see", the sum of each child's
+    own rate. Children whose files share a bin share its speed and together get all of it, so a bin counts once
+    if it holds any file, however many. Four files over four subvolumes occupy 2.73 of them on average: the
+    volume moves data at 2.73 subvolumes' speed (the busiest one, 2.1 files, would wait 1.9 subvolumes' worth).
 
     References
     ----------
     Kolchin, V. F., Sevast'yanov, B. A., Chistyakov, V. P. (1978), *Random Allocations*, Winston & Sons.
     """
-    return _imbalance(max(int(files), 1), max(int(bins), 1))
-
-
-@functools.lru_cache(maxsize=1024)
-def _imbalance(files: int, bins: int) -> float:
-    import math
-
-    import numpy as np
-
-    if bins == 1 or files == 1:
-        return 1.0
-    expected = 0.0
-    for k in range(files):  # P(max ≥ k + 1) = 1 − P(max ≤ k)
-        poly = np.array([1 / math.factorial(j) for j in range(k + 1)])
-        power = np.array([1.0])
-        for _ in range(bins):
-            power = np.convolve(power, poly)[: files + 1]
-        at_most = power[files] * math.factorial(files) / bins**files if len(power) > files else 0.0
-        expected += 1 - at_most
-    return expected / (files / bins)
+    f, b = max(int(files), 1), max(int(bins), 1)
+    return 1.0 / (1 - (1 - 1 / b) ** f)
 
 
 def subvolumes(frame: Columns) -> np.ndarray:
@@ -356,13 +338,30 @@ def subvolumes(frame: Columns) -> np.ndarray:
     return out
 
 
+def read_bins(frame: Columns) -> np.ndarray:
+    """The bricks a read can be served from, file by file: with Gluster's default read policy
+    (``cluster.read-hash-mode 1``) a replicated file is read from one brick of its set chosen by a hash of its
+    GFID, so files spread over every brick of every set; a dispersed file needs its data bricks together, so
+    over subvolumes."""
+    import numpy as np
+
+    bins = subvolumes(frame)
+    if "replica" not in frame:
+        return bins
+    copies = np.maximum(numbers(frame, "replica"), 1)
+    if "disperse" in frame:
+        copies = np.where(numbers(frame, "disperse") > 0, 1, copies)
+    out: np.ndarray = bins * copies
+    return out
+
+
 def stages(frame: Columns, metric: str) -> np.ndarray:
     """What each stage a byte crosses can carry, MB/s: rows ``STAGES`` × frame rows (see ``bottleneck_mbps``).
 
     Writes send every copy over the client links and into the servers' links and disks (÷ amplification);
-    reads take one copy. Files are placed on subvolumes by hash, so with few files the busiest subvolume's
-    servers carry more than their share: server links and disks are divided by ``placement_imbalance`` of
-    the row's files (``threads``) over its subvolumes.
+    reads take one copy. Files are placed by hash, so with few files some servers hold none and carry nothing:
+    server links and disks are divided by ``placement_loss`` of the row's files (``threads``) over the bins
+    they land in (subvolumes for a write, ``read_bins`` for a read).
     """
     import numpy as np
 
@@ -374,26 +373,27 @@ def stages(frame: Columns, metric: str) -> np.ndarray:
     servers = numbers(frame, "servers")
     clients = numbers(frame, "clients")
     amp = write_amplification(frame) if write else np.ones(n)
-    imbalance = busiest_share(frame, metric)
-    return np.vstack([net * clients / amp, net * servers / amp / imbalance, disk * servers / amp / imbalance])
+    loss = spread_loss(frame, metric)
+    return np.vstack([net * clients / amp, net * servers / amp / loss, disk * servers / amp / loss])
 
 
-def busiest_share(frame: Columns, metric: str) -> np.ndarray:
-    """``placement_imbalance`` of each row's files (``threads``) over its subvolumes: how many times its fair
-    share the busiest subvolume carries (1 without a thread count)."""
+def spread_loss(frame: Columns, metric: str) -> np.ndarray:
+    """``placement_loss`` of each row's files (``threads``) over the bins they are placed on (1 without a
+    thread count)."""
     import numpy as np
 
     if "threads" not in frame:
         return np.ones(n_rows(frame))
-    # Sobol' sampling asks for tens of thousands of rows with a handful of distinct (files, subvolumes) pairs.
-    pairs = np.column_stack([numbers(frame, "threads"), subvolumes(frame)])
+    bins = subvolumes(frame) if metric in WRITE_METRICS else read_bins(frame)
+    # Sobol' sampling asks for tens of thousands of rows with a handful of distinct (files, bins) pairs.
+    pairs = np.column_stack([numbers(frame, "threads"), bins])
     uniq, where = np.unique(pairs, axis=0, return_inverse=True)
-    values = np.array([placement_imbalance(int(f), int(b)) if f == f else 1.0 for f, b in uniq])
+    values = np.array([placement_loss(int(f), int(b)) if f == f else 1.0 for f, b in uniq])
     out: np.ndarray = values[np.ravel(where)]
     return out
 
 
-# The physical model's input besides the raw features. The placement imbalance acts through it only: as a term
+# The physical model's input besides the raw features. The placement loss acts through it only: as a term
 # of its own it took the sign that undid it inside the bottleneck, explaining nothing.
 DERIVED: dict[str, Callable[[Columns, str], np.ndarray]] = {"bottleneck_mbps": bottleneck_mbps}
 # The raw columns the derived features read (so a model file keeps their measured values for `predict`).

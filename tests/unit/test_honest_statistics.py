@@ -146,26 +146,31 @@ def test_adjusted_r2_of_a_log_model_is_on_the_log_scale() -> None:
 
 
 @pytest.mark.parametrize("files, bins", [(2, 2), (4, 4), (4, 2), (3, 4), (5, 3)])
-def test_placement_imbalance_is_the_exact_expected_busiest_share(files: int, bins: int) -> None:
+def test_placement_loss_is_bins_over_the_exact_expected_occupied_bins(files: int, bins: int) -> None:
     import itertools
 
-    from gluster_model.model.features import placement_imbalance
+    from gluster_model.model.features import placement_loss
 
-    loads = [max(np.bincount(p, minlength=bins)) for p in itertools.product(range(bins), repeat=files)]
-    assert placement_imbalance(files, bins) == pytest.approx(np.mean(loads) / (files / bins), rel=1e-9)
-    assert placement_imbalance(files, 1) == 1.0
+    occupied = [len(set(p)) for p in itertools.product(range(bins), repeat=files)]
+    assert placement_loss(files, bins) == pytest.approx(bins / np.mean(occupied), rel=1e-9)
+    assert placement_loss(files, 1) == 1.0 and placement_loss(1, bins) == pytest.approx(bins)
 
 
-def test_write_stages_carry_every_copy_and_the_busiest_subvolume() -> None:
-    from gluster_model.model.features import placement_imbalance, stages
+def test_stages_carry_every_copy_and_the_bins_files_land_in() -> None:
+    """A write's files land on subvolumes (every brick of the set takes each copy); a replicated read's on any
+    brick of the set (Gluster picks one per file by GFID hash), so a read can use more bins than a write."""
+    from gluster_model.model.features import placement_loss, stages
 
     row = {"network_gbps": [0.8], "disk_write_mbps": [100.0], "disk_read_mbps": [200.0], "servers": [4.0],
            "clients": [2.0], "replica": [2.0], "threads": [4.0]}
     client, server, disk = stages(row, "write")[:, 0]
-    imb = placement_imbalance(4, 2)  # 4 files over 2 replica pairs
-    assert (client, server, disk) == pytest.approx((100 * 2 / 2, 100 * 4 / 2 / imb, 100 * 4 / 2 / imb))
+    loss = placement_loss(4, 2)  # 4 files over 2 replica pairs
+    assert (client, server, disk) == pytest.approx((100 * 2 / 2, 100 * 4 / 2 / loss, 100 * 4 / 2 / loss))
     client, server, disk = stages(row, "read")[:, 0]
-    assert (client, server, disk) == pytest.approx((100 * 2, 100 * 4 / imb, 200 * 4 / imb))
+    loss = placement_loss(4, 4)  # over the 4 bricks
+    assert (client, server, disk) == pytest.approx((100 * 2, 100 * 4 / loss, 200 * 4 / loss))
+    dispersed = {**row, "replica": [1.0], "disperse": [4.0], "redundancy": [1.0]}
+    assert stages(dispersed, "read")[2, 0] == pytest.approx(200 * 4 / placement_loss(4, 1))
 
 
 def test_metrics_fitted_side_by_side_match_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
