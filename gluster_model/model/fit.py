@@ -129,6 +129,7 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     fitted: dict[str, Fitted] = {}
     learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed)}
     groups, grouped_by = cv_groups(rows)
+    splits: dict[tuple[int, int], Any] = {}  # every learner is judged on the same folds: slice them once
     # The MLR is fitted once, through statsmodels, for its coefficient table and diagnostics as well.
     ols = fit_linear(rows, y, main_effect_terms(schema), "mlr")
     for learner in learners.values():
@@ -144,7 +145,7 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
             fit_r2 = r2(np.log(y), model.linear_predictor(rows)) if log else in_r2
             adj, scale = adjusted_r2(fit_r2, len(y), model.n_params - 1), "log MB/s" if log else "MB/s"
         cv_select, cv_report = (grouped_cv(learner, rows, y, seed + offset, repeats=cv_repeats, groups=groups,
-                                           grouped_by=grouped_by) for offset in (0, SCORE_SEEDS))
+                                           grouped_by=grouped_by, splits=splits) for offset in (0, SCORE_SEEDS))
         scores.append(Score(learner.name, learner.description, model.n_params if k is not None else None, in_r2,
                             adj, holdout(learner, rows, y, seed, level), cv_report, cv_select, scale))
     selected = select(scores)

@@ -5,8 +5,8 @@
   counts), and pairwise interactions while the data can carry them
   (block size and cache size act multiplicatively, which is where the study found linearity to fail).
 - ``physical``: log response on the log2 capacity of the slowest stage a byte crosses (client links, server
-  links, server disks: measured link and disk figures, replication's write amplification, the busiest
-  subvolume's share of the files placed by hash), plus the main effects.
+  links, server disks: measured link and disk figures, replication's write amplification, the share of the
+  servers the files placed by hash reach), plus the main effects.
 - ``gbm``: gradient-boosted trees (scikit-learn's histogram GBM), no assumption of form; intervals by split
   conformal prediction on grouped out-of-fold log residuals.
 
@@ -136,9 +136,11 @@ def _new_gbm(schema: Schema, n: int, seed: int) -> Any:
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     cats = [f.kind == "categorical" for f in schema.features]
-    # Small data: shallow trees with many samples per leaf, or the trees memorise repeated trials.
+    # Small data: shallow trees with many samples per leaf, or the trees memorise repeated trials. 40 rounds at
+    # a rate of 0.3 reach the grouped-CV R² of 100 at 0.15 on the shipped datasets (within ±0.03) in 40% of the
+    # time: a fit trains this model about 40 times (two sets of CV splits, holdout, conformal folds).
     return HistGradientBoostingRegressor(
-        max_iter=100, learning_rate=0.15, max_leaf_nodes=15, min_samples_leaf=max(3, min(20, n // 20)),
+        max_iter=40, learning_rate=0.3, max_leaf_nodes=15, min_samples_leaf=max(3, min(20, n // 20)),
         l2_regularization=1.0, categorical_features=cats if any(cats) else None, random_state=seed,
         early_stopping=n > 2000)
 

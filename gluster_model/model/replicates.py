@@ -76,14 +76,15 @@ class Replication:
 def pure_error(values: np.ndarray, groups: np.ndarray) -> PureError:
     """Pure error of ``values`` within ``groups`` (config hashes); groups seen once contribute nothing."""
     import numpy as np
-    import pandas as pd
 
-    s = pd.Series(np.asarray(values, dtype=float)).groupby(np.asarray(groups))
-    n = s.transform("size").to_numpy()
-    dev = (s.transform(lambda v: v - v.mean())).to_numpy()
-    rep = n > 1
-    return PureError(float(np.sum(dev[rep] ** 2)), int(np.sum(rep) - len(np.unique(np.asarray(groups)[rep]))),
-                     int(len(np.unique(np.asarray(groups)[rep]))), int(np.sum(rep)))
+    v = np.asarray(values, dtype=float)
+    _, code = np.unique(np.asarray(groups), return_inverse=True)
+    code = np.ravel(code)
+    n = np.bincount(code)
+    dev = v - (np.bincount(code, weights=v) / n)[code]
+    rep = n[code] > 1
+    configs = int(np.sum(n > 1))
+    return PureError(float(np.sum(dev[rep] ** 2)), int(np.sum(rep)) - configs, configs, int(np.sum(rep)))
 
 
 def noise_cv(y: np.ndarray, groups: np.ndarray) -> float | None:

@@ -93,11 +93,14 @@ def holdout(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0,
 
 def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int = 0, k: int = 5,
                repeats: int = 5, groups: np.ndarray | None = None,
-               grouped_by: str = "configuration") -> CrossValidation | None:
+               grouped_by: str = "configuration",
+               splits: dict[tuple[int, int], tuple[pd.DataFrame, pd.DataFrame]] | None = None) -> CrossValidation | None:
     """Pooled out-of-fold R² and MAPE per repeat, mean ± sd over repeats; None with fewer than 3 groups.
 
     A fold holds out whole groups: ``groups`` when given (e.g. hardware settings, see ``cv_groups``), else
-    configurations, so repeated trials of one configuration never sit on both sides.
+    configurations, so repeated trials of one configuration never sit on both sides. ``splits``, when given,
+    keeps each fold's (train, test) frames for the next learner judged on the same splits (slicing a frame
+    costs more than fitting a linear model on it).
     """
     import numpy as np
 
@@ -113,7 +116,13 @@ def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int =
         folds = group_folds(groups, k, seed + rep)
         for i in range(k):
             test = folds == i
-            oof[test] = learner.fit(frame[~test], y[~test], False).predict(frame[test])
+            if splits is None or (seed + rep, i) not in splits:
+                parts = (frame[~test], frame[test])
+                if splits is not None:
+                    splits[(seed + rep, i)] = parts
+            else:
+                parts = splits[(seed + rep, i)]
+            oof[test] = learner.fit(parts[0], y[~test], False).predict(parts[1])
         r2s.append(r2(y, oof))
         mapes.append(mape(y, oof))
     return CrossValidation(statistics.fmean(r2s), _sd(r2s), statistics.fmean(mapes), _sd(mapes), k, repeats,
