@@ -45,7 +45,7 @@ logged family-fit "$glmodel" fit --data data/hardware_family.csv --family hardwa
     --out "$here/results/hardware-model.json"
 "$glmodel" predict --model "$here/results/hardware-model.json" --scenarios experiments/whatif/study_decision.yaml \
     --csv "$here/results/hardware-whatif.csv"
-# The emulated-hardware dataset (lab nodes as small machines: link, disk, RAM and CPU set and measured in 16
+# The emulated-hardware dataset (lab nodes as small machines: link, disk, RAM and CPU set and measured in 17
 # settings, data/README.md): the study's purchase decision answered inside measured data, and the report that
 # opens with it.
 logged emulated-fit "$glmodel" fit --data data/hardware_emulated.csv --family hardware \

@@ -94,15 +94,18 @@ def emulated() -> pd.DataFrame:
     return read_table(DATA / "hardware_emulated.csv")
 
 
-def test_emulated_hardware_follows_its_settings_and_varies_independently(emulated: pd.DataFrame) -> None:
+@pytest.mark.parametrize("name", ["hardware_emulated", "hardware_emulated_loopback"])
+def test_emulated_hardware_follows_its_settings_and_varies_independently(name: str) -> None:
+    """Today's collection (namespace lab, clients apart) and the loopback lab's, kept as collected."""
     from gluster_model.lab.disk import parse_disk_rate
     from gluster_model.shaping import parse_rate
     from gluster_model.lab.ram import parse_ram
 
-    other = read_table(DATA / "hardware_emulated.parquet")
+    emulated = read_table(DATA / f"{name}.csv")
+    other = read_table(DATA / f"{name}.parquet")
     assert len(other) == len(emulated) and list(other.columns) == list(emulated.columns)
     per = emulated.groupby("campaign", observed=True).first()
-    assert len(per) >= 8  # hardware settings, each a campaign with its own baselines and facts
+    assert len(per) >= 17  # hardware settings, each a campaign with its own baselines and facts
     scores: dict[float, list[float]] = {}
     for name, row in per.iterrows():
         setting = dict(kv.split("=") for kv in str(name).split(":")[1].split(","))
@@ -175,12 +178,17 @@ def test_clients_apart_never_outrun_their_links_and_hyperconverged_ones_do() -> 
     hyperconverged lab a client's own brick is reached without its NIC, and many runs do."""
     from gluster_model.shaping import parse_rate
 
-    apart = read_table(DATA / "hardware_emulated_apart.csv")
-    other = read_table(DATA / "hardware_emulated_apart.parquet")
+    apart = read_table(DATA / "hardware_emulated.csv")
+    other = read_table(DATA / "hardware_emulated.parquet")
     assert list(other.columns) == list(apart.columns) and list(other["write"]) == pytest.approx(list(apart["write"]))
     hyper = read_table(DATA / "hardware_emulated_hyperconverged.csv")
+    # the plan's 12 settings, 6 runs each; today's collection adds the 5 settings of the variant `cover` and
+    # the 3 of `replicates`, whose 18 runs repeat the first collection's (the same config hashes)
+    assert len(apart) == 120 and apart["campaign"].nunique() == 20
+    again = apart["campaign"].str.startswith("hardware_emulated.replicates@")
+    assert again.sum() == 18 and set(apart.loc[again, "config_hash"]) < set(apart.loc[~again, "config_hash"])
+    assert len(hyper) == 72 and hyper["campaign"].nunique() == 12
     for f in (apart, hyper):
-        assert len(f) == 72 and f["campaign"].nunique() == 12  # the plan's 12 settings, 6 runs each
         for name, row in f.groupby("campaign", observed=True).first().iterrows():
             link = parse_rate(dict(kv.split("=") for kv in str(name).split(":")[1].split(","))["link"]) / 1e9
             assert abs(row["network_gbps"] / link - 1) < 0.05, (name, row["network_gbps"])
