@@ -336,3 +336,14 @@ def test_a_subset_measures_again_a_seeded_sample_of_the_designs_runs() -> None:
                              "clients": [f"127.1.1.{i}" for i in range(1, 5)]}, "lab.yaml", Path("."))
     reps = {r.config_hash for r in expand(shipped, lab).runs}
     assert len(reps) == 16 and reps <= {r.config_hash for r in expand(base, lab).runs}
+
+
+def test_the_verify_variant_changes_only_how_often_each_run_is_measured() -> None:
+    """hardware_emulated's ``verify3``: the training protocol with three trials a run, nothing else, so a
+    verification with it measures what the model was fitted on, three times."""
+    path = Path(__file__).parents[2] / "experiments" / "plans" / "hardware_emulated.yaml"
+    base, three = load_plan(path), load_plan(path, "verify3")
+    assert three.protocol.repetitions == 3 and base.protocol.repetitions == 1
+    assert three.protocol.model_dump(exclude={"repetitions"}) == base.protocol.model_dump(exclude={"repetitions"})
+    for part in ("factors", "design", "workload", "volume_options", "baselines"):
+        assert getattr(three, part) == getattr(base, part), part
