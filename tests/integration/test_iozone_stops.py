@@ -83,7 +83,10 @@ PLAN = {"name": "stops", "factors": {"layout": "replicate", "replica": 3, "file_
         "baselines": {"network": False, "disk": False}}
 
 
-def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Signals) -> str:
+def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Signals) -> tuple[str, bool]:
+    """`collect` signalled once iozone's children run: its output, and whether they still ran just before the
+    signal went (on a busy machine the trial can end between seeing them and signalling, and then the run
+    rightly completes: that attempt tested nothing)."""
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
                              str(lab.cluster_file), "--plan", str(plan), "--store", store],
@@ -92,21 +95,28 @@ def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Sign
         # Mid-trial: the children run on the clients (their command line names the master with -+c).
         assert wait_for(lambda: any("-+s" in c for c in live_iozones()), 120), "iozone never started"
         time.sleep(0.5)
+        mid = any("-+s" in c for c in live_iozones())
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    return out
+    return out, mid
 
 
 def test_sigint_and_sigterm_mid_trial_leave_no_iozone_and_no_port_and_the_next_collect_runs(
         lab: LabState, tmp_path: Path) -> None:
     plan = tmp_path / "plan.yaml"
     plan.write_text(yaml.safe_dump(PLAN))
-    store = str(tmp_path / "s.db")
+    stores = (str(tmp_path / f"s{i}.db") for i in range(6))
+    store = next(stores)
     for sig in (signal.SIGINT, signal.SIGTERM):
-        out = _interrupt_mid_trial(lab, plan, store, sig)
+        for _ in range(3):
+            out, mid = _interrupt_mid_trial(lab, plan, store, sig)
+            if mid:
+                break
+            store = next(stores)  # the run completed in this store: interrupt it afresh in another
+        assert mid, f"{sig.name}: the trial ended before the signal in 3 attempts"
         assert "glmodel: interrupted" in out and "Traceback" not in out, out
         # Nothing of the trial is left: no master, no forked listener, no child on any node, no port held.
         assert wait_for(lambda: live_iozones() == [], 10), (sig, live_iozones())
