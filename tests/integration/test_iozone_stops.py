@@ -88,9 +88,12 @@ def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Sign
     signal went (on a busy machine the trial can end between seeing them and signalling, and then the run
     rightly completes: that attempt tested nothing)."""
     env = {**os.environ, "COLUMNS": "200"}
+    # SIGINT as a terminal gives it: a test run started in the background by a non-interactive shell inherits
+    # SIGINT ignored, and Python keeps an ignored SIGINT ignored, so the signal would never reach collect.
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
                              str(lab.cluster_file), "--plan", str(plan), "--store", store],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # Mid-trial: the children run on the clients (their command line names the master with -+c).
         assert wait_for(lambda: any("-+s" in c for c in live_iozones()), 120), "iozone never started"
