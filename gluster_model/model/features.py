@@ -324,17 +324,24 @@ def placement_loss(files: int, bins: int) -> float:
     return 1.0 / (1 - (1 - 1 / b) ** f)
 
 
+def _set_shape(frame: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """Bricks in one replica or disperse set of each row's volume, and whether the volume is dispersed."""
+    import numpy as np
+
+    n = n_rows(frame)
+    per_set = numbers(frame, "replica") if "replica" in frame else np.ones(n)
+    dispersed = numbers(frame, "disperse") > 0 if "disperse" in frame else np.zeros(n, dtype=bool)
+    if "disperse" in frame:
+        per_set = np.where(dispersed, numbers(frame, "disperse"), per_set)
+    return np.maximum(per_set, 1), dispersed
+
+
 def subvolumes(frame: Columns) -> np.ndarray:
     """Distribute subvolumes of each row's volume: servers (one brick each) over the bricks of one set."""
     import numpy as np
 
-    n = n_rows(frame)
-    servers = numbers(frame, "servers")
-    per_set = numbers(frame, "replica") if "replica" in frame else np.ones(n)
-    if "disperse" in frame:
-        d = numbers(frame, "disperse")
-        per_set = np.where(d > 0, d, per_set)
-    out: np.ndarray = np.maximum(np.floor(servers / np.maximum(per_set, 1)), 1)
+    per_set, _ = _set_shape(frame)
+    out: np.ndarray = np.maximum(np.floor(numbers(frame, "servers") / per_set), 1)
     return out
 
 
@@ -345,13 +352,8 @@ def read_bins(frame: Columns) -> np.ndarray:
     over subvolumes."""
     import numpy as np
 
-    bins = subvolumes(frame)
-    if "replica" not in frame:
-        return bins
-    copies = np.maximum(numbers(frame, "replica"), 1)
-    if "disperse" in frame:
-        copies = np.where(numbers(frame, "disperse") > 0, 1, copies)
-    out: np.ndarray = bins * copies
+    per_set, dispersed = _set_shape(frame)
+    out: np.ndarray = subvolumes(frame) * np.where(dispersed, 1, per_set)
     return out
 
 
