@@ -359,12 +359,34 @@ def reap_argv(master: str) -> list[str]:
     return ["pkill", "-KILL", "-f", f"iozone -[+]s .*-[+]c {re.escape(master)}( |$)"]
 
 
+REAP_QUIET_LOOKS = 3     # an interrupted trial's clients are clean after this many looks in a row find no child
+REAP_INTERVAL_S = 0.5
+REAP_MAX_LOOKS = 20
+
+
+def reap_until_quiet_script(master: str, quiet: int = REAP_QUIET_LOOKS, interval: float = REAP_INTERVAL_S,
+                            limit: int = REAP_MAX_LOOKS) -> str:
+    """Shell text that reaps the master's children until ``quiet`` looks in a row, ``interval`` apart, find
+    none (at most ``limit`` looks); it always exits 0.
+
+    One pkill is not enough after an interrupted start: an ssh session the master opened just before it was
+    stopped can still be executing its command on the client (sshd forks, joins the host's group, starts
+    iozone) when that pkill runs, and the child it starts then would wait for the gone master for ever.
+    The local ends of those sessions are dead by then, so no new child can come after the quiet looks.
+    """
+    pattern = shlex.quote(reap_argv(master)[-1])
+    return (f"q=0; n=0; while [ $q -lt {int(quiet)} ] && [ $n -lt {int(limit)} ]; do "
+            f"if pkill -KILL -f {pattern}; then q=0; else q=$((q+1)); fi; n=$((n+1)); sleep {float(interval):g}; "
+            "done; exit 0")
+
+
 def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str,
              reap: bool) -> None:
     if reap:  # the master was interrupted or timed out: its children would spin on, waiting for it
         # Best effort: a client that dropped off cannot be reached, and that must not hide the trial's own error.
+        script = reap_until_quiet_script(master_address(clients[0]))
         executor.map([h.address for h in clients], lambda a: executor.run(
-            a, reap_argv(master_address(clients[0])), timeout=30, check=False), timeout=30)
+            a, shell(script), timeout=30, check=False), timeout=40)
     # One client removes the run's directory for all (it is one shared volume).
     first = clients[0]
     executor.run(first.address, ["rm", "-rf", "--", f"{mount_points[first.address]}/{run_dir}"], timeout=600,

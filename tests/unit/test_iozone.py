@@ -173,3 +173,29 @@ def test_auto_tables_of_this_and_older_iozone_versions() -> None:
     ops = (IZ / "auto_1mb_three_tests.txt").read_text().replace("Output is in kBytes/sec", "Output is in ops/sec")
     with pytest.raises(ParseError, match="operations per second"):
         parse_auto(ops)
+
+
+def test_reap_until_quiet_ends_a_child_that_starts_after_the_first_look(tmp_path: Path) -> None:
+    # An ssh session still starting its child when the trial was stopped: the child appears a moment after the
+    # first pkill. A single pkill misses it; the reap keeps looking until three looks in a row find none.
+    import time
+
+    from gluster_model.bench.iozone import reap_until_quiet_script
+
+    master = "10.99.0.1"
+    late = subprocess.Popen(["bash", "-c", f'sleep 0.6; exec -a "iozone -+s -t 1 -r 4 -s 4 -+c {master}" sleep 60'])
+    other = subprocess.Popen(["bash", "-c", 'exec -a "iozone -+s -t 1 -r 4 -s 4 -+c 10.99.0.10" sleep 60'])
+    try:
+        started = time.monotonic()
+        done = subprocess.run(["sh", "-c", reap_until_quiet_script(master, quiet=3, interval=0.5, limit=20)],
+                              timeout=30)
+        took = time.monotonic() - started
+        assert done.returncode == 0
+        assert late.wait(timeout=5) == -9  # killed, although it started after the first look
+        assert other.poll() is None  # another master's child is not touched
+        assert 1.4 <= took < 6, took  # it stops after the quiet looks, not at its limit
+    finally:
+        for p in (late, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
