@@ -227,8 +227,15 @@ def select(scores: Sequence[Score], tolerance: float = 0.01) -> str:
 def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarray, schema: Schema, metric: str,
                 seed: int, n: int, rounds: int, additive: bool) -> list[Importance]:
     """Sobol' indices over the family's raw features; derived features are recomputed from each sample."""
+    last: list[tuple[pd.DataFrame, pd.DataFrame]] = []  # the bootstrap's refits all predict one sample
+
+    def derived(raw: pd.DataFrame) -> pd.DataFrame:
+        if not last or last[0][0] is not raw:
+            last[:] = [(raw, with_derived(raw, metric))]
+        return last[0][1]
+
     def predictor(m: Fitted) -> Any:
-        return lambda raw: m.predict(with_derived(raw, metric))
+        return lambda raw: m.predict(derived(raw))
 
     imps = sobol_indices(predictor(model), rows, schema, n=n, seed=seed)
     groups = rows[GROUP].to_numpy()

@@ -75,6 +75,23 @@ def test_ishigami_first_order_indices_within_0_02() -> None:
     assert imps["x3"].st == pytest.approx(1 - v1 / v - v2 / v, abs=0.03)  # x3 acts only through x1
 
 
+
+def test_point_indices_without_confidence_equal_salibs_own() -> None:
+    # The bootstrap's refits take S1 and ST without SALib's resampling loop: the figures must be SALib's.
+    frame, schema = _uniform_frame(["x1", "x2", "x3", "x4"], 0.0, 1.0)
+
+    def model(f: pd.DataFrame) -> np.ndarray:
+        x = f[["x1", "x2", "x3", "x4"]].to_numpy()
+        return np.exp(x[:, 0]) + 3 * x[:, 1] * x[:, 2] + 0.1 * x[:, 3]
+
+    full = {i.feature: i for i in sobol_indices(model, frame, schema, n=512, seed=4)}
+    fast = {i.feature: i for i in sobol_indices(model, frame, schema, n=512, seed=4, confidence=False)}
+    for name in schema.names:
+        assert fast[name].s1 == pytest.approx(full[name].s1, rel=1e-12, abs=1e-15)
+        assert fast[name].st == pytest.approx(full[name].st, rel=1e-12, abs=1e-15)
+        assert fast[name].vi == pytest.approx(full[name].vi, rel=1e-12, abs=1e-15)
+    assert full["x2"].st > 0.2 and fast["x4"].s1 < 0.05  # a model whose inputs differ, so the check bites
+
 def _grid_frame(seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
