@@ -1,9 +1,10 @@
 """The model file: plain JSON holding, per metric, the feature schema with its measured ranges, every fitted
 model's parameters, the validation figures, importance and provenance.
 
-Linear models are numbers in the JSON. A gradient-boosting model is embedded in skops format and loaded with
-only the scikit-learn types it is made of trusted; nothing is ever unpickled. Loading a linear model needs
-numpy alone, so `glmodel predict` starts fast.
+Linear models are numbers in the JSON. A gradient-boosting model is its training data, seed and fitted values:
+loading fits it again and checks the fit reproduces them (files of earlier versions embed a skops archive,
+loaded with only the scikit-learn types it is made of trusted); nothing is ever unpickled. Loading a linear
+model needs numpy alone, so `glmodel predict` starts fast.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ def _no_constant(name: str) -> None:
 def load(path: str | Path) -> ModelFile:
     """Read a model file and check every part a prediction uses, so a damaged or forged file is refused here,
     in one line, rather than answered with NaN or a stack trace later. The boosting model is checked when used
-    (skops, trusted types only)."""
+    (fitted again from its training data, which must reproduce its fitted values)."""
     p = Path(path)
     try:
         doc = json.loads(p.read_text(), parse_constant=_no_constant)

@@ -193,6 +193,29 @@ def test_model_file_round_trip_gives_identical_predictions(tmp_path: Path) -> No
             np.testing.assert_array_equal(a_, b_)
 
 
+
+def test_boosting_model_is_stored_as_numbers_and_a_tampered_one_is_refused(tmp_path: Path) -> None:
+    import json
+
+    frame = _grid_frame(seed=2)
+    fit = fit_metric(frame, "write", "unified", models=["gbm"], bootstrap=0, importance_n=64, cv_repeats=1)
+    doc = artifact.build([fit], {"store": "test", "rows": len(frame)})
+    path = tmp_path / "m.json"
+    artifact.save(doc, path)
+    text = path.read_text()
+    assert '"skops"' not in text  # numbers only: nothing in the file is deserialised into code
+    gbm = json.loads(text)["metrics"]["write"]["models"]["gbm"]
+    assert len(gbm["training"]["log_y"]) == len(frame)
+    again = artifact.load(path).model("write", "gbm")
+    np.testing.assert_array_equal(again.predict(frame), fit.models["gbm"].predict(frame))
+    # A fitted value changed: the trees fitted from the file no longer give it, so the file is refused.
+    forged = dict(gbm, training=dict(gbm["training"], fitted=[v + 0.5 for v in gbm["training"]["fitted"]]))
+    with pytest.raises(GlmodelError, match="gbm model fits differently here .*fit the model again"):
+        GbmModel.from_json(forged)
+    short = dict(gbm, training=dict(gbm["training"], log_y=gbm["training"]["log_y"][:-1]))
+    with pytest.raises(GlmodelError, match="'training' field is damaged .*fit the model again"):
+        GbmModel.from_json(short)
+
 def test_model_file_refuses_foreign_types_and_bad_files(tmp_path: Path) -> None:
     import base64
 
