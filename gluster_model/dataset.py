@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import GlmodelError
-from .store.store import Store, open_store
 from .units import parse_size, parse_switch
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .store.store import Store
 
 VERIFY_PREFIX = "verify."  # plan names of verification campaigns (see gluster_model.verify)
 from .bench.metrics import METRICS as METRICS
@@ -264,6 +265,8 @@ def model_frame(store: str | Path, data: Path | None = None, campaigns: Sequence
         frame = measured(read_table(data), outliers=True)
         known, source = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
     else:
+        from .store.store import open_store  # only here: a fit from a table file needs no SQLAlchemy
+
         with open_store(store, create=False) as st:
             known = {c["name"] for c in st.campaigns()}
             frame = trial_frame(st, include_outliers=True)
@@ -323,6 +326,8 @@ def export_trials(store: str | Path, out: Path, fmt: str = "csv", campaign: str 
                   all_trials: bool = False) -> pd.DataFrame:
     """Write the store's trials as one table (CSV or Parquet); warm-ups, outliers and failed runs only with
     ``all_trials`` (their flag columns say which). Returns what was written."""
+    from .store.store import open_store
+
     with open_store(store, create=False) as st:
         frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
                             include_failed=all_trials)

@@ -154,7 +154,7 @@ def sobol_indices(predict: Predict, frame: pd.DataFrame | Marginals, schema: Sch
     """First- and total-order Sobol' indices of ``predict`` over the schema's features (n: base samples,
     rounded up to a power of two; n·(d+2) model evaluations). Without ``confidence`` SALib's own bootstrap of
     the indices is skipped (its intervals are then not meaningful): the refits of ``bootstrap_vi`` need only
-    the point values, and SALib's 200 resamples per call were a third of a fit's time. ``sample``: the
+    the point values, and SALib's resamples per call were a third of a fit's time. ``sample``: the
     ``sobol_sample`` of the same frame, schema, n and seed, when the caller already has it."""
     import numpy as np
     from SALib.analyze import sobol as analyze
@@ -168,7 +168,8 @@ def sobol_indices(predict: Predict, frame: pd.DataFrame | Marginals, schema: Sch
         return [Importance(f, 0.0, 0.0, 0.0, 0.0, 0.0) for f in schema.names]
     if confidence:
         # SALib takes a seed of 0 as none (its resamples then follow the global RNG, and differ run to run).
-        res = analyze.analyze(problem, y, calc_second_order=False, num_resamples=200, conf_level=0.95,
+        # Its default 100 resamples: the S1/ST widths are shown beside the VI's bootstrap interval, not used.
+        res = analyze.analyze(problem, y, calc_second_order=False, num_resamples=100, conf_level=0.95,
                               seed=seed + 1)
     else:
         res = _point_indices(y, d)
