@@ -116,6 +116,9 @@ _TRUSTED = ["sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGrad
             # skops refuses a partial unless the function it wraps is trusted too: only check_array is.
             "functools.partial", "sklearn.utils.validation.check_array"]
 _LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99]
+# The settings a model file records and a load accepts (plain values; nothing else is passed to the estimator).
+_PARAM_NAMES = ("max_iter", "learning_rate", "max_leaf_nodes", "min_samples_leaf", "l2_regularization",
+                "categorical_features", "random_state", "early_stopping")
 
 
 def _gbm_matrix(frame: Columns, schema: Schema) -> np.ndarray:
@@ -132,18 +135,22 @@ def _gbm_matrix(frame: Columns, schema: Schema) -> np.ndarray:
     return out
 
 
-def _new_gbm(schema: Schema, n: int, seed: int) -> Any:
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
+def _gbm_params(schema: Schema, n: int, seed: int) -> dict[str, Any]:
+    """The boosting model's settings for n rows (plain values, written into the model file with it)."""
     cats = [f.kind == "categorical" for f in schema.features]
     # Small data: small trees with many samples per leaf, or the trees memorise repeated trials. A fit trains
     # this model about 40 times (two sets of CV splits, holdout, conformal folds). On the shipped datasets
     # (grouped CV R², six metric/table pairs) 6 leaves and 25 rounds at 0.4 score within -0.02..+0.10 of 15
     # leaves and 40 rounds at 0.3, in 60% of the time: fewer leaves overfit tens of rows less.
-    return HistGradientBoostingRegressor(
-        max_iter=25, learning_rate=0.4, max_leaf_nodes=6, min_samples_leaf=max(3, min(20, n // 20)),
-        l2_regularization=1.0, categorical_features=cats if any(cats) else None, random_state=seed,
-        early_stopping=n > 2000)
+    return {"max_iter": 25, "learning_rate": 0.4, "max_leaf_nodes": 6, "min_samples_leaf": max(3, min(20, n // 20)),
+            "l2_regularization": 1.0, "categorical_features": cats if any(cats) else None, "random_state": seed,
+            "early_stopping": n > 2000}
+
+
+def _new_gbm(schema: Schema, n: int, seed: int, params: Mapping[str, Any] | None = None) -> Any:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(**(params if params is not None else _gbm_params(schema, n, seed)))
 
 
 @dataclass
@@ -162,7 +169,6 @@ class GbmModel:
     log_residual_quantiles: dict[str, float]  # level -> q: interval = ŷ·exp(±q)
     n_params: int = 0
     training: tuple[Any, Any] | None = None  # (x, log y) the estimator was fitted on
-    seed: int = 0
 
     def predict(self, frame: Columns) -> np.ndarray:
         import numpy as np
@@ -200,9 +206,10 @@ class GbmModel:
         import sklearn
 
         x, target = self.training
+        params = self.estimator.get_params()
         return {"type": "gbm", "name": self.name, "schema": self.schema.to_json(),
-                "log_residual_quantiles": self.log_residual_quantiles, "seed": self.seed,
-                "sklearn": sklearn.__version__,
+                "log_residual_quantiles": self.log_residual_quantiles,
+                "params": {k: params[k] for k in _PARAM_NAMES}, "sklearn": sklearn.__version__,
                 "training": {"x": [[None if v != v else float(v) for v in row] for row in x.tolist()],
                              "log_y": [float(v) for v in target],
                              "fitted": [float(v) for v in self.estimator.predict(x)]}}
@@ -222,14 +229,18 @@ class GbmModel:
             t = d["training"]
             x = np.array([[np.nan if v is None else float(v) for v in row] for row in t["x"]], dtype=float)
             target, fitted = np.asarray(t["log_y"], dtype=float), np.asarray(t["fitted"], dtype=float)
-            schema, seed = Schema.from_json(d["schema"]), int(d["seed"])
+            schema, quantiles = Schema.from_json(d["schema"]), {str(k): float(v) for k, v in
+                                                               dict(d["log_residual_quantiles"]).items()}
+            params = dict(d["params"])
+            if set(params) != set(_PARAM_NAMES):
+                raise ValueError(f"params must name exactly {', '.join(_PARAM_NAMES)}")
             if x.ndim != 2 or x.shape != (len(target), len(schema.features)) or fitted.shape != target.shape:
                 raise ValueError(f"training data of shape {x.shape} for {len(target)} targets and "
                                  f"{len(schema.features)} features")
+            est = _new_gbm(schema, len(target), 0, params).fit(x, target)
         except (KeyError, TypeError, ValueError) as exc:
-            raise GlmodelError(f"model file: the {name} model's 'training' field is damaged ({exc}); fit the model "
-                               "again") from None
-        est = _new_gbm(schema, len(target), seed).fit(x, target)
+            raise GlmodelError(f"model file: the {name} model's 'training' or 'params' field is damaged "
+                               f"({str(exc).splitlines()[0][:120]}); fit the model again") from None
         again = est.predict(x)
         if not np.allclose(again, fitted, rtol=1e-9, atol=1e-9):
             import sklearn
@@ -238,7 +249,7 @@ class GbmModel:
             raise GlmodelError(f"model file: the {name} model fits differently here (scikit-learn "
                                f"{sklearn.__version__}; written with {d.get('sklearn', 'an unknown version')}; "
                                f"largest change {worst:.3g} in log MB/s); fit the model again")
-        return cls(name, schema, est, dict(d["log_residual_quantiles"]), training=(x, target), seed=seed)
+        return cls(name, schema, est, quantiles, training=(x, target))
 
     @classmethod
     def _from_skops(cls, d: Mapping[str, Any]) -> GbmModel:
@@ -285,7 +296,7 @@ def gbm(schema: Schema, seed: int = 0) -> Learner:
                 rank = min(n, math.ceil((n + 1) * lv)) if n else 0
                 quantiles[f"{lv:g}"] = float(np.sort(resid)[rank - 1]) if n else math.inf
         est = _new_gbm(schema, len(target), seed).fit(x, target)
-        return GbmModel("gbm", schema, est, quantiles, training=(x, target), seed=seed)
+        return GbmModel("gbm", schema, est, quantiles, training=(x, target))
     return Learner("gbm", "gradient-boosted trees (log response), conformal intervals", fit)
 
 

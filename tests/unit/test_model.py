@@ -213,8 +213,21 @@ def test_boosting_model_is_stored_as_numbers_and_a_tampered_one_is_refused(tmp_p
     with pytest.raises(GlmodelError, match="gbm model fits differently here .*fit the model again"):
         GbmModel.from_json(forged)
     short = dict(gbm, training=dict(gbm["training"], log_y=gbm["training"]["log_y"][:-1]))
-    with pytest.raises(GlmodelError, match="'training' field is damaged .*fit the model again"):
+    with pytest.raises(GlmodelError, match="'training' or 'params' field is damaged .*fit the model again"):
         GbmModel.from_json(short)
+    # Settings beyond the boosting model's own are never passed to the estimator.
+    with pytest.raises(GlmodelError, match="'params' field is damaged .*params must name exactly"):
+        GbmModel.from_json(dict(gbm, params=dict(gbm["params"], verbose=1)))
+    # The file carries its own settings: a model written with other settings loads as it was fitted.
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    other = dict(gbm["params"], max_leaf_nodes=3, max_iter=7)
+    x = np.array([[np.nan if v is None else v for v in row] for row in gbm["training"]["x"]], dtype=float)
+    est = HistGradientBoostingRegressor(**other).fit(x, np.array(gbm["training"]["log_y"]))
+    older = GbmModel.from_json(dict(gbm, params=other, training=dict(gbm["training"],
+                                                                      fitted=est.predict(x).tolist())))
+    assert older.estimator.get_params()["max_leaf_nodes"] == 3
+    np.testing.assert_array_equal(older.estimator.predict(x), est.predict(x))
 
 def test_model_file_refuses_foreign_types_and_bad_files(tmp_path: Path) -> None:
     import base64
