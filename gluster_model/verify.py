@@ -81,12 +81,13 @@ class Check:
     predicted_as_asked: float  # at the scenario's own hardware figures, not the measured ones
     basis_measured: str = ""  # the label at the hardware as measured
     # Against the measured baseline (None for the baseline, or without one): the predicted change with the
-    # interval of the change itself, and the change measured.
+    # interval a measured change falls in (the change's own uncertainty and both runs' noise), and the change
+    # measured.
     gain_predicted: float | None = None
     gain_low: float | None = None
     gain_high: float | None = None
     gain_measured: float | None = None
-    gain_inside: bool | None = None  # the measured change inside the predicted change's interval
+    gain_inside: bool | None = None  # the measured change inside the interval of a measured change
 
     def __post_init__(self) -> None:
         if self.gain_measured is not None and self.gain_low is not None and self.gain_high is not None:
@@ -442,7 +443,9 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         cands = [s for s in at_measured if not s.baseline]
         if not cands:  # what_if needs a candidate; the baseline alone is still checked
             cands, base = [base], Scenario("(none)", {}, baseline=True)
-        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl)  # at the hardware measured
+        # At the hardware measured; a measured change carries both runs' noise, so it is judged against the
+        # interval of a measured change, not the narrower one of the expected change that tune ranks by.
+        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl, observed_change=True)
         as_asked = {p.scenario: p for p in asked_by_metric[metric].predictions}
         preds = {p.scenario: p for p in answer.metrics[0].predictions}
         checks: list[Check] = []

@@ -155,15 +155,17 @@ class ModelFile:
             return load_fitted(entry["models"][name])
 
     def predict(self, configs: Sequence[Mapping[str, Any]], level: float = 0.9, *, metric: str,
-                use: str | None = None) -> Predicted:
+                use: str | None = None, observed_change: bool = False) -> Predicted:
         """Predict ``metric`` for each configuration (every model input given) with ``level`` intervals, by the
-        metric's selected model or the one named by ``use``; derived inputs are computed here, as in the fit."""
+        metric's selected model or the one named by ``use``; derived inputs are computed here, as in the fit.
+        The change against the first configuration has the interval of the expected change, or with
+        ``observed_change`` of a measured one (each configuration benchmarked once)."""
         from .features import with_derived
 
         model = self.model(metric, use)
         cols = with_derived(config_columns(configs), metric)
         lo, hi = model.interval(cols, level)
-        _, dlo, dhi = model.difference(cols, level)
+        _, dlo, dhi = model.difference(cols, level, observed_change)
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 

@@ -45,8 +45,10 @@ class Fitted(Protocol):
 
     def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]: ...
 
-    def difference(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each row's prediction minus row 0's, with an interval for the difference (NaN when unknown)."""
+    def difference(self, frame: pd.DataFrame, level: float = 0.9, observed: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each row's prediction minus row 0's, with an interval for the difference (NaN when unknown): of the
+        expected change, or with ``observed`` of the change between one measurement of each row."""
         ...
 
     def to_json(self) -> dict[str, Any]: ...
@@ -183,7 +185,8 @@ class GbmModel:
         yhat = self.predict(frame)
         return yhat * np.exp(-q), yhat * np.exp(q)
 
-    def difference(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Trees carry no covariance, so the difference has no interval here (NaN): a change can then never be
         called distinguishable from zero, and is not ranked."""
         import numpy as np

@@ -109,13 +109,19 @@ class LinearModel:
         lo, hi = eta - t * se, eta + t * se
         return (np.exp(lo), np.exp(hi)) if self.response == "log" else (lo, hi)
 
-    def difference(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's expected throughput minus row 0's, with a confidence interval for that difference.
 
         The interval comes from the coefficients' covariance (a contrast, so what the two rows share cancels),
         not from the two rows' own intervals. Identity response: d = (x_i − x_0)'b, var = (x_i − x_0)'C(x_i − x_0).
         Log response (μ = s·exp(x'b)): the delta method, gradient g = s·(exp(η_i)x_i − exp(η_0)x_0), var = g'Cg
         (Montgomery et al. §3.4; the smearing factor's own error is left out).
+
+        With ``observed`` the interval is for the difference of one new measurement of each row instead (a
+        prediction interval for a measured change): each measurement's own noise is added, σ² on the MB/s
+        scale, or the log-normal variance μ²(exp(σ²) − 1) for a log response. The confidence interval says
+        whether the change is real; this one says where a benchmark of the two will land.
         """
         import numpy as np
         from scipy.special import stdtrit
@@ -129,7 +135,11 @@ class LinearModel:
             mu = eta
             grad = x - x[0]
         d = mu - mu[0]
-        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad), 0.0))
+        var = np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad), 0.0)
+        if observed:
+            noise = np.full_like(mu, self.sigma2) if self.response != "log" else np.expm1(self.sigma2) * mu ** 2
+            var = var + noise + noise[0]
+        se = np.sqrt(var)
         t = float(stdtrit(max(self.df_resid, 1), 0.5 + level / 2))
         return d, d - t * se, d + t * se
 

@@ -426,8 +426,10 @@ def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any
 
 
 def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None, level: float | None = None,
-            use: str | None = None) -> Answer:
-    """Predict every scenario of ``q`` for each metric of the model file (or those named)."""
+            use: str | None = None, observed_change: bool = False) -> Answer:
+    """Predict every scenario of ``q`` for each metric of the model file (or those named). A change against the
+    baseline has the interval of the expected change, or with ``observed_change`` (what ``verify`` checks a
+    benchmark against) of the change between one measurement of each."""
     asked_metrics = list(metrics) if metrics else mf.metrics
     unknown = [m for m in asked_metrics if m not in mf.metrics]
     if unknown:
@@ -448,7 +450,7 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         configs = [resolve(domain, q.baseline, s) for s in q.scenarios]
         for s, c in zip(q.scenarios, configs):
             resolved.setdefault(s.name, {}).update(c)
-        predicted = mf.predict(configs, lvl, metric=metric, use=use)
+        predicted = mf.predict(configs, lvl, metric=metric, use=use, observed_change=observed_change)
         yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
                                   predicted.delta_high)
         bases, all_flags, at = judge(domain, configs, metric)

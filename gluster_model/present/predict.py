@@ -366,7 +366,8 @@ def print_verification(console: Any, v: Verification) -> None:
                 f" of the measurements inside the {v.level:.0%} intervals")
         judged = [c.gain_inside for c in gains if c.gain_inside is not None]
         if judged:
-            line += f"; measured change inside the predicted change's interval in {sum(judged)} of {len(judged)}"
+            line += (f"; measured change inside the interval of a measured change (the change's uncertainty and "
+                     f"both runs' noise) in {sum(judged)} of {len(judged)}")
         if m.ranking_held is not None:
             line += (f"; best gain per price: predicted {m.best_predicted}, measured {m.best_measured} "
                      f"({'held' if m.ranking_held else 'did not hold'})")

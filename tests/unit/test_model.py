@@ -295,3 +295,32 @@ def test_cv_holds_out_whole_hardware_settings_when_the_hardware_varied() -> None
     # One setting only: configurations are what a fold holds out.
     one = frame[frame["network_gbps"] == settings[0][0]].copy()
     assert cv_groups(one)[1] == "configuration"
+
+
+@pytest.mark.parametrize("response", ["identity", "log"])
+def test_a_measured_change_is_judged_by_the_interval_of_a_measured_change(response: str) -> None:
+    """The confidence interval of a change (what tune ranks options by) covers the expected change; one
+    benchmark of each configuration lands in the wider interval that adds both runs' noise. Simulated: the
+    expected change is covered at about the level by the first, single measured changes by the second, and
+    the first misses most measured changes when the noise dwarfs the estimate's own uncertainty."""
+    rng = np.random.default_rng(7)
+    x = np.tile([0.0, 1.0], 200)
+    frame = pd.DataFrame({"opt": x})
+    sigma = 0.2 if response == "log" else 20.0
+
+    def draw(at: np.ndarray) -> np.ndarray:
+        mean = 100.0 + 30.0 * at
+        return mean * np.exp(rng.normal(0, sigma, at.size) - sigma**2 / 2) if response == "log" else \
+            mean + rng.normal(0, sigma, at.size)
+
+    model = fit_linear(frame, draw(x), [Term("num", "opt")], "mlr", response=response).model  # type: ignore[arg-type]
+    rows = pd.DataFrame({"opt": [0.0, 1.0]})
+    d, lo, hi = model.difference(rows, 0.9)
+    d_obs, lo_obs, hi_obs = model.difference(rows, 0.9, observed=True)
+    assert d_obs[1] == pytest.approx(d[1]) and d[1] == pytest.approx(30.0, abs=8.0)
+    assert lo_obs[1] < lo[1] < hi[1] < hi_obs[1]
+    measured = draw(np.ones(4000)) - draw(np.zeros(4000))
+    inside_obs = float(np.mean((lo_obs[1] <= measured) & (measured <= hi_obs[1])))
+    inside_ci = float(np.mean((lo[1] <= measured) & (measured <= hi[1])))
+    assert 0.85 <= inside_obs <= 0.95, inside_obs
+    assert inside_ci < 0.2, inside_ci
