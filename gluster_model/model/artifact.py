@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,6 +127,8 @@ def config_columns(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]
 class ModelFile:
     path: str
     doc: dict[str, Any]
+    # Models as loaded, per (metric, name): a boosting model is fitted again on loading, and keeps its refits.
+    _loaded: dict[tuple[str, str], Fitted] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def metrics(self) -> list[str]:
@@ -151,21 +153,24 @@ class ModelFile:
         if name not in entry["models"]:
             raise ModelFileError(f"{self.path}: metric {metric} has no model {name!r} "
                                  f"(it has {', '.join(entry['models'])})")
-        with _part(Path(self.path), metric):
-            return load_fitted(entry["models"][name])
+        if (metric, name) not in self._loaded:
+            with _part(Path(self.path), metric):
+                self._loaded[(metric, name)] = load_fitted(entry["models"][name])
+        return self._loaded[(metric, name)]
 
     def predict(self, configs: Sequence[Mapping[str, Any]], level: float = 0.9, *, metric: str,
-                use: str | None = None, observed_change: bool = False) -> Predicted:
+                use: str | None = None, observed_change: bool = False, change_refits: int = 0) -> Predicted:
         """Predict ``metric`` for each configuration (every model input given) with ``level`` intervals, by the
         metric's selected model or the one named by ``use``; derived inputs are computed here, as in the fit.
         The change against the first configuration has the interval of the expected change, or with
-        ``observed_change`` of a measured one (each configuration benchmarked once)."""
+        ``observed_change`` of a measured one (each configuration benchmarked once); a model without a
+        covariance spends up to ``change_refits`` bootstrap refits on the first (none: no interval)."""
         from .features import with_derived
 
         model = self.model(metric, use)
         cols = with_derived(config_columns(configs), metric)
         lo, hi = model.interval(cols, level)
-        _, dlo, dhi = model.difference(cols, level, observed_change)
+        _, dlo, dhi = model.difference(cols, level, observed_change, change_refits)
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 

@@ -109,7 +109,7 @@ class LinearModel:
         lo, hi = eta - t * se, eta + t * se
         return (np.exp(lo), np.exp(hi)) if self.response == "log" else (lo, hi)
 
-    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False
+    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's expected throughput minus row 0's, with a confidence interval for that difference.
 
@@ -121,7 +121,8 @@ class LinearModel:
         With ``observed`` the interval is for the difference of one new measurement of each row instead (a
         prediction interval for a measured change): each measurement's own noise is added, σ² on the MB/s
         scale, or the log-normal variance μ²(exp(σ²) − 1) for a log response. The confidence interval says
-        whether the change is real; this one says where a benchmark of the two will land.
+        whether the change is real; this one says where a benchmark of the two will land. ``refits`` is not
+        used: the covariance gives the interval.
         """
         import numpy as np
         from scipy.special import stdtrit

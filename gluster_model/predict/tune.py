@@ -6,9 +6,9 @@ was fitted on (translators on/off, io-cache size at its measured levels) is pred
 is then simplified: an option whose change from Gluster's default is not distinguishable from zero (its
 contrast's interval holds 0, at the level Bonferroni-corrected over the options tested, or it is below ``FLAT``)
 goes back to the default, so the advice does not over-tune. The gain over the defaults comes with the interval of
-the change itself (from the model's covariance), not of two predictions; a model without one (boosted trees) has
-its changes judged by the two predictions' intervals, which must not overlap. The balance over several metrics
-moves only options some metric's own advice moved.
+the change itself, not of two predictions: from the model's covariance (linear models) or from bootstrap refits
+of the trees on resampled configurations (boosted trees). The balance over several metrics moves only options
+some metric's own advice moved.
 
 Advice that keeps the defaults is also advice about what not to do: per metric, the one option change from the
 recommendation that costs most (clear of zero, as above) is reported as the pitfall, with its predicted change.
@@ -44,6 +44,10 @@ MAX_CANDIDATES = 20_000  # configurations predicted per metric; the options' gri
 # run can confirm (run-to-run noise on the lab is several percent), and where a fitted model's interactions find
 # such effects among many candidates, they are mostly the winner's curse.
 FLAT = 0.02
+# Bootstrap refits that give a boosting model's change an interval (a model with a covariance needs none). Its
+# tails are read at the Bonferroni level (about 98% for six options), so a few hundred; each refit of the
+# shipped tables' trees takes tens of milliseconds, once per metric.
+REFITS = 200
 
 
 @dataclass
@@ -225,12 +229,12 @@ def _contrast(mf: ModelFile, a: Mapping[str, Any], b: Mapping[str, Any], metric:
               use: str | None) -> tuple[float, float, float, float]:
     """b's throughput minus a's, with an interval of that change, and a's throughput.
 
-    Where the model gives the change's own interval (the linear models, from their covariance) that is it. Where
-    it does not (boosted trees), the change is bounded by the two predictions' intervals — from the lower end of
-    one to the upper end of the other — so a change counts only when the intervals do not overlap: the trees'
-    small differences between neighbouring configurations are mostly noise they fitted (on the lab, a predicted
-    +66% for 8 KB O_SYNC writes measured −1%)."""
-    p = mf.predict([dict(a), dict(b)], level, metric=metric, use=use)
+    The change's own interval: from the covariance for a linear model, from bootstrap refits for boosted trees
+    (whose small differences between neighbouring configurations are often noise they fitted: on the lab, a
+    predicted +66% for 8 KB O_SYNC writes measured −1%; such a change moves between resamples). A model with
+    neither has the change bounded by the two predictions' intervals — from the lower end of one to the upper
+    end of the other — so it counts only when the intervals do not overlap."""
+    p = mf.predict([dict(a), dict(b)], level, metric=metric, use=use, change_refits=REFITS)
     low, high = float(p.delta_low[1]), float(p.delta_high[1])
     if math.isnan(low) or math.isnan(high):
         low, high = float(p.low[1] - p.high[0]), float(p.high[1] - p.low[0])
@@ -264,7 +268,7 @@ def _simplify(mf: ModelFile, best: dict[str, Any], defaults: Mapping[str, Any], 
 
 def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[str, Any], names: Sequence[str],
             domain: Domain, level: float, strict: float, use: str | None) -> MetricAdvice:
-    p = mf.predict([defaults, chosen], level, metric=metric, use=use)
+    p = mf.predict([defaults, chosen], level, metric=metric, use=use, change_refits=REFITS)
     bases, flags, _ = judge(domain, [defaults, chosen], metric)
     not_mattering = []
     pitfall: Pitfall | None = None
