@@ -451,17 +451,25 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         checks: list[Check] = []
         base_rows = rows[base.name][metric].dropna() if base.name in rows else None
         base_pred = preds.get(base.name)
+        base_run = next((t.run for t in ok if t.scenario.name == base.name), None)
         for t in ok:
             p = preds[t.scenario.name]
             asked = as_asked.get(t.scenario.name)
             values = rows[t.scenario.name][metric].dropna()
             m = float(values.mean())
+            # A scenario built as the baseline's very volume (tune's advice to keep the defaults) was measured
+            # in the baseline's run: its change is nil by construction, not a measured one to judge.
+            same = t.scenario.baseline or (t.run is not None and base_run is not None
+                                           and t.run.config_hash == base_run.config_hash)
+            if same and not t.scenario.baseline:
+                note = f"{t.scenario.name}: the baseline's own configuration, measured in its run: no change to judge"
+                notes += [note] if note not in notes else []
             gain = (m - float(base_rows.mean()) if base_rows is not None and not base_rows.empty
-                    and not t.scenario.baseline else None)
+                    and not same else None)
             low, high = p.delta_low, p.delta_high
             if low is None and base_pred is not None and p is not base_pred:
                 # No interval of the change from this model (boosted trees): bounded by the two predictions'
-                # intervals, the rule `tune` judges such changes by.
+                # intervals, which hold the noise of both runs.
                 low, high = p.low - base_pred.high, p.high - base_pred.low
             checks.append(Check(t.scenario.name, p.value, p.low, p.high, m, int(values.size),
                                 (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high,

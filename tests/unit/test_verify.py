@@ -222,3 +222,23 @@ def test_a_change_from_a_model_without_its_interval_is_bounded_by_the_two_predic
     assert one_g.gain_low == pytest.approx(one_g.low - today.high)
     assert one_g.gain_high == pytest.approx(one_g.high - today.low)
     assert one_g.gain_inside == (one_g.gain_low <= 13.0 <= one_g.gain_high)
+
+
+def test_a_candidate_that_is_the_baseline_s_own_volume_has_no_change_to_judge(model: artifact.ModelFile) -> None:
+    """tune's advice to keep the defaults is a candidate equal to the baseline: one volume, measured once, so its
+    'measured change' would be nil by construction. It is checked as a prediction, not as a change, and said so."""
+    base = Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0},
+                    baseline=True, lab={"cpu": "0.25"})
+    q = Question(base, [Scenario("kept", {}), Scenario("1G", {"network_gbps": 1.0})], source="q.yaml")
+    found = targets(model, q, _plan(), _lab(), ["write"])
+    assert found[0].run.config_hash == found[1].run.config_hash != found[2].run.config_hash
+    net = {"today": 0.2, "kept": 0.2, "1G": 1.0}
+    rows = [{"config_hash": t.run.config_hash, "write": w, "network_gbps": net[t.scenario.name], "cpu_score": 80.0,
+             "disk_read_mbps": 120.0, "disk_write_mbps": 120.0, "client_ram_gb": 1.0, "servers": 2, "replica": 2}
+            for t, w in zip([found[0], found[2]], (11.0, 24.0))]
+    v = compare(model, q, found, pd.DataFrame(rows), ["write"], 0.9)
+    checks = {c.scenario: c for c in v.metrics[0].checks}
+    assert checks["kept"].measured == checks["today"].measured == 11.0
+    assert checks["kept"].gain_measured is None and checks["kept"].gain_inside is None
+    assert checks["1G"].gain_measured == pytest.approx(13.0) and checks["1G"].gain_inside is not None
+    assert v.notes == ["kept: the baseline's own configuration, measured in its run: no change to judge"]
