@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .buildable import DEPENDENT, allowed
 from .features import Feature, Schema, design_matrix, numbers, strings
+from .groups import group_resamples
 
 if TYPE_CHECKING:
     import numpy as np
@@ -258,18 +259,11 @@ def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataF
     """
     import numpy as np
 
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
-    codes, uniq = pd.factorize(groups)
-    order = np.argsort(codes, kind="stable")
-    members = np.split(order, np.cumsum(np.bincount(codes, minlength=len(uniq)))[:-1])
     draws: dict[str, list[float]] = {f: [] for f in schema.names}
     # One Sobol' sample for every refit (common random numbers): the spread left is the refits', not the
     # sampling's, and the sample is drawn and mapped once.
     sample = sobol_sample(marginals(frame, schema), schema, n, seed + 1)
-    for b in range(rounds):
-        rows = np.concatenate([members[g] for g in rng.integers(0, len(uniq), size=len(uniq))])
+    for rows in group_resamples(groups, rounds, seed):
         try:
             predict = refit_predict(rows)
         except (ValueError, np.linalg.LinAlgError):

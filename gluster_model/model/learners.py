@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .features import Columns, Schema, Term, main_effect_terms, n_rows, numbers, strings
-from .groups import GROUP, group_folds, n_groups
+from .groups import GROUP, group_folds, group_resamples, n_groups
 from .linear import LinearModel, fit_linear, fit_point
 
 if TYPE_CHECKING:
@@ -216,14 +216,10 @@ class GbmModel:
         if len(self._refitted) < refits:
             assert self.training is not None
             x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
+            # The file keeps no config hashes: rows with the same inputs are one configuration's trials.
             _, group = np.unique(np.nan_to_num(x, nan=-1e300), axis=0, return_inverse=True)
-            group = group.ravel()
-            members = [np.flatnonzero(group == k) for k in range(int(group.max()) + 1)]
-            rng = np.random.default_rng(int(self.estimator.random_state or 0))
-            self._refitted = []
-            for _ in range(refits):
-                rows = np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
-                self._refitted.append(clone(self.estimator).fit(x[rows], target[rows]))
+            self._refitted = [clone(self.estimator).fit(x[rows], target[rows]) for rows in
+                              group_resamples(group.ravel(), refits, int(self.estimator.random_state or 0))]
         return self._refitted[:refits]
 
     def quantile(self, level: float) -> float:
