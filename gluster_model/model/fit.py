@@ -13,7 +13,8 @@ from .domain import Domain, build_domain
 from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema_from_frame, with_derived
 from .groups import GROUP
 from .importance import Importance, additive_vi, bootstrap_vi, sobol_indices, with_intervals
-from .learners import Fitted, Learner, gbm, loglinear, mlr, physical
+from .bottleneck import usable
+from .learners import Fitted, Learner, bottleneck, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
 from .replicates import Replication, lack_of_fit, noise_cv, pure_error
 from .validate import CrossValidation, Holdout, cv_groups, grouped_cv, holdout, r2
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-MODELS = ("mlr", "loglinear", "physical", "gbm")
+MODELS = ("mlr", "loglinear", "physical", "bottleneck", "gbm")
 SCORE_SEEDS = 1000  # the reported CV's seeds start this far from the selection's
-SIMPLICITY = {name: i for i, name in enumerate(("mlr", "physical", "loglinear", "gbm"))}
+SIMPLICITY = {name: i for i, name in enumerate(("mlr", "physical", "bottleneck", "loglinear", "gbm"))}
 
 
 class FitError(GlmodelError):
@@ -74,13 +75,18 @@ class MetricFit:
         return next(s for s in self.scores if s.model == model)
 
 
-def learners_for(schema: Schema, phys_schema: Schema, models: Sequence[str], seed: int) -> list[Learner]:
+def learners_for(schema: Schema, phys_schema: Schema, models: Sequence[str], seed: int,
+                 metric: str = "", stages_measured: bool = False) -> list[Learner]:
+    """The learners asked for (the study's MLR always); the bottleneck model only where every row has the
+    measured link and disk figures its stages need."""
     make = {"mlr": lambda: mlr(schema), "loglinear": lambda: loglinear(schema),
-            "physical": lambda: physical(phys_schema), "gbm": lambda: gbm(schema, seed)}
+            "physical": lambda: physical(phys_schema), "bottleneck": lambda: bottleneck(schema, metric),
+            "gbm": lambda: gbm(schema, seed)}
     unknown = [m for m in models if m not in make]
     if unknown:
         raise FitError(f"--model: unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    return [make[m]() for m in dict.fromkeys(["mlr", *models])]  # the study's MLR is always reported
+    wanted = [m for m in dict.fromkeys(["mlr", *models]) if m != "bottleneck" or stages_measured]
+    return [make[m]() for m in wanted]
 
 
 def rows_for(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -127,7 +133,7 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
                      "measured there, or missing) and are left out")
     scores: list[Score] = []
     fitted: dict[str, Fitted] = {}
-    learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed)}
+    learners = {lr.name: lr for lr in learners_for(schema, phys_schema, models, seed, metric, usable(rows, metric))}
     groups, grouped_by = cv_groups(rows)
     splits: dict[tuple[int, int], Any] = {}  # every learner is judged on the same folds: slice them once
     # The MLR is fitted once, through statsmodels, for its coefficient table and diagnostics as well.

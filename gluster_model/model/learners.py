@@ -7,6 +7,8 @@
 - ``physical``: log response on the log2 capacity of the slowest stage a byte crosses (client links, server
   links, server disks: measured link and disk figures, replication's write amplification, the share of the
   servers the files placed by hash reach), plus the main effects.
+- ``bottleneck``: log response on the slowest stage times its efficiency, elasticity 1 where a stage binds
+  (``model/bottleneck.py``): the model that answers upgrades from data measured below them.
 - ``gbm``: gradient-boosted trees (scikit-learn's histogram GBM), no assumption of form; intervals by split
   conformal prediction on grouped out-of-fold log residuals.
 
@@ -106,6 +108,15 @@ def physical(schema: Schema) -> Learner:
     terms = main_effect_terms(schema, log_sizes=True)
     return Learner("physical", "log response on log2 bottleneck MB/s (links, disks, copies, hash placement), plus main effects",
                    _linear(terms, "physical", "log"))
+
+
+def bottleneck(schema: Schema, metric: str) -> Learner:
+    from .bottleneck import fit_bottleneck
+
+    def fit(frame: pd.DataFrame, y: np.ndarray, intervals: bool) -> Fitted:
+        return fit_bottleneck(frame, y, schema, metric, intervals)
+    return Learner("bottleneck", "log MB/s = slowest stage x its efficiency (elasticity 1 where it binds), plus "
+                   "main effects; conformal intervals over settings by stage", fit)
 
 
 # -- gradient boosting ----------------------------------------------------------------------------------------
@@ -351,6 +362,10 @@ def load_fitted(d: Mapping[str, Any]) -> Fitted:
         return LinearModel.from_json(d)
     if d["type"] == "gbm":
         return GbmModel.from_json(d)
+    if d["type"] == "bottleneck":
+        from .bottleneck import BottleneckModel
+
+        return BottleneckModel.from_json(d)
     from ..errors import GlmodelError
 
-    raise GlmodelError(f"model type {d['type']!r} is not one glmodel writes (linear, gbm)")
+    raise GlmodelError(f"model type {d['type']!r} is not one glmodel writes (linear, gbm, bottleneck)")

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Collect the upgrade proof (experiments/upgrade_proof): for each today, the bottleneck plan below it, a fit on
+# those data alone, and `glmodel verify` of the upgrades in whatif/<today>.yaml (three trials a run). About 25-30
+# minutes a today on a 2-core machine. The stores and model files go to $1 (default upgrade-proof/); export
+# them with `glmodel export` for data/ (benchmarks/upgrade_from_below.py reads the exported tables).
+#   bash benchmarks/upgrade_proof_collect.sh [OUT-DIR] [TODAY...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-upgrade-proof}
+shift || true
+todays=("$@")
+[ "${#todays[@]}" -eq 0 ] && todays=(link_bound disk_bound balanced)
+glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
+lab=${GLMODEL_LAB_DIR:-$out/lab}
+mkdir -p "$out"
+[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --brick-size 2GB --dir "$lab"
+plan=$here/experiments/upgrade_proof/plan.yaml
+for today in "${todays[@]}"; do
+  store=$out/$today.db
+  echo "== $today: the bottleneck plan below it ($(date -u +%H:%M:%S))"
+  "$glmodel" collect --cluster "$lab/lab.yaml" --plan "$plan" --variant "$today" --store "$store"
+  "$glmodel" fit --store "$store" --family hardware --out "$out/$today-below.json" >"$out/$today-fit.txt"
+  echo "== $today: verify the upgrades ($(date -u +%H:%M:%S))"
+  "$glmodel" verify --cluster "$lab/lab.yaml" --model "$out/$today-below.json" \
+    --scenarios "$here/experiments/upgrade_proof/whatif/$today.yaml" --plan "$plan" --variant "${today}_verify" \
+    --store "$store" --json >"$out/$today-verify.json" || echo "verify of $today exited $?"
+  # every campaign, the verification ones included (glmodel export leaves those out of a whole-store export)
+  "$here/.venv/bin/python" - "$store" "$out/$today.csv" <<'PY'
+import sys
+
+import pandas as pd
+
+from gluster_model.dataset import trial_frame
+from gluster_model.store.store import open_store
+
+store = open_store(sys.argv[1], create=False)
+frames = [trial_frame(store, c["name"]) for c in store.campaigns()]
+pd.concat([f for f in frames if len(f)], ignore_index=True).to_csv(sys.argv[2], index=False)
+PY
+done
+echo "== done ($(date -u +%H:%M:%S))"
