@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     from gluster_model.model import artifact
-    from gluster_model.model.validate import cv_groups
+    from gluster_model.model.groups import cv_groups
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT / "data" / "hardware_emulated.csv")

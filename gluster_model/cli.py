@@ -502,7 +502,7 @@ data_option = click.option(
 @click.option("--family", type=click.Choice(["hardware", "gluster", "unified"]), default="unified", show_default=True,
               help="Feature family: the study's hardware or Gluster model, or everything.")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to fit (default: every one with data).")
-@click.option("--model", "models", multiple=True, help="Challenger(s): loglinear, physical, gbm (default: all; "
+@click.option("--model", "models", multiple=True, help="Challenger(s): loglinear, physical, bottleneck, gbm (default: all; "
               "the MLR is always fitted).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the splits, samples and bootstrap.")
 @click.option("--level", type=click.FloatRange(0.5, 0.99), default=0.9, show_default=True,
@@ -595,7 +595,7 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to predict (default: every one in the model).")
 @click.option("--level", type=click.FloatRange(0.5, 0.99), default=None,
               help="Prediction-interval level (default: the file's, else 0.9).")
-@click.option("--use", help="Predict with this model of the file (mlr, loglinear, physical, gbm) instead of each "
+@click.option("--use", help="Predict with this model of the file (mlr, loglinear, physical, bottleneck, gbm) instead of each "
               "metric's selected one.")
 @json_option
 @click.option("--csv", "csv_out", type=click.Path(path_type=Path), help="Also write one row per scenario and metric "

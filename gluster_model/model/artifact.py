@@ -145,6 +145,10 @@ class ModelFile:
     def selected(self, metric: str) -> str:
         return str(self._metric(metric)["report"]["selected"])
 
+    def models(self, metric: str) -> list[str]:
+        """The names of the models the file holds for ``metric``."""
+        return list(self._metric(metric)["models"])
+
     def model(self, metric: str, name: str | None = None) -> Fitted:
         from .learners import load_fitted
 

@@ -128,12 +128,7 @@ class BottleneckModel:
         return out
 
     def quantile(self, stage: str, level: float) -> float:
-        table = self.quantiles.get(stage) or self.quantiles.get("all") or {}
-        key = f"{level:g}"
-        if key in table:
-            return table[key]
-        above = sorted((float(k), v) for k, v in table.items() if float(k) >= level)
-        return above[0][1] if above else math.inf
+        return lookup(self.quantiles, stage, level)
 
     def interval(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -144,23 +139,18 @@ class BottleneckModel:
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each row minus row 0. The change's interval on the log scale: the model's relative error of a row
-        is what its stage's conformal quantile bounds, and two rows bound at one stage share it (their ratio is
-        the ratio of their capacities), so the change is uncertain by the quantile of each row bound elsewhere
-        than row 0; a measured change (``observed``) adds both runs' own quantiles in quadrature."""
+        """Each row minus row 0, with an interval on the log scale around the predicted ratio: the row's own
+        conformal quantile (where row 0 stands is taken as predicted; the quantile is what the model's error at
+        a setting it never saw spans, and a change of hardware moves a run to such a setting); a measured change
+        (``observed``) adds row 0's quantile in quadrature, as both runs carry their own noise. Never a zero
+        width: two rows bound at one stage share its efficiency, but not the error of the model's form."""
         import numpy as np
 
         yhat = self.predict(frame)
-        bind = self.binding(frame)
-        q = np.array([self.quantile(STAGES[s], level) for s in bind])
-        ratio = yhat / yhat[0]
-        if observed:
-            width = np.sqrt(q ** 2 + q[0] ** 2)
-        else:
-            width = np.where(bind == bind[0], 0.0, np.sqrt(q ** 2 + q[0] ** 2))
+        q = np.array([self.quantile(STAGES[s], level) for s in self.binding(frame)])
+        width = np.sqrt(q ** 2 + q[0] ** 2) if observed else q
         d = yhat - yhat[0]
-        low = yhat[0] * (ratio * np.exp(-width) - 1)
-        high = yhat[0] * (ratio * np.exp(width) - 1)
+        low, high = yhat * np.exp(-width) - yhat[0], yhat * np.exp(width) - yhat[0]
         low[0] = high[0] = 0.0
         return d, low, high
 
@@ -244,6 +234,25 @@ def _predict_core(core: _Core, logc: np.ndarray, x: np.ndarray) -> tuple[np.ndar
     limits = logc + core.log_eff[:, None]
     main = (x - core.centre) @ core.coef if len(core.coef) else np.zeros(logc.shape[1])
     return np.min(limits, axis=0) + main, np.argmin(limits, axis=0)
+
+
+def lookup(quantiles: Mapping[str, Mapping[str, float]], stage: str, level: float) -> float:
+    """A stage's conformal quantile at ``level`` (the pooled one where the stage has none; the next level up
+    where the level was not tabled; inf where nothing is)."""
+    table = quantiles.get(stage) or quantiles.get("all") or {}
+    key = f"{level:g}"
+    if key in table:
+        return float(table[key])
+    above = sorted((float(k), v) for k, v in table.items() if float(k) >= level)
+    return float(above[0][1]) if above else math.inf
+
+
+def raw_binding(frame: Columns, metric: str) -> np.ndarray:
+    """Index into ``STAGES`` of the stage with the least measured capacity, per row."""
+    import numpy as np
+
+    out: np.ndarray = np.argmin(np.nan_to_num(stages(frame, metric), nan=np.inf), axis=0)
+    return out
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, level: float) -> float:

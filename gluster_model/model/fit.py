@@ -17,7 +17,8 @@ from .bottleneck import usable
 from .learners import Fitted, Learner, bottleneck, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
 from .replicates import Replication, lack_of_fit, noise_cv, pure_error
-from .validate import CrossValidation, Holdout, cv_groups, grouped_cv, holdout, r2
+from .groups import cv_groups
+from .validate import CrossValidation, Holdout, grouped_cv, holdout, r2
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,7 +81,7 @@ def learners_for(schema: Schema, phys_schema: Schema, models: Sequence[str], see
     """The learners asked for (the study's MLR always); the bottleneck model only where every row has the
     measured link and disk figures its stages need."""
     make = {"mlr": lambda: mlr(schema), "loglinear": lambda: loglinear(schema),
-            "physical": lambda: physical(phys_schema), "bottleneck": lambda: bottleneck(schema, metric),
+            "physical": lambda: physical(phys_schema, metric), "bottleneck": lambda: bottleneck(schema, metric),
             "gbm": lambda: gbm(schema, seed)}
     unknown = [m for m in models if m not in make]
     if unknown:

@@ -73,6 +73,10 @@ class LinearModel:
     response: Literal["identity", "log"] = "identity"
     smearing: float = 1.0
     aliased: list[str] = field(default_factory=list)
+    # Conformal log-residual quantiles over hardware settings, per stage that limits a row (model/bottleneck.py
+    # explains why): when set, they give the prediction interval in place of the t-interval.
+    conformal: dict[str, dict[str, float]] = field(default_factory=dict)
+    metric: str = ""  # the metric whose stages ``conformal`` is keyed by
 
     @property
     def n_params(self) -> int:
@@ -102,6 +106,13 @@ class LinearModel:
         import numpy as np
         from scipy.special import stdtrit
 
+        if self.conformal and self.response == "log":
+            from .bottleneck import lookup, raw_binding
+            from .features import STAGES
+
+            yhat = self.predict(frame)
+            q = np.array([lookup(self.conformal, STAGES[s], level) for s in raw_binding(frame, self.metric)])
+            return yhat * np.exp(-q), yhat * np.exp(q)
         x = self._x(frame)
         eta = x @ self.params
         se = np.sqrt(self.sigma2 + np.einsum("ij,jk,ik->i", x, self.cov, x))
@@ -148,7 +159,8 @@ class LinearModel:
         return {"type": "linear", "name": self.name, "terms": [t.to_json() for t in self.terms],
                 "kept": self.kept, "params": self.params.tolist(), "cov": self.cov.tolist(),
                 "sigma2": self.sigma2, "df_resid": self.df_resid, "response": self.response,
-                "smearing": self.smearing, "aliased": self.aliased}
+                "smearing": self.smearing, "aliased": self.aliased,
+                **({"conformal": self.conformal, "metric": self.metric} if self.conformal else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> LinearModel:
@@ -156,7 +168,9 @@ class LinearModel:
 
         model = cls(d["name"], [Term.from_json(t) for t in d["terms"]], list(d["kept"]),
                     np.asarray(d["params"], dtype=float), np.asarray(d["cov"], dtype=float), float(d["sigma2"]),
-                    int(d["df_resid"]), d["response"], float(d["smearing"]), list(d.get("aliased", [])))
+                    int(d["df_resid"]), d["response"], float(d["smearing"]), list(d.get("aliased", [])),
+                    {str(s): {str(k): float(v) for k, v in dict(t).items()}
+                     for s, t in dict(d.get("conformal") or {}).items()}, str(d.get("metric", "")))
         # A model that would answer with NaN, or with an interval from a negative variance, is refused here.
         k = len(model.kept) + 1
         if model.params.shape != (k,) or model.cov.shape != (k, k):

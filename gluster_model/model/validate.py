@@ -18,7 +18,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .groups import GROUP, cv_groups, group_folds  # noqa: F401 - cv_groups: read here by callers
+from .groups import GROUP, group_folds
 from .learners import Learner
 
 if TYPE_CHECKING:

@@ -7,10 +7,14 @@ Basis of a prediction:
 - ``measured``: the scenario is a measured configuration (the measured mean is shown beside the prediction);
 - ``interpolated``: its hardware is a measured setting or a mix of measured ones, every input inside its measured
   range, and its workload no further from a measured one than the measured ones are from each other;
-- ``extrapolated``: anything else (model/domain.py says how each is judged). Such a number is a guess, and is
-  marked as one.
+- ``bounded``: an upgrade: it leaves the measured data only by a faster link or disk than the baseline's, and
+  another stage whose capacity was measured bounds what the upgrade can give. Answered by the bottleneck model
+  (model/bottleneck.py: throughput follows the binding stage, elasticity 1, until the next stage binds), with
+  the bound and the stage that binds after the upgrade;
+- ``extrapolated``: anything else (model/domain.py says how each is judged), including an upgrade of every stage
+  at once, which nothing measured bounds. Such a number is a guess, and is marked as one.
 
-A candidate is ranked only when it is priced, interpolated or measured, not predicted above what its own
+A candidate is ranked only when it is priced, interpolated, bounded or measured, not predicted above what its own
 hardware can carry, and its gain is positive with an interval that excludes zero; every other candidate is
 listed with the reason it is not ranked. Rank 1 is the best upgrade.
 """
@@ -24,7 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import GlmodelError
 from ..model.artifact import config_columns
+from ..model.features import with_derived
 from ..model.domain import EXACT, Domain
+from ..model.bottleneck import RESOURCE_STAGES, STAGE_INPUTS
 from ..model.features import SIZE_FEATURES, STAGES, Feature, label, stages
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
@@ -32,7 +38,7 @@ from .scenarios import Question, Scenario
 if TYPE_CHECKING:
     from ..model.artifact import ModelFile
 
-Basis = Literal["measured", "interpolated", "extrapolated"]
+Basis = Literal["measured", "interpolated", "bounded", "extrapolated"]
 
 
 @dataclass
@@ -58,6 +64,9 @@ class Prediction:
     rank: int | None = None  # by gain per price among the candidates that qualify, 1 = best
     reason: str = ""  # why it is not ranked, a key of NOT_RANKED ("" when ranked, and for the baseline)
     not_ranked: str = ""  # the same as a sentence
+    bound: float | None = None  # bounded upgrade: MB/s the stages it does not upgrade let through (measured)
+    bound_stage: str = ""  # the stage that sets that bound
+    binds_after: str = ""  # the stage that limits the scenario (the bottleneck model's answer)
 
     @property
     def above_ceiling(self) -> bool:
@@ -274,6 +283,46 @@ def judge(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str
     return bases, flags, at
 
 
+def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Sequence[Basis], metric: str
+                ) -> dict[int, tuple[str, ...]]:
+    """The candidates that leave the measured data only by a faster link or disk than the baseline's: index →
+    the stage inputs it raises. A candidate qualifies when the data varied each input it raises (so how
+    throughput follows that resource was measured, if only below), with those inputs put back to the
+    baseline's it is inside the data (measured or interpolated), and the baseline itself is inside."""
+    if not configs or bases[0] == "extrapolated":
+        return {}
+    names = {f.name for f in domain.inputs}
+    varied = {f.name for f in domain.varied}
+    base = configs[0]
+    out: dict[int, tuple[str, ...]] = {}
+    raised_at: dict[int, dict[str, Any]] = {}
+    for k in range(1, len(configs)):
+        if bases[k] != "extrapolated":
+            continue
+        c = configs[k]
+        raised = tuple(n for n in sorted(STAGE_INPUTS & names) if float(c[n]) > float(base[n]) * (1 + 1e-9))
+        lowered = [n for n in STAGE_INPUTS & names if float(c[n]) < float(base[n]) * (1 - 1e-9)]
+        # a resource the data never varied has no measured response to stand on, even below
+        if raised and not lowered and set(raised) <= varied:
+            raised_at[k] = {**c, **{n: base[n] for n in raised}}
+            out[k] = raised
+    if not out:
+        return {}
+    keys = list(raised_at)
+    back, _, _ = judge(domain, [raised_at[k] for k in keys], metric)
+    return {k: out[k] for k, b in zip(keys, back) if b != "extrapolated"}
+
+
+def upgrade_bound(limits: Sequence[float], raised: Sequence[str]) -> tuple[float, str] | None:
+    """What an upgrade of the ``raised`` inputs can give at most: the least of the stages it does not feed
+    (each stage's measured capacity times its efficiency, ``limits``), and that stage; None when it feeds
+    every stage (nothing measured bounds it). The bottleneck model's prediction is the minimum over all stages,
+    so it never exceeds this bound."""
+    fed = {s for n in raised for s in RESOURCE_STAGES.get(n, ())}
+    rest = [(float(limits[s]), STAGES[s]) for s in range(len(STAGES)) if s not in fed]
+    return min(rest) if rest else None
+
+
 def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) -> list[tuple[float, str] | None]:
     """What each configuration's hardware can carry (MB/s, and the stage), where the model has the inputs for it
     and its own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""
@@ -450,10 +499,18 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         configs = [resolve(domain, q.baseline, s) for s in q.scenarios]
         for s, c in zip(q.scenarios, configs):
             resolved.setdefault(s.name, {}).update(c)
-        predicted = mf.predict(configs, lvl, metric=metric, use=use, observed_change=observed_change)
+        bases, all_flags, at = judge(domain, configs, metric)
+        upgrades = upgrades_of(domain, configs, bases, metric) if "bottleneck" in mf.models(metric) else {}
+        answer_with = use or ("bottleneck" if upgrades else None)
+        if upgrades and use is None:
+            notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a link "
+                         "or disk beyond the measured hardware (throughput follows the slowest stage until the "
+                         "next measured one binds)")
+        predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change)
         yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
                                   predicted.delta_high)
-        bases, all_flags, at = judge(domain, configs, metric)
+        limits_after = (mf.model(metric, "bottleneck").stage_limits(  # type: ignore[attr-defined]
+            with_derived(config_columns(configs), metric)) if upgrades else None)
         dist, idx = at.dist, at.index
         limits = ceilings(domain, configs, metric)
         preds = []
@@ -472,6 +529,16 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                                    f"{p.ceiling_stage} can carry")
             if basis == "measured":
                 p.measured_mean, p.measured_trials = domain.means[int(idx[k])], domain.trials[int(idx[k])]
+            if limits_after is not None:
+                col = limits_after[:, k]
+                p.binds_after = STAGES[int(col.argmin())]
+                if k in upgrades:
+                    bound = upgrade_bound(col, upgrades[k])
+                    if bound is None:
+                        p.flags.append("it upgrades every stage a byte crosses: no measured stage bounds the gain")
+                    else:
+                        p.basis, p.flags = "bounded", []
+                        p.bound, p.bound_stage = bound
             preds.append(p)
         _costs(preds, q.scenarios)
         levers = _levers(mf, use, domain, configs[0], metric)

@@ -17,7 +17,7 @@ from ..text import printable
 if TYPE_CHECKING:
     from ..verify import Check, Verification, Work
 
-_BASIS_STYLE = {"measured": "green", "interpolated": "", "extrapolated": "yellow"}
+_BASIS_STYLE = {"measured": "green", "interpolated": "", "bounded": "cyan", "extrapolated": "yellow"}
 
 
 def num(v: float | None, fmt: str = "") -> str:
@@ -50,6 +50,15 @@ def change_words(p: Prediction) -> str:
     if p.delta_low is not None and p.delta_high is not None:
         inner = f"{num(p.delta_low, '+.1f')} to {num(p.delta_high, '+.1f')}, {inner}"
     return f"{num(p.delta, '+.1f')} MB/s ({inner})"
+
+
+def basis_words(p: Prediction) -> str:
+    """The basis, and for a bounded upgrade what bounds it and what binds after it."""
+    if p.basis != "bounded" or p.bound is None:
+        return p.basis
+    after = (f"after it the {p.binds_after} limit at ~{num(p.value)} MB/s" if p.binds_after == p.bound_stage else
+             f"after it the {p.binds_after} still limit; the {p.bound_stage} would at ~{num(p.bound)} MB/s")
+    return f"bounded upgrade ({after})"
 
 
 def rank_cell(p: Prediction) -> str:
@@ -120,7 +129,7 @@ def summary_lines(a: Answer) -> list[str]:
             cost = (f" for {money(best.price, nm(a.currency))}, {num((best.gain_per_cost or 0) * 1000, '.1f')} MB/s "
                     f"per 1,000 {nm(a.currency) or 'of price'}" if best.price else "")
             lines.append(f"Best buy for {m.metric}: [bold]{nm(best.scenario)}[/]: "
-                         f"{change_words(best)}{cost}; {best.basis}.")
+                         f"{change_words(best)}{cost}; {basis_words(best)}.")
         else:
             lines.append(f"No candidate to recommend for {m.metric}: {nm(m.no_best)}.")
     lines += _bottleneck_lines(a)

@@ -8,7 +8,7 @@ import pytest
 
 from gluster_model.model.fit import fit_metric
 from gluster_model.model.replicates import lack_of_fit, noise_cv, pure_error
-from gluster_model.model.validate import cv_groups
+from gluster_model.model.groups import cv_groups
 
 
 def test_pure_error_is_the_spread_around_each_repeated_configuration() -> None:

@@ -1,0 +1,184 @@
+"""The upgrade proof, recomputed from the shipped data: for each "today" of experiments/upgrade_proof (a throttled
+lab standing for a user's cluster), fit on the bottleneck plan measured at or below today only, predict the
+upgrades of whatif/<today>.yaml, and set the predictions beside what `glmodel verify` measured.
+
+Per metric (write, read), over every upgrade of every today: MAPE (%) of the predictions at the hardware as the
+verification measured it (as `glmodel verify` predicts), the share of measured means inside their 90% intervals
+(coverage, % ; by the stage the prediction binds at), and whether the upgrade predicted best per price measured
+best in every today (``best_held``). Predictions come from the bottleneck model of a model file fitted as
+`glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
+
+Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+TODAYS = ("link_bound", "disk_bound", "balanced")
+METRICS = ("write", "read")
+MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
+
+
+def lab_settings(campaign: str) -> dict[str, int]:
+    """'verify.upgrade_proof@lab:link=400mbit,disk=60MB/s,ram=1GB' -> the settings as numbers (bit/s, B/s, B)."""
+    from gluster_model.lab import parse_setting
+
+    tail = campaign.split("@", 1)[1].split(":", 1)[1] if ":" in campaign.split("@", 1)[-1] else ""
+    out: dict[str, int] = {}
+    for part in filter(None, tail.split(",")):
+        key, _, value = part.partition("=")
+        out.update(parse_setting(key, value))
+    return out
+
+
+def scenario_settings(whatif: Path) -> dict[str, dict[str, int]]:
+    """Each scenario of a what-if file -> the lab settings `verify` builds it with (today's, then its own)."""
+    import yaml
+
+    from gluster_model.lab import parse_setting
+
+    doc = yaml.safe_load(whatif.read_text())
+    base: dict[str, int] = {}
+    for k, v in doc["baseline"].get("lab", {}).items():
+        base.update(parse_setting(k, str(v)))
+    out = {doc["baseline"]["name"]: base}
+    for c in doc["candidates"]:
+        own = dict(base)
+        for k, v in c.get("lab", {}).items():
+            own.update(parse_setting(k, str(v)))
+        out[c["name"]] = own
+    return out
+
+
+def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
+    from gluster_model.model import artifact
+    from gluster_model.model.bottleneck import STAGES
+    from gluster_model.model.train import train
+    from gluster_model.predict import scenarios as sc
+    from gluster_model.predict.whatif import model_inputs, resolve, what_if
+
+    frame = pd.read_csv(data_dir / f"upgrade_proof_{today}.csv")
+    verifying = frame["campaign"].astype(str).str.startswith("verify.")
+    below, checked = frame[~verifying].reset_index(drop=True), frame[verifying]
+    whatif = ROOT / "experiments" / "upgrade_proof" / "whatif" / f"{today}.yaml"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "below.json"
+        train(below, f"data/upgrade_proof_{today}.csv (below today)", out, family="hardware",
+              metrics=list(METRICS), samples=256, bootstrap=0)
+        mf = artifact.load(out)
+        q = sc.from_file(whatif, model_inputs(mf, METRICS))
+        answer = what_if(mf, q, level=level)
+    settings = scenario_settings(whatif)
+    measured: dict[str, pd.DataFrame] = {}
+    for campaign, rows in checked.groupby("campaign"):
+        have = lab_settings(str(campaign))
+        for name, want in settings.items():
+            if all(have.get(k) == v for k, v in want.items()):
+                measured[name] = rows
+    result: dict[str, Any] = {"today": today, "metrics": {}}
+    for m in answer.metrics:
+        domain = mf.domain(m.metric)
+        rows_out = []
+        base_mean = float(measured[q.baseline.name][m.metric].mean()) if q.baseline.name in measured else math.nan
+        for s, p in zip(q.scenarios[1:], m.predictions[1:]):
+            if s.name not in measured:
+                continue
+            got = measured[s.name]
+            config = resolve(domain, q.baseline, s)
+            config.update({k: float(got[k].mean()) for k in MEASURED if k in got and k in config})
+            predicted = mf.predict([config], level, metric=m.metric, use="bottleneck")
+            model = mf.model(m.metric, "bottleneck")
+            from gluster_model.model.artifact import config_columns
+            from gluster_model.model.features import with_derived
+
+            stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
+            mean = float(got[m.metric].mean())
+            value, low, high = float(predicted.value[0]), float(predicted.low[0]), float(predicted.high[0])
+            rows_out.append({"scenario": s.name, "basis": p.basis, "predicted": value, "low": low, "high": high,
+                             "measured": mean, "trials": int(len(got)), "error_pct": (value / mean - 1) * 100,
+                             "inside": bool(low <= mean <= high), "stage": stage, "price": s.price,
+                             "measured_gain": mean - base_mean, "predicted_gain": p.delta, "rank": p.rank})
+        eligible = [r for r in rows_out if r["basis"] != "extrapolated" and r["price"]]
+        gains = [r for r in eligible if r["measured_gain"] > 0]
+        measured_best = max(gains, key=lambda r: r["measured_gain"] / r["price"])["scenario"] if gains else None
+        result["metrics"][m.metric] = {"today_measured": base_mean, "upgrades": rows_out,
+                                       "predicted_best": m.best_upgrade, "measured_best": measured_best,
+                                       "best_held": m.best_upgrade == measured_best}
+    return result
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for metric in METRICS:
+        rows = [r for t in results for r in t["metrics"].get(metric, {}).get("upgrades", [])]
+        if not rows:
+            continue
+        by_stage: dict[str, list[bool]] = {}
+        for r in rows:
+            by_stage.setdefault(r["stage"], []).append(r["inside"])
+        out[metric] = {
+            "mape": float(np.mean([abs(r["error_pct"]) for r in rows])),
+            "coverage": float(np.mean([r["inside"] for r in rows]) * 100),
+            "coverage_by_stage": {k: float(np.mean(v) * 100) for k, v in by_stage.items()},
+            "runs_by_stage": {k: len(v) for k, v in by_stage.items()},
+            "best_held": all(t["metrics"][metric]["best_held"] for t in results if metric in t["metrics"]),
+            "upgrades": len(rows),
+            "per_today": {t["today"]: {"mape": float(np.mean([abs(r["error_pct"]) for r in
+                                                               t["metrics"][metric]["upgrades"]])),
+                                       "coverage": float(np.mean([r["inside"] for r in
+                                                                  t["metrics"][metric]["upgrades"]]) * 100),
+                                       "predicted_best": t["metrics"][metric]["predicted_best"],
+                                       "measured_best": t["metrics"][metric]["measured_best"],
+                                       "best_held": t["metrics"][metric]["best_held"]}
+                          for t in results if metric in t["metrics"] and t["metrics"][metric]["upgrades"]},
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
+    ap.add_argument("--level", type=float, default=0.9)
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--details", action="store_true", help="also print every upgrade's row")
+    args = ap.parse_args()
+    todays = [t for t in TODAYS if (args.data_dir / f"upgrade_proof_{t}.csv").exists()]
+    if not todays:
+        sys.exit(f"no data/upgrade_proof_<today>.csv in {args.data_dir}")
+    results = [one_today(t, args.data_dir, args.level) for t in todays]
+    summary = summarise(results)
+    if args.json:
+        print(json.dumps(summary if not args.details else {"summary": summary, "todays": results}, indent=1))
+        return
+    print(f"upgrades predicted from data at or below today ({', '.join(todays)}); "
+          f"{args.level:.0%} intervals, bottleneck model")
+    print(f"{'metric':<7} {'upgrades':>8} {'MAPE %':>7} {'coverage %':>10}  by stage                      best held")
+    for metric, s in summary.items():
+        stages = ", ".join(f"{k} {v:.0f}% ({s['runs_by_stage'][k]})" for k, v in s["coverage_by_stage"].items())
+        print(f"{metric:<7} {s['upgrades']:>8} {s['mape']:>7.1f} {s['coverage']:>10.0f}  {stages:<30} "
+              f"{'yes' if s['best_held'] else 'no'}")
+        for today, t in s["per_today"].items():
+            print(f"  {today:<12} MAPE {t['mape']:5.1f}%  coverage {t['coverage']:4.0f}%  best predicted "
+                  f"{t['predicted_best'] or '-'}, measured {t['measured_best'] or '-'}")
+    if args.details:
+        for t in results:
+            for metric, m in t["metrics"].items():
+                for r in m["upgrades"]:
+                    print(f"  {t['today']:<11} {metric:<5} {r['scenario']:<17} {r['basis']:<12} predicted "
+                          f"{r['predicted']:7.1f} [{r['low']:.1f}, {r['high']:.1f}] measured {r['measured']:7.1f} "
+                          f"({r['error_pct']:+.1f}%) {r['stage']}")
+
+
+if __name__ == "__main__":
+    main()

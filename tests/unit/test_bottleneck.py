@@ -1,0 +1,174 @@
+"""The bottleneck model and upgrade answers: its fit, its bound, its intervals (by simulation), its file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gluster_model.dataset import FAMILIES
+from gluster_model.errors import GlmodelError
+from gluster_model.model.bottleneck import (STAGES, BottleneckModel, conformal_quantiles, fit_bottleneck,
+                                            weighted_quantile)
+from gluster_model.model.features import schema_from_frame, stages
+from gluster_model.model.groups import GROUP
+from gluster_model.predict.whatif import upgrade_bound
+
+EFFICIENCY = np.array([0.9, 0.85, 0.8])  # client links, server links, server disks
+
+
+def cluster_rows(link: float, disk: float, runs: int, rng: np.random.Generator, setting_sd: float = 0.06,
+                 run_sd: float = 0.04, ram: float = 1.0) -> pd.DataFrame:
+    """Runs of one hardware setting of a 2-server, 2-client replica-2 cluster whose truth is a bottleneck: each
+    setting shares one error (its placement draw, its baselines), each run adds its own."""
+    frame = pd.DataFrame({"network_gbps": link, "disk_read_mbps": disk, "disk_write_mbps": disk,
+                          "client_ram_gb": ram, "cpu_score": 150.0, "base_filesystem": "ext4", "servers": 2,
+                          "clients": 2, "shard": False, "replica": 2.0, "disperse": 0, "redundancy": 0,
+                          "file_size": 64 << 20, "threads": 4, "layout": "replicate",
+                          GROUP: f"{link}-{disk}-{ram}"}, index=range(runs))
+    truth = np.min(stages(frame, "write") * EFFICIENCY[:, None], axis=0)
+    frame["write"] = truth * np.exp(rng.normal(0, setting_sd) + rng.normal(0, run_sd, size=runs))
+    return frame
+
+
+def below_today(link: float, disk: float, rng: np.random.Generator, runs: int = 2) -> pd.DataFrame:
+    """The bottleneck plan relative to today: today, link and disk at 50% and 25%, both at 50%."""
+    shares = [(1, 1), (0.5, 1), (0.25, 1), (1, 0.5), (1, 0.25), (0.5, 0.5)]
+    return pd.concat([cluster_rows(link * a, disk * b, runs, rng) for a, b in shares], ignore_index=True)
+
+
+def fitted(frame: pd.DataFrame) -> BottleneckModel:
+    y = frame["write"].to_numpy(float)
+    return fit_bottleneck(frame, y, schema_from_frame(frame, FAMILIES["hardware"], "write"), "write")
+
+
+def test_noise_free_data_give_back_each_stages_efficiency() -> None:
+    rng = np.random.default_rng(0)
+    frame = below_today(0.4, 40, rng)
+    frame["write"] = np.min(stages(frame, "write") * EFFICIENCY[:, None], axis=0)
+    model = fitted(frame)
+    eff = np.exp(model.log_eff)
+    # client and server links have one capacity on this cluster (2 clients, 2 servers, replica 2): the fit may
+    # credit either; the disks' efficiency is identified alone
+    assert eff[2] == pytest.approx(0.8, rel=1e-6)
+    assert min(eff[0], eff[1]) == pytest.approx(0.85, rel=1e-6)
+    np.testing.assert_allclose(model.predict(frame), frame["write"], rtol=1e-6)
+    # an upgrade of the link alone stops where the disks bind: at 0.8 of the disks' measured 40 MB/s
+    up = frame.iloc[:1].assign(network_gbps=1.6)
+    assert float(model.predict(up)[0]) == pytest.approx(0.8 * 40, rel=1e-6)
+    assert STAGES[int(model.binding(up)[0])] == "server disks"
+
+
+def test_a_stage_no_run_is_bound_by_gets_an_assumed_efficiency_that_binds_no_training_run() -> None:
+    rng = np.random.default_rng(1)
+    frame = pd.concat([cluster_rows(0.2 * s, 200, 2, rng) for s in (1, 0.5, 0.25)], ignore_index=True)
+    model = fitted(frame)
+    assert model.assumed[2] and not all(model.assumed[:2])  # the two link stages tie on this cluster
+    assert (model.binding(frame) != 2).all()
+
+
+def test_the_bound_is_never_exceeded_by_the_prediction() -> None:
+    rng = np.random.default_rng(2)
+    for _ in range(500):
+        limits = rng.uniform(1, 500, size=3)
+        raised = [("network_gbps",), ("disk_read_mbps", "disk_write_mbps"), ("disk_write_mbps",)][rng.integers(3)]
+        bound = upgrade_bound(limits, raised)
+        assert bound is not None
+        assert float(np.min(limits)) <= bound[0] + 1e-12
+        assert bound[1] in STAGES
+    assert upgrade_bound([10.0, 20.0, 30.0], ("network_gbps", "disk_write_mbps")) is None  # every stage fed
+
+
+def test_upgrades_from_below_fall_inside_their_intervals_at_the_stated_rate() -> None:
+    """Simulation: a cluster whose truth is a bottleneck, measured only at or below today; upgrades of the
+    link and the disks x2 and x4 and of both x2, each measured as a mean of three trials at a setting of its
+    own. 90% intervals must cover about 90% of them (conformal: at least the level, at most a little above)."""
+    rng = np.random.default_rng(3)
+    inside, errors = [], []
+    for sim in range(150):
+        link, disk = [(0.2, 60.0), (0.4, 20.0), (0.4, 40.0)][sim % 3]
+        model = fitted(below_today(link, disk, rng))
+        for a, b in [(2, 1), (4, 1), (1, 2), (1, 4), (2, 2)]:
+            runs = cluster_rows(link * a, disk * b, 3, rng)
+            lo, hi = model.interval(runs.iloc[:1], 0.9)
+            mean = float(runs["write"].mean())
+            inside.append(lo[0] <= mean <= hi[0])
+            errors.append(abs(float(model.predict(runs.iloc[:1])[0]) / mean - 1))
+    coverage = float(np.mean(inside))
+    assert 0.85 <= coverage <= 0.97, coverage
+    assert float(np.mean(errors)) < 0.1
+
+
+def test_conformal_quantiles_weigh_each_setting_the_same() -> None:
+    # one setting of 10 runs with small residuals, four settings of one run with large ones: per setting, the
+    # large residuals are 4 of 5 settings, so the median is large
+    resid = np.array([0.01] * 10 + [0.5, 0.6, 0.7, 0.8])
+    setting = np.array([0] * 10 + [1, 2, 3, 4])
+    q = conformal_quantiles(resid, np.zeros(14, dtype=int), setting, levels=(0.5,))
+    assert q["all"]["0.5"] >= 0.5
+    assert weighted_quantile(np.array([1.0, 2.0, 3.0]), np.ones(3), 0.5) == 2.0
+
+
+def test_the_model_file_round_trips_and_a_damaged_one_is_refused() -> None:
+    rng = np.random.default_rng(4)
+    frame = below_today(0.4, 40, rng)
+    model = fitted(frame)
+    again = BottleneckModel.from_json(json.loads(json.dumps(model.to_json())))
+    np.testing.assert_allclose(again.predict(frame), model.predict(frame))
+    np.testing.assert_allclose(again.interval(frame)[0], model.interval(frame)[0])
+    damaged = model.to_json() | {"log_eff": [0.0, 0.0]}
+    with pytest.raises(GlmodelError, match="bottleneck model is damaged"):
+        BottleneckModel.from_json(damaged)
+    with pytest.raises(GlmodelError, match="not a finite"):
+        BottleneckModel.from_json(model.to_json() | {"log_eff": [0.0, float("nan"), 0.0]})
+
+
+def test_a_change_interval_is_never_zero_wide() -> None:
+    rng = np.random.default_rng(5)
+    model = fitted(below_today(0.2, 60, rng))
+    frame = below_today(0.2, 60, rng).iloc[[0, 2]]  # today and link at 50%: both bound at the links
+    d, low, high = model.difference(frame.reset_index(drop=True))
+    assert low[1] < d[1] < high[1]
+    _, olow, ohigh = model.difference(frame.reset_index(drop=True), observed=True)
+    assert ohigh[1] - olow[1] > high[1] - low[1]
+
+
+def test_predict_answers_an_upgrade_from_below_as_bounded_and_ranks_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A model fitted on a link-bound cluster measured at or below today answers "links x4" with the gain until
+    the disks bind (bounded, the disks named), "links and disks x2" as extrapolated (every stage upgraded,
+    nothing measured bounds it), and ranks only the bounded and interpolated ones."""
+    from gluster_model.model import artifact
+    from gluster_model.model.train import train
+    from gluster_model.predict.scenarios import Question, Scenario
+    from gluster_model.predict.whatif import what_if
+
+    rng = np.random.default_rng(6)
+    frame = below_today(0.2, 60.0, rng, runs=3)
+    frame["config_hash"] = frame[GROUP]
+    frame["campaign"] = "below"
+    out = tmp_path / "below.json"
+    train(frame, "synthetic", out, family="hardware", metrics=["write"], samples=128, bootstrap=0)
+    mf = artifact.load(out)
+    today = {"network_gbps": 0.2, "disk_read_mbps": 60.0, "disk_write_mbps": 60.0}
+    q = Question(Scenario("today", today, baseline=True), [
+        Scenario("links x2", {"network_gbps": 0.4}, price=600),
+        Scenario("links x4", {"network_gbps": 0.8}, price=1500),
+        Scenario("disks x2", {"disk_read_mbps": 120.0, "disk_write_mbps": 120.0}, price=800),
+        Scenario("both x2", {"network_gbps": 0.4, "disk_read_mbps": 120.0, "disk_write_mbps": 120.0}, price=1400)],
+        0.9, "EUR")
+    m = what_if(mf, q).metrics[0]
+    assert m.model == "bottleneck"
+    p = {x.scenario: x for x in m.predictions}
+    assert p["links x4"].basis == "bounded" and p["links x4"].bound_stage == "server disks"
+    assert p["links x4"].binds_after == "server disks"
+    assert p["links x4"].value <= p["links x4"].bound * (1 + 1e-9)  # type: ignore[operator]
+    # the disks bind after links x4 at their measured 60 MB/s times their efficiency (truth 0.8 x 60 = 48)
+    assert 40 < p["links x4"].value < 56
+    assert p["links x2"].basis == "bounded" and p["links x2"].binds_after in ("client links", "server links")
+    assert p["links x2"].value == pytest.approx(2 * p["today"].value, rel=0.01)  # elasticity 1 while it binds
+    assert p["disks x2"].basis == "bounded" and p["disks x2"].effect != "gain"  # the links still bind
+    assert p["both x2"].basis == "extrapolated" and p["both x2"].rank is None
+    assert any("no measured stage bounds" in f for f in p["both x2"].flags)
+    assert m.best is not None and m.best.scenario in ("links x2", "links x4")
