@@ -271,7 +271,7 @@ def test_cv_holds_out_whole_hardware_settings_when_the_hardware_varied() -> None
     from gluster_model.model.learners import gbm
     from gluster_model.model.features import schema_from_frame
     from gluster_model.model.groups import cv_groups
-from gluster_model.model.validate import grouped_cv
+    from gluster_model.model.validate import grouped_cv
 
     rng = np.random.default_rng(4)
     rows = []
