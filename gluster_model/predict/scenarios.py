@@ -51,6 +51,9 @@ class ScenarioSpec(_Strict):
     raw_tb: float | None = Field(default=None, gt=0)
     server_tb: float | None = Field(default=None, gt=0)
     lab: dict[str, str] = Field(default_factory=dict, description="lab settings that build it (glmodel verify)")
+    measured_by: str | None = Field(default=None, min_length=1, max_length=200,
+                                    description="how its hardware figures were measured (e.g. `glmodel bench disk` "
+                                                "on the new device); without it they are spec values")
 
     @field_validator("lab", mode="before")
     @classmethod
@@ -105,6 +108,7 @@ class Scenario:
     server_tb: float | None = None
     baseline: bool = False
     lab: dict[str, str] = field(default_factory=dict)  # lab settings that build it (verify only)
+    measured_by: str = ""  # how its hardware figures were measured ("": spec values from the file)
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,7 @@ def from_file(path: str | Path, inputs: Mapping[str, Feature],
     def scenario(s: ScenarioSpec, where: str, default: str, base: bool, on: Mapping[str, Any]) -> Scenario:
         values = measured_extremes(s.set, on, settings)
         return Scenario(s.name or default, check_values(values, inputs, src, f"{where}.set"), s.price, s.raw_tb,
-                        s.server_tb, base, dict(s.lab))
+                        s.server_tb, base, dict(s.lab), s.measured_by or "")
 
     baseline = scenario(spec.baseline, "baseline", "baseline", True, {})
     cands = [scenario(c, f"candidates[{i}]", "", False, baseline.values) for i, c in enumerate(spec.candidates)]

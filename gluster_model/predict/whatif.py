@@ -67,6 +67,7 @@ class Prediction:
     bound: float | None = None  # bounded upgrade: MB/s the stages it does not upgrade let through (measured)
     bound_stage: str = ""  # the stage that sets that bound
     binds_after: str = ""  # the stage that limits the scenario (the bottleneck model's answer)
+    capacity_from: str = ""  # bounded/extrapolated upgrades: where its hardware figures come from
 
     @property
     def above_ceiling(self) -> bool:
@@ -539,6 +540,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                     else:
                         p.basis, p.flags = "bounded", []
                         p.bound, p.bound_stage = bound
+                    p.capacity_from = (f"measured: {s.measured_by}" if s.measured_by
+                                       else "spec values from the what-if file")
             preds.append(p)
         _costs(preds, q.scenarios)
         levers = _levers(mf, use, domain, configs[0], metric)

@@ -58,7 +58,7 @@ def basis_words(p: Prediction) -> str:
         return p.basis
     after = (f"after it the {p.binds_after} limit at ~{num(p.value)} MB/s" if p.binds_after == p.bound_stage else
              f"after it the {p.binds_after} still limit; the {p.bound_stage} would at ~{num(p.bound)} MB/s")
-    return f"bounded upgrade ({after})"
+    return f"bounded upgrade ({after}; its figures: {p.capacity_from or 'spec values'})"
 
 
 def rank_cell(p: Prediction) -> str:

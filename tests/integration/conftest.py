@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.lab import LabState, lab_down, lab_up
+from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -30,6 +30,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
         yield state
     finally:
         lab_down(lab_dir)
+
+
+@pytest.fixture
+def lab_put_back(lab: LabState) -> Iterator[LabState]:
+    """The session lab, its every node's link, disk, RAM and CPU put back as they were after the test, passed
+    or failed: a test that dies with the lab throttled must not slow or break the tests after it."""
+    before = snapshot(LabState.load(lab.path) or lab)
+    try:
+        yield lab
+    finally:
+        now = LabState.load(lab.path)
+        if now is not None and snapshot(now) != before:
+            restore(now, before)
 
 
 def glmodel(*args: str, check: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -3,8 +3,11 @@ campaign with its own measured baselines, and the lab is put back as it was."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import pytest
 import yaml
 
 from gluster_model.dataset import trial_frame
@@ -14,6 +17,9 @@ from gluster_model.store import open_store
 
 from .conftest import glmodel
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 PLAN = {
     "name": "hwci",
     # Three settings where disk and link move independently: (1gbit, 40MB/s), (1gbit, 300MB/s), (500mbit, 40MB/s).
@@ -21,7 +27,7 @@ PLAN = {
                 "record_size": "1MB", "threads": 3, "sync": "odirect"},
     "design": {"type": "grid"},
     "workload": {"tests": ["write"]},
-    "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none"},
+    "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none"},
     "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "32MB", "runtime": 2, "steady": True, "parallel": True,
                                                                  "tests": ["seq_write", "seq_read"]}},
 }
@@ -29,7 +35,8 @@ SETTINGS = {"hwci@lab:link=1gbit,disk=40MB/s", "hwci@lab:link=1gbit,disk=300MB/s
             "hwci@lab:link=500mbit,disk=40MB/s", "hwci@lab:link=500mbit,disk=300MB/s"}
 
 
-def test_plan_changes_lab_hardware_and_baselines_measure_it(lab: LabState, tmp_path: Path) -> None:
+def test_plan_changes_lab_hardware_and_baselines_measure_it(lab_put_back: LabState, tmp_path: Path) -> None:
+    lab = lab_put_back
     plan = tmp_path / "hw.yaml"
     plan.write_text(yaml.safe_dump(PLAN))
     store = str(tmp_path / "hw.db")
@@ -59,11 +66,58 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab: LabState, tmp_p
     frame["write"] = frame["write"].astype(float)
     schema = schema_from_frame(frame, ["network_gbps", "disk_write_mbps"], "write")
     assert schema.names == ["network_gbps", "disk_write_mbps"], schema.dropped
-    assert (frame["write"] > 0).all() and len(frame) == 4
+    # what the store kept: two measured trials of each run (a disturbed trial is measured again, not kept)
+    assert (frame["write"] > 0).all() and (frame.groupby("campaign", observed=True).size() == 2).all()
+    upgrade_answers_rest_on_the_measured_stages(frame, tmp_path)
     # Put back as it was: unshaped, unthrottled, bricks in the lab directory.
     state = LabState.load(lab.path)
     assert state is not None and state.links == {} and state.disk == {} and state.backing == {}
     assert state.throttles == []
+
+
+UPGRADES = {"baseline": {"name": "today", "set": {"network_gbps": "max", "disk_read_mbps": "max",
+                                                  "disk_write_mbps": "max"}},
+            "currency": "EUR",
+            "candidates": [{"name": "links x2", "set": {"network_gbps": 2.0}, "price": 100},
+                           {"name": "disks x3", "set": {"disk_read_mbps": 1000, "disk_write_mbps": 1000},
+                            "price": 100, "measured_by": "a datasheet"},
+                           {"name": "both", "set": {"network_gbps": 2.0, "disk_read_mbps": 1000,
+                                                    "disk_write_mbps": 1000}, "price": 100}]}
+
+
+def upgrade_answers_rest_on_the_measured_stages(frame: "pd.DataFrame", tmp_path: Path) -> None:
+    """A model of these settings (links and disks measured up to today's, the fastest) answers faster links and
+    disks as bounded upgrades: each bounded by the stage it does not feed, at that stage's measured capacity
+    times its fitted efficiency; links and disks together feed every stage, so that one is a guess."""
+    from gluster_model.model import artifact
+    from gluster_model.model.artifact import config_columns
+    from gluster_model.model.features import with_derived
+
+    table = tmp_path / "hw.csv"
+    frame.to_csv(table, index=False)
+    model = tmp_path / "hw.json"
+    glmodel("fit", "--data", str(table), "--family", "hardware", "--metric", "write", "--samples", "128",
+            "--out", str(model), check=True, timeout=300)
+    question = tmp_path / "up.yaml"
+    question.write_text(yaml.safe_dump(UPGRADES))
+    out = glmodel("predict", "--model", str(model), "--scenarios", str(question), "--json", check=True)
+    answer = json.loads(out.stdout)
+    m = answer["metrics"][0]
+    assert m["model"] == "bottleneck"
+    p = {x["scenario"]: x for x in m["predictions"]}
+    assert p["today"]["basis"] in ("measured", "interpolated")
+    assert p["links x2"]["basis"] == "bounded" and p["links x2"]["bound_stage"] == "server disks"
+    assert p["disks x3"]["basis"] == "bounded" and p["disks x3"]["bound_stage"] in ("client links", "server links")
+    assert p["disks x3"]["capacity_from"] == "measured: a datasheet"
+    assert p["both"]["basis"] == "extrapolated" and p["both"]["rank"] is None
+    bottleneck = artifact.load(model).model("write", "bottleneck")
+    for name, fed in (("links x2", (0, 1)), ("disks x3", (2,))):
+        limits = bottleneck.stage_limits(with_derived(config_columns([answer["scenarios"][name]]), "write"))[:, 0]
+        unfed = min(float(limits[s]) for s in range(3) if s not in fed)
+        assert p[name]["bound"] == pytest.approx(unfed, rel=1e-6)
+        assert p[name]["value"] <= p[name]["bound"] * (1 + 1e-9)
+    # the measured stages the bound rests on: today's disks as fio measured them on this lab
+    assert max(frame["disk_write_mbps"]) > 2.5 * 40
 
 
 def test_lab_factor_on_a_real_cluster_is_one_line(tmp_path: Path) -> None:

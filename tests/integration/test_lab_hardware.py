@@ -89,7 +89,8 @@ RAM_PLAN = {
 }
 
 
-def test_a_ram_limit_puts_a_larger_file_in_the_uncached_regime(lab: LabState, tmp_path: Path) -> None:
+def test_a_ram_limit_puts_a_larger_file_in_the_uncached_regime(lab_put_back: LabState, tmp_path: Path) -> None:
+    lab = lab_put_back
     plan = tmp_path / "ram.yaml"
     plan.write_text(yaml.safe_dump(RAM_PLAN))
     store = str(tmp_path / "ram.db")

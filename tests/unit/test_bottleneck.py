@@ -155,7 +155,8 @@ def test_predict_answers_an_upgrade_from_below_as_bounded_and_ranks_it(tmp_path)
     q = Question(Scenario("today", today, baseline=True), [
         Scenario("links x2", {"network_gbps": 0.4}, price=600),
         Scenario("links x4", {"network_gbps": 0.8}, price=1500),
-        Scenario("disks x2", {"disk_read_mbps": 120.0, "disk_write_mbps": 120.0}, price=800),
+        Scenario("disks x2", {"disk_read_mbps": 120.0, "disk_write_mbps": 120.0}, price=800,
+                 measured_by="glmodel bench disk on one new device"),
         Scenario("both x2", {"network_gbps": 0.4, "disk_read_mbps": 120.0, "disk_write_mbps": 120.0}, price=1400)],
         0.9, "EUR")
     m = what_if(mf, q).metrics[0]
@@ -163,6 +164,8 @@ def test_predict_answers_an_upgrade_from_below_as_bounded_and_ranks_it(tmp_path)
     p = {x.scenario: x for x in m.predictions}
     assert p["links x4"].basis == "bounded" and p["links x4"].bound_stage == "server disks"
     assert p["links x4"].binds_after == "server disks"
+    assert p["links x4"].capacity_from == "spec values from the what-if file"
+    assert p["disks x2"].capacity_from == "measured: glmodel bench disk on one new device"
     assert p["links x4"].value <= p["links x4"].bound * (1 + 1e-9)  # type: ignore[operator]
     # the disks bind after links x4 at their measured 60 MB/s times their efficiency (truth 0.8 x 60 = 48)
     assert 40 < p["links x4"].value < 56
