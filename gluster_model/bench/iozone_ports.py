@@ -90,7 +90,8 @@ def free_master_port() -> list[Holder]:
         end({h.pid for h in stale})
     others = [h for h in holders() if h.port in MASTER_PORTS]
     if others:
-        raise GlmodelError(f"this machine: {others[0]} holds a port of iozone's master (20000-21023), so the "
-                           "trial's iozone children would connect to it; end that process (or wait until it ends) "
-                           "and run again")
+        named = "; ".join(str(h) for h in others[:3]) + (f" (and {len(others) - 3} more)" if len(others) > 3 else "")
+        raise GlmodelError(f"this machine: {named} hold{'s' if len(others) == 1 else ''} a port of iozone's master "
+                           "(20000-21023), so the trial's iozone children would connect to it; end that process (or "
+                           "wait until it ends) and run again")
     return stale

@@ -81,3 +81,4 @@ def test_bad_backing_is_one_line(lab: LabState) -> None:
     bad = glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "zfs")
     assert bad.returncode == 2 and "not a brick backing" in bad.stderr and "xfs" in bad.stderr
     assert "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -52,3 +52,4 @@ def test_one_node_at_300mbit_is_measured_as_such_and_unshaping_leaves_nothing(la
 def test_bad_rate_is_one_line(lab: LabState) -> None:
     bad = glmodel("lab", "link", "--dir", str(lab.path), "--rate", "fast")
     assert bad.returncode == 2 and "not a link rate" in bad.stderr and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr

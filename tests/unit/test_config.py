@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from gluster_model.cli import cli
 from gluster_model.config.cluster import load_cluster
 from gluster_model.errors import ConfigError
+from pydantic import ValidationError
 
 DATA = Path(__file__).parent.parent / "data"
 BAD = sorted((DATA / "bad_clusters").iterdir())
@@ -80,7 +81,7 @@ def test_clients_default_to_servers(tmp_path: Path) -> None:
 
 def test_spec_is_frozen() -> None:
     spec = load_cluster(DATA / "clusters" / "full.yaml")
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         spec.raw.servers[0].host = "evil"  # type: ignore[misc]
 
 

@@ -12,6 +12,7 @@ from gluster_model.lab.cpu import parse_cpu, quota_knobs
 from gluster_model.lab.disk import parse_disk_rate, parse_iops, show_limits, v1_entries, v2_line
 from gluster_model.lab.hardware import canonical, parse_setting
 from gluster_model.lab.ram import limit_knob, parse_ram
+from gluster_model.errors import ParseError
 
 
 def test_disk_rates_are_si_like_fio_and_refuse_words_and_negatives() -> None:
@@ -102,7 +103,7 @@ def test_cpu_score_takes_the_fastest_repeat_and_refuses_garbage() -> None:
     assert "sha256sum" in cpu_score_script(1 << 20, 2)
     assert parse_cpu_score("200000000\n100000000\n", nbytes=32 << 20) == pytest.approx((32 << 20) / 0.1 / 1e6)
     for bad in ("", "12ms", "-5"):
-        with pytest.raises(Exception, match="cpu score"):
+        with pytest.raises(ParseError, match="cpu score"):
             parse_cpu_score(bad)
 
 

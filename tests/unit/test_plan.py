@@ -20,6 +20,7 @@ from gluster_model.plan.design import (
     space_filling,
 )
 from gluster_model.plan.file import PlanFile, expand, load_plan
+from pydantic import ValidationError
 
 BAD = Path(__file__).parent.parent / "data" / "bad_plans"
 SMOKE = Path(__file__).parent.parent.parent / "experiments" / "plans" / "smoke.yaml"
@@ -191,7 +192,7 @@ def test_the_bottleneck_plan_is_shares_of_each_host_and_only_for_clusters() -> N
                                                 ("link", "1gbps", "in bits"),
                                                 ("brick_backing", "zfs", "not one of dir, ext4, xfs, tmpfs")])
 def test_bad_lab_levels(factor: str, level: str, why: str) -> None:
-    with pytest.raises(Exception, match=why):
+    with pytest.raises(ValidationError, match=why):
         PlanFile.model_validate({"name": "hw", "factors": {factor: level}})
 
 

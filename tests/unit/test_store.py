@@ -102,7 +102,7 @@ def test_restarting_a_run_drops_its_unfinished_trials(tmp_path: Path) -> None:
         assert st.start_run(rid) == 2  # e.g. after a crash: attempt 2 starts from trial 0 again
         assert st.trials(rid) == []
         st.add_trial(rid, _trial(0, 11.0))
-        with pytest.raises(Exception):  # the same trial index twice is impossible
+        with pytest.raises(StoreError, match="trials.run_id, trials.idx"):  # the same trial index twice is impossible
             st.add_trial(rid, _trial(0, 12.0))
         assert len(st.trials(rid)) == 1
 
