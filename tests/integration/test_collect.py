@@ -17,7 +17,7 @@ import yaml
 from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import glmodel, kept_trials
 from .postgres import postgres_server
 
 # 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~9 s of
@@ -63,7 +63,8 @@ def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: 
     assert "2 volume(s), 4 run(s), 8 trial(s)" in dry.stdout and not Path(store).exists()
     first = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
                     timeout=900, check=True)
-    assert first.stdout.count("✓") == 4 and "4 run(s) done now, 0 before, 0 failed; 8 trial(s)" in first.stdout
+    # what the store kept, not the printed trial count (a disturbed trial measured again adds to that)
+    assert first.stdout.count("✓") == 4 and "4 run(s) done now, 0 before, 0 failed" in first.stdout
     assert _counts(store, "ci@lab") == EXPECTED
     with open_store(store, create=False) as st:
         c = st.campaign("ci@lab")
@@ -73,8 +74,8 @@ def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: 
             (lay, rs) for lay in ("distribute", "replicate") for rs in (16 << 10, 64 << 10)}
         assert all(r["attempts"] == 1 and r["regime"] == "cached" for r in runs)
         for r in runs:
-            trials = st.trials(int(r["id"]))
-            assert [t["idx"] for t in trials] == [0, 1]
+            trials = kept_trials(st.trials(int(r["id"])))
+            assert len(trials) == 2 and len({t["idx"] for t in trials}) == 2
             assert all(m["metric"] == "write" and m["value"] > 0 and m["unit"] == "kB/s"
                        for t in trials for m in t["measurements"])
         kinds = {b["kind"] for b in st.baseline_table()}
@@ -193,7 +194,8 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
             # Runs finished before the kill were not run again; the killed one was (a second attempt, from
             # trial 0); the ones never started ran once.
             assert r["attempts"] == (2 if r["config_hash"] in killed else 1), (r["config_hash"], done_before)
-            assert [t["idx"] for t in st.trials(int(r["id"]))] == [0, 1]
+            kept = kept_trials(st.trials(int(r["id"])))
+            assert len(kept) == 2 and len({t["idx"] for t in kept}) == 2
     _no_volumes_left(lab)
     _no_iozone_children_left()
 
@@ -311,8 +313,8 @@ def test_auto_sizing_doubles_until_the_data_phase_lasts_the_target(lab: LabState
     with open_store(store, create=False) as st:
         (run,) = st.runs()
         trials = st.trials(int(run["id"]))
-    sizing = [t for t in trials if t["warmup"]]
-    measured = [t for t in trials if not t["warmup"]]
+    sizing = [t for t in kept_trials(trials) if t["warmup"]]
+    measured = [t for t in kept_trials(trials) if not t["warmup"]]
     assert len(sizing) >= 2 and len(measured) == 1  # 3 x 4 MiB cannot take 0.25 s at lab speeds
 
     def data_phase(t: dict) -> float:  # seconds the write moved data: 3 threads' bytes over the aggregate rate
@@ -326,4 +328,7 @@ def test_auto_sizing_doubles_until_the_data_phase_lasts_the_target(lab: LabState
     # The dry-run estimate now learns from these trials (two or more sizes).
     dry = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_path), "--store", store,
                   "--dry-run", check=True)
-    assert f"fitted on {len(trials)} stored trial(s)" in dry.stdout
+    import re
+
+    fitted_on = re.search(r"fitted on (\d+) stored trial\(s\)", dry.stdout)
+    assert fitted_on is not None and len(kept_trials(trials)) <= int(fitted_on.group(1)) <= len(trials), dry.stdout
