@@ -83,7 +83,7 @@ class HostKeys:
 
 def restore(cluster: Path) -> dict[str, str]:
     """Undo the hardware emulation each host of the cluster recorded; host -> what happened there."""
-    from .emulation import restore as undo
+    from .hardware.emulation import restore as undo
 
     with session(cluster) as (spec, ex):
         outcomes = undo(spec, ex)

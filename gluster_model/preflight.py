@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config.cluster import ClusterSpec, Host
-from .emulation import describe_record, record_path, status_script
+from .hardware.emulation import describe_record, record_path, status_script
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
-from .hostlimits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
+from .hardware.limits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
                          parse_throttles, throttle_script)
-from .nic import nic_script, parse_nic, show_nic
+from .hardware.nic import nic_script, parse_nic, show_nic
 from .remote.executor import Executor, shell
 from .remote.sections import parse_sections, section
 

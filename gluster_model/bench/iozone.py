@@ -24,7 +24,7 @@ from typing import Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
-from ..hostgroup import join_prefix
+from ..remote.executor import join_prefix
 from ..gluster.apply import drop_caches, mount
 from ..remote.executor import Executor, shell
 from .engine import EngineResult, Measurement, TrialRequest
@@ -69,7 +69,7 @@ def rsh_wrapper(cluster: ClusterSpec, hosts: list[Host], ssh: str = "ssh", ended
     ``ended``: a file to which the script appends "HOST EXIT" when the ssh to a child ends in failure (the
     node dropped, the child was killed, it could not start): iozone's master does not notice a lost child and
     would wait for it until the trial's timeout. On a cluster that allows emulation each child first joins its
-    host's group (``hostgroup.join_prefix``), as every command the executor runs there does.
+    host's group (``remote.executor.join_prefix``), as every command the executor runs there does.
     """
     cases = []
     for h in hosts:

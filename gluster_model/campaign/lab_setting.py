@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.cluster import ClusterSpec
-from ..emulation import EMULATED, apply_hardware, is_share, parse_share, restore
+from ..hardware.emulation import EMULATED, apply_hardware, is_share, parse_share, restore
 from ..errors import ConfigError, LabError
 from ..remote.executor import Executor
 from .records import LabSetting
@@ -23,25 +23,20 @@ def apply_lab_setting(cluster: ClusterSpec, executor: Executor, setting: LabSett
                       progress: Callable[[str], None], note: Callable[[str], None] = lambda m: None) -> None:
     """Give every node (lab) or host (emulation) the setting's hardware; ``note`` is told, per host of a
     cluster, what was changed there."""
-    from ..lab import PAIRS, parse_setting  # the one parser of hardware settings' text, the lab's and emulation's
+    from ..hardware.settings import PAIRS, parse_setting  # the one parser of hardware settings' text
 
     if cluster.lab_dir is None:
         other = [f for f, _ in setting if f not in EMULATED]
         if other:  # plan.expand refuses these first; a library caller gets the same answer
             raise LabError(f"{cluster.name} is not a glmodel lab; {other[0]} cannot be emulated on it (glmodel "
                            f"emulates {', '.join(EMULATED)})")
-        from ..lab.cpu import parse_cpu
-        from ..lab.ram import parse_ram
-
         knobs: dict[str, Any] = {}
         for factor, text in setting:
             try:  # RAM and CPU are bounded by each host's own (emulation checks them there), not this machine's
                 if is_share(text):  # of what each host has: resolved on the host
                     knobs.update({k: parse_share(text) for k in PAIRS.get(factor, (factor,))})
                 else:
-                    knobs.update({"ram": parse_ram(text, total=0)} if factor == "ram" else
-                                 {"cpu": parse_cpu(text, cpus=1 << 20)} if factor == "cpu" else
-                                 parse_setting(factor, text))
+                    knobs.update(parse_setting(factor, text, on_this_machine=False))
             except ValueError as exc:
                 raise ConfigError(cluster.source, f"factors.{factor}", str(exc)) from None
         progress("every host: " + (", ".join(f"{k}={v}" for k, v in setting) or "its own hardware"))

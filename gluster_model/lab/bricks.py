@@ -16,26 +16,17 @@ built by pure functions; ``attach`` and ``detach`` are the places that run them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, get_args
 
 from ..errors import LabError
+from ..hardware.settings import Backing
 from .run import run
 
-Backing = Literal["dir", "ext4", "xfs", "tmpfs"]
-BACKINGS: tuple[str, ...] = get_args(Backing)
 IMAGE = "bricks.img"
 DEFAULT_SIZE = 4 << 30
 _MIN_SIZE = {"xfs": 512 << 20, "ext4": 64 << 20, "tmpfs": 64 << 20, "dir": 0}  # mkfs.xfs refuses under 300 MB
 
 
-def parse_backing(text: str) -> Backing:
-    """'xfs', 'EXT4', 'tmpfs', 'dir' (or 'none') -> the backing; anything else is refused with what is allowed."""
-    t = str(text).strip().lower()
-    if t == "none":
-        t = "dir"
-    if t not in BACKINGS:
-        raise ValueError(f"{text!r} is not a brick backing (use {', '.join(BACKINGS)})")
-    return t  # type: ignore[return-value]
+
 
 
 def format_argv(kind: Backing, device: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import getpass
 
-from ..shaping import show_rate
+from ..hardware.link import show_rate
 from .run import run
 from .state import LabState
 

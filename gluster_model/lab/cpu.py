@@ -7,35 +7,18 @@ slower machine. The host facts measure it back with a short fixed CPU score run 
 
 from __future__ import annotations
 
-import os
 
 from . import cgroups
 from .run import write_knob
 from .state import LabState, NodeState
 
 PERIOD_US = 100_000
-MIN_CPU = 0.05  # below this the node's glusterd misses its own time-outs
 
 
-def parse_cpu(text: str | float, cpus: int | None = None) -> float | None:
-    """'0.5' -> half a core, '2' -> two cores; 'unlimited' -> None. At most the machine's CPU count."""
-    t = str(text).strip().lower()
-    if t in ("unlimited", "none", "off"):
-        return None
-    try:
-        cores = float(t)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a CPU share (cores as a number, e.g. 0.25, 0.5, 1, or unlimited)") from None
-    cpus = (os.cpu_count() or 1) if cpus is None else cpus
-    if not cores == cores or cores < MIN_CPU:  # NaN, too small, or negative
-        raise ValueError(f"{text!r}: a node gets at least {MIN_CPU} of a core (or unlimited)")
-    if cores > cpus:
-        raise ValueError(f"{text!r} is more than this machine's {cpus} CPU(s)")
-    return round(cores, 3)
 
 
-def show_cpu(cores: float | None) -> str:
-    return "unlimited" if cores is None else f"{cores:g}"
+
+
 
 
 def quota_knobs(version: int, cores: float | None) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from ..errors import LabError
-from ..throttling import (KINDS, MAX_IOPS, MIN_RATE, parse_disk_rate, parse_iops, show_disk_rate, show_limits,
+from ..hardware.disk import (KINDS, MAX_IOPS, MIN_RATE, parse_disk_rate, parse_iops, show_disk_rate, show_limits,
                           v1_entries, v2_line)
 from . import bricks, cgroups
 from .run import write_knob

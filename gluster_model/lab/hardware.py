@@ -26,42 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabError
-from ..shaping import parse_rate, show_rate
+from ..hardware.link import parse_rate, show_rate
+from ..hardware.settings import KNOBS, PAIRS, parse_backing, parse_setting, show_cpu, show_ram
 from . import bricks, cgroups, cpu, disk, links, ram
 from .clusterfile import write_cluster_file
 from .run import Progress, quiet
 from .state import LabState
 
-# name -> (parser of its text, shower of its value); "unlimited" parses to None everywhere but backing.
-KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
-    "link": (parse_rate, show_rate),
-    "backing": (bricks.parse_backing, str),
-    "disk_read": (disk.parse_disk_rate, disk.show_disk_rate),
-    "disk_write": (disk.parse_disk_rate, disk.show_disk_rate),
-    "disk_read_iops": (disk.parse_iops, lambda v: "unlimited" if v is None else str(v)),
-    "disk_write_iops": (disk.parse_iops, lambda v: "unlimited" if v is None else str(v)),
-    "ram": (ram.parse_ram, ram.show_ram),
-    "cpu": (cpu.parse_cpu, cpu.show_cpu),
-}
-# Shorthands that set a read and a write knob to one value.
-PAIRS = {"disk": ("disk_read", "disk_write"), "disk_iops": ("disk_read_iops", "disk_write_iops")}
 _DISK_KEYS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
               "disk_write_iops": "write_iops"}
-
-
-def parse_setting(name: str, text: str) -> dict[str, Any]:
-    """One setting's text -> {knob: value}; ValueError saying what is allowed (a shorthand sets two knobs)."""
-    targets = PAIRS.get(name, (name,))
-    if targets[0] not in KNOBS:
-        raise ValueError(f"{name!r} is not a lab setting (use {', '.join([*KNOBS, *PAIRS])})")
-    value = KNOBS[targets[0]][0](text)
-    return {t: value for t in targets}
-
-
-def canonical(name: str, text: str) -> str:
-    """A setting's text in its one canonical form ('1 Gbit' -> '1gbit', '150 MB/s' -> '150MB/s')."""
-    knob = PAIRS.get(name, (name,))[0]
-    return str(KNOBS[knob][1](parse_setting(name, text)[knob]))
 
 
 def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[str, Any],
@@ -137,7 +110,7 @@ def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = No
     """
     state.check_known(kinds)
     size = size or state.brick_size
-    wanted = {a: bricks.parse_backing(k) for a, k in kinds.items()}
+    wanted = {a: parse_backing(k) for a, k in kinds.items()}
     changed = [a for a, k in wanted.items()
                if state.backing.get(a, "dir") != k or (k != "dir" and size != state.brick_size)]
     for address in changed:
@@ -173,8 +146,8 @@ def node_settings(state: LabState, address: str) -> dict[str, str]:
     return {"link": show_rate(state.links.get(address)),
             "bricks": state.backing.get(address, "dir"),
             "disk": disk.show_limits(state.disk.get(address, {})),
-            "ram": ram.show_ram(state.ram.get(address)),
-            "cpu": cpu.show_cpu(state.cpu.get(address))}
+            "ram": show_ram(state.ram.get(address)),
+            "cpu": show_cpu(state.cpu.get(address))}
 
 
 def snapshot(state: LabState) -> dict[str, dict[str, Any]]:

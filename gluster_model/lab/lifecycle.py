@@ -21,7 +21,7 @@ from typing import Any
 from ..config.cluster import check_remote_path
 from ..errors import LabError
 from ..gluster.cli import gluster_argv, parse_peer_status_xml
-from ..shaping import removal_argv
+from ..hardware.link import removal_argv
 from . import bricks, netns
 from .clusterfile import write_cluster_file
 from .hardware import remove_all, set_hardware

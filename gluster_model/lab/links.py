@@ -1,14 +1,14 @@
 """Network speed per lab node: its NIC (``eth0`` in its namespace) shaped with tc, as any host's would be.
 
 The reference study found the network decisive, and on one machine a node's NIC (a veth on the lab's bridge,
-see ``netns``) runs at memory speed. The commands are ``shaping``'s, the ones ``emulation`` runs on a real
+see ``netns``) runs at memory speed. The commands are ``hardware.link``'s, the ones ``hardware.emulation`` runs on a real
 host; the lab runs them inside the node's namespace, where the IFB device is the node's own.
 """
 
 from __future__ import annotations
 
 from ..errors import LabError
-from ..shaping import removal_argv, shaping_argv
+from ..hardware.link import removal_argv, shaping_argv
 from .netns import NIC, in_netns
 from .run import run
 

@@ -17,37 +17,6 @@ from . import cgroups
 from .run import write_knob
 from .state import LabState, NodeState
 
-MIN_RAM = 256 << 20  # below this the node's glusterfsd, FUSE client and sshd themselves do not fit
-
-
-def machine_ram() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def parse_ram(text: str, total: int | None = None) -> int | None:
-    """'2GB', '512MB' (binary units, as RAM is sold) -> bytes; 'unlimited' -> None. At most the machine's RAM."""
-    t = str(text).strip()
-    if t.lower() in ("unlimited", "none", "off"):
-        return None
-    try:
-        n = parse_size(t)
-    except ValueError:
-        raise ValueError(f"{text!r} is not an amount of RAM (use e.g. 512MB, 2GB, or unlimited)") from None
-    if n < MIN_RAM:
-        raise ValueError(f"{text!r}: a node needs at least {gluster_size(MIN_RAM)} of RAM (or unlimited)")
-    total = machine_ram() if total is None else total
-    if total and n > total:
-        raise ValueError(f"{text!r} is more than this machine's {total / 2**30:.1f} GiB of RAM")
-    return n
-
-
-def show_ram(n: int | None) -> str:
-    return "unlimited" if n is None else gluster_size(n) if n % (1 << 20) == 0 else f"{n}B"
-
-
 def limit_knob(version: int, n: int | None) -> tuple[str, str]:
     """(file, text) that sets a group's memory limit to ``n`` bytes (None: no limit)."""
     if version == 1:

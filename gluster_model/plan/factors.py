@@ -90,8 +90,8 @@ def normalize_level(factor: Factor, value: Any) -> Level:
             raise ValueError(f"{value!r} is more than {MAX_SIZE >> 40} TB; no trial of that size would end")
         return n
     if factor.kind == "hardware":
-        from ..emulation import is_share, parse_share
-        from ..lab.hardware import canonical
+        from ..hardware.emulation import is_share, parse_share
+        from ..hardware.settings import canonical
 
         if is_share(value):  # a share of each host's own hardware (emulation on a cluster): "50%"
             return str(parse_share(str(value)) or "100%")

@@ -15,7 +15,7 @@ from ..bench.iperf import IperfSpec
 from ..bench.metrics import Metric
 from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
-from ..emulation import check_factors, is_share
+from ..hardware.emulation import check_factors, is_share
 from ..errors import ConfigError
 from .design import DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize

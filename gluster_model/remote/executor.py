@@ -17,7 +17,6 @@ from concurrent.futures import ALL_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ..hostgroup import join_prefix
 from ..errors import (
     CommandFailed,
     ConfigError,
@@ -49,6 +48,14 @@ def quote_command(command: Command) -> str:
 def shell(script: str) -> list[str]:
     """argv that runs a small POSIX shell script; every value inside it must already be shlex-quoted."""
     return ["sh", "-c", script]
+
+
+def join_prefix(join_file: str) -> str:
+    """Shell text put before a command so it runs inside the group a join file names while the file exists
+    (a cluster that allows emulation gives each host one: ``ClusterSpec.join_file``). The transport only sources
+    the file; what the group is, and the file, are ``hardware.group``'s."""
+    j = shlex.quote(join_file)
+    return f"if [ -f {j} ]; then . {j}; fi; "
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ class SSHExecutor:
 
     def __init__(self, cluster: ClusterSpec) -> None:
         """Commands to a host of a cluster that allows emulation first join the host's group when it has one
-        (``hostgroup.join_prefix``): what glmodel starts there gets the emulated RAM and CPU."""
+        (``join_prefix``; the group itself is ``hardware.group``'s): what glmodel starts there gets the emulated RAM and CPU."""
         self.cluster = cluster
         self._clients: dict[str, paramiko.SSHClient] = {}
         self._locks: dict[str, threading.Lock] = {h.address: threading.Lock() for h in cluster.hosts}

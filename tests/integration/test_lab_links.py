@@ -7,7 +7,7 @@ import subprocess
 from gluster_model.bench.iperf import IperfSpec, run_iperf
 from gluster_model.config.cluster import load_cluster
 from gluster_model.lab import LabState
-from gluster_model.shaping import IFB
+from gluster_model.hardware.link import IFB
 from gluster_model.lab.netns import NIC, in_netns
 from gluster_model.remote.executor import SSHExecutor
 

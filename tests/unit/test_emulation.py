@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.config.cluster import cluster_from_data
-from gluster_model.emulation import (EmulationError, Nic, apply_script, describe_record, link_plan, record_path,
+from gluster_model.hardware.emulation import (EmulationError, Nic, apply_script, describe_record, link_plan, record_path,
                                      restore_script, status_script)
 
 
@@ -87,7 +87,7 @@ brick=/bricks/a2\tmm=8:1\tfs=xfs\tsrc=/dev/sda1\ttop=8:0\tpart=1\tname=sda\tdm=\
 
 
 def test_the_device_under_each_brick_is_found_through_partitions_lvm_and_md() -> None:
-    from gluster_model.throttling import parse_devices, targets, unthrottlable
+    from gluster_model.hardware.disk import parse_devices, targets, unthrottlable
 
     cgroup, devs = parse_devices(SHAPES)
     assert cgroup == "v1"
@@ -108,7 +108,7 @@ def test_the_device_under_each_brick_is_found_through_partitions_lvm_and_md() ->
 def test_the_devices_script_runs_here_and_finds_this_machine_s_disk(tmp_path: Path) -> None:
     """The script itself, on real sysfs: the test's directory lies on a block device (its throttle target is a
     whole device), /dev/shm on none."""
-    from gluster_model.throttling import devices_script, parse_devices
+    from gluster_model.hardware.disk import devices_script, parse_devices
 
     out = _sh(devices_script([str(tmp_path / "not made yet" / "brick"), "/dev/shm"]))
     cgroup, (here, shm) = parse_devices(out)
@@ -120,7 +120,7 @@ def test_the_devices_script_runs_here_and_finds_this_machine_s_disk(tmp_path: Pa
 
 
 def test_dd_summaries_are_read_as_bytes_per_second() -> None:
-    from gluster_model.throttling import parse_probe
+    from gluster_model.hardware.disk import parse_probe
 
     text = ("read: 134217728 bytes (134 MB, 128 MiB) copied, 0.0712 s, 1.9 GB/s\n"
             "write: 134217728 bytes (134 MB, 128 MiB) copied, 1,342 s, 100 MB/s\n")
@@ -130,7 +130,7 @@ def test_dd_summaries_are_read_as_bytes_per_second() -> None:
 
 
 def test_throttle_entries_are_written_and_removed_as_the_kernel_reads_them(tmp_path: Path) -> None:
-    from gluster_model.throttling import v1_argv
+    from gluster_model.hardware.disk import v1_argv
 
     root = tmp_path / "blk io"  # a space: every path quoted
     root.mkdir()
@@ -146,8 +146,8 @@ def test_throttle_entries_are_written_and_removed_as_the_kernel_reads_them(tmp_p
 
 
 def test_disk_settings_are_refused_in_one_line_naming_host_brick_and_figure() -> None:
-    from gluster_model.emulation import disk_plan
-    from gluster_model.throttling import parse_devices
+    from gluster_model.hardware.emulation import disk_plan
+    from gluster_model.hardware.disk import parse_devices
 
     _, devs = parse_devices(SHAPES)
     undo, do, words = disk_plan("10.0.0.2", "v1", devs, {"read_bps": 60_000_000},
@@ -170,7 +170,7 @@ def test_a_disk_setting_on_a_cluster_probes_then_records_then_throttles() -> Non
     checked, the record written in the same command before the throttle, clients (no bricks) left alone."""
     from ..fakes import FakeExecutor
 
-    from gluster_model.emulation import apply_hardware
+    from gluster_model.hardware.emulation import apply_hardware
 
     spec = cluster_from_data({"name": "c", "emulation": {"allow": True},
                               "servers": [{"host": "10.0.0.1", "brick_paths": ["/bricks/a", "/bricks/a2"]}],
@@ -190,12 +190,12 @@ def test_a_disk_setting_on_a_cluster_probes_then_records_then_throttles() -> Non
 
 def test_what_a_record_puts_back_is_said_in_words() -> None:
     """What `glmodel check` shows of a host's record: the NIC shaped and the devices throttled."""
-    from gluster_model.emulation import apply_script, disk_plan
-    from gluster_model.throttling import parse_devices
+    from gluster_model.hardware.emulation import apply_script, disk_plan
+    from gluster_model.hardware.disk import parse_devices
 
     undo = link_plan(Nic("10.0.0.2", "eno1", None), 300 * 10**6)[0]
     undo += disk_plan("10.0.0.2", "v1", parse_devices(SHAPES)[1][:2], {"read_bps": 10**7}, {})[0]
-    from gluster_model.hostgroup import undo_argv
+    from gluster_model.hardware.group import undo_argv
 
     undo += undo_argv("10.0.0.2", "/r/o", "/r/j")
     script = apply_script("/tmp/never-written", undo, [])
@@ -209,7 +209,8 @@ def test_what_a_record_puts_back_is_said_in_words() -> None:
 # --- RAM and CPU: a group per host, joined by every command glmodel runs there -------------------------------
 
 def test_a_host_group_is_made_filled_and_removed_by_the_record() -> None:
-    from gluster_model.hostgroup import apply_argv, group_name, join_prefix, parse_facts, undo_argv
+    from gluster_model.hardware.group import apply_argv, group_name, parse_facts, undo_argv
+    from gluster_model.remote.executor import join_prefix
 
     assert group_name("10.213.1.2") == "glmodel-emu-10-213-1-2" and group_name("a;b c") == "glmodel-emu-a-b-c"
     assert parse_facts("cgroup=v1\nmemtotal=8048576\nnproc=4\n") == ("v1", 8048576 * 1024, 4)
@@ -233,7 +234,7 @@ def test_a_host_group_is_made_filled_and_removed_by_the_record() -> None:
 
 def test_the_join_file_moves_the_shell_that_sources_it(tmp_path: Path) -> None:
     """The join file's text, sourced by a shell, writes that shell's pid where the group's tasks go."""
-    from gluster_model.hostgroup import join_prefix
+    from gluster_model.remote.executor import join_prefix
 
     procs = tmp_path / "cgroup.procs"
     join = tmp_path / "j"
@@ -245,7 +246,7 @@ def test_the_join_file_moves_the_shell_that_sources_it(tmp_path: Path) -> None:
 
 
 def test_ram_and_cpu_beyond_the_host_are_refused_naming_it() -> None:
-    from gluster_model.emulation import group_plan
+    from gluster_model.hardware.emulation import group_plan
 
     spec = cluster_from_data({"name": "c", "emulation": {"allow": True},
                               "servers": [{"host": "10.0.0.1", "brick_paths": ["/b"]}]}, "c.yaml", Path("."))
@@ -282,8 +283,8 @@ def test_iozone_children_join_the_host_group_only_where_emulation_is_allowed(tmp
 
 
 def test_shares_are_taken_of_what_each_host_has() -> None:
-    from gluster_model.emulation import Share, disk_plan, group_plan, parse_share
-    from gluster_model.throttling import parse_devices
+    from gluster_model.hardware.emulation import Share, disk_plan, group_plan, parse_share
+    from gluster_model.hardware.disk import parse_devices
 
     assert parse_share("50%") == Share(0.5) and parse_share("100%") is None and str(Share(0.25)) == "25%"
     for bad in ("0%", "120%", "half"):

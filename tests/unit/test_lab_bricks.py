@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.lab.bricks import attach_argv, format_argv, parse_backing
+from gluster_model.hardware.settings import parse_backing
+from gluster_model.lab.bricks import attach_argv, format_argv
 
 
 def test_parse_backing() -> None:

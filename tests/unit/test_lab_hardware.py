@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from gluster_model.errors import LabError
-from gluster_model.hostlimits import cpu_score_script, parse_cpu_score, parse_limits, parse_throttles
+from gluster_model.hardware.limits import cpu_score_script, parse_cpu_score, parse_limits, parse_throttles
 from gluster_model.lab import cgroups
-from gluster_model.lab.cpu import parse_cpu, quota_knobs
+from gluster_model.hardware.settings import parse_cpu, parse_ram
+from gluster_model.lab.cpu import quota_knobs
 from gluster_model.lab.disk import parse_disk_rate, parse_iops, show_limits, v1_entries, v2_line
-from gluster_model.lab.hardware import canonical, parse_setting
-from gluster_model.lab.ram import limit_knob, parse_ram
+from gluster_model.hardware.settings import canonical, parse_setting
+from gluster_model.lab.ram import limit_knob
 from gluster_model.errors import ParseError
 
 

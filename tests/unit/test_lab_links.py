@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.shaping import IFB, parse_rate, removal_argv, shaping_argv, show_rate
+from gluster_model.hardware.link import IFB, parse_rate, removal_argv, shaping_argv, show_rate
 from gluster_model.lab.netns import bridge_argv, bridge_name, clash, host_veth, netns_name, node_argv
 
 

@@ -90,3 +90,54 @@ def test_the_checks_see_a_cycle_when_there_is_one() -> None:
     graph = import_graph()
     assert "gluster_model.campaign.progress" in graph["gluster_model.campaign.collector"]
     assert "gluster_model.campaign.adaptive" in graph["gluster_model.campaign.plan_run"]
+
+
+# The layers of DESIGN.md's data flow, bottom up: a package imports only from its own layer or below. A new
+# package or top-level module must be placed here, which is the point: where it stands is a decision.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "units", "text", "outputs"),
+    ("config",),
+    ("remote",),
+    ("hardware", "gluster", "design", "studies"),
+    ("bench", "lab", "preflight"),
+    ("plan",),
+    ("store",),
+    ("dataset",),
+    ("model", "campaign"),
+    ("predict",),
+    ("verify",),
+    ("present",),
+    ("report",),
+    ("api",),
+    ("cli",),
+)
+
+
+def _layer(package: str) -> int:
+    name = package.split(".")[1] if "." in package else ""
+    for i, names in enumerate(LAYERS):
+        if name in names:
+            return i
+    raise AssertionError(f"{package} stands in no layer of test_layout.LAYERS: place it there")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) pairs where a module imports from a higher layer than its own."""
+    out = []
+    for m, targets in graph.items():
+        for t in targets:
+            if _package(t) in ("gluster_model", _package(m)):
+                continue
+            if _layer(_package(t)) > _layer(_package(m)):
+                out.append((m, t))
+    return sorted(out)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = {"gluster_model.remote.executor": {"gluster_model.hardware.group"},
+             "gluster_model.hardware.group": {"gluster_model.remote.executor"}}
+    assert upward_imports(graph) == [("gluster_model.remote.executor", "gluster_model.hardware.group")]

@@ -98,8 +98,8 @@ def emulated() -> pd.DataFrame:
 def test_emulated_hardware_follows_its_settings_and_varies_independently(name: str) -> None:
     """Today's collection (namespace lab, clients apart) and the loopback lab's, kept as collected."""
     from gluster_model.lab.disk import parse_disk_rate
-    from gluster_model.shaping import parse_rate
-    from gluster_model.lab.ram import parse_ram
+    from gluster_model.hardware.link import parse_rate
+    from gluster_model.hardware.settings import parse_ram
 
     emulated = read_table(DATA / f"{name}.csv")
     other = read_table(DATA / f"{name}.parquet")
@@ -193,7 +193,7 @@ def test_clients_apart_never_outrun_their_links_and_hyperconverged_ones_do() -> 
     """What data/README.md says of the two namespace-lab collections of one plan: with clients apart from the
     servers every byte crosses a client's link, so no run beats clients × link (÷ copies for a write); on the
     hyperconverged lab a client's own brick is reached without its NIC, and many runs do."""
-    from gluster_model.shaping import parse_rate
+    from gluster_model.hardware.link import parse_rate
 
     apart = read_table(DATA / "hardware_emulated.csv")
     other = read_table(DATA / "hardware_emulated.parquet")

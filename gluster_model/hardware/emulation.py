@@ -2,13 +2,13 @@
 
 A cluster file's ``emulation: {allow: true}`` lets a plan's hardware factors run on a real cluster, as on the lab:
 
-- ``link``: every host's NIC that holds its cluster address gets the rate both ways (``shaping``'s commands, the
+- ``link``: every host's NIC that holds its cluster address gets the rate both ways (``link``'s commands, the
   ones the lab runs in its nodes);
 - ``disk``, ``disk_read``, ``disk_write``, ``disk_iops``: every server's block device under each brick path is
-  throttled (``throttling``'s entries, the ones the lab writes for its loop devices; the device found through
+  throttled (``disk``'s entries, the ones the lab writes for its loop devices; the device found through
   partitions, LVM/device-mapper and md);
 - ``ram``, ``cpu``: every host gets a group with that memory limit and CPU quota holding its Gluster processes
-  and everything glmodel runs there afterwards (``hostgroup``).
+  and everything glmodel runs there afterwards (``group``).
 
 cgroup v1 hosts only for now (the kernel knobs of this project's machines); a cgroup v2 host is refused in one
 line: there the throttle and limits need a group of their own per service (a systemd slice), not yet made.
@@ -35,15 +35,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .config.cluster import ClusterSpec, Host
-from .errors import ConfigError, GlmodelError, RemoteError
-from .hostgroup import apply_argv, facts_script, parse_facts, undo_argv
+from ..config.cluster import ClusterSpec, Host
+from ..errors import ConfigError, GlmodelError, RemoteError
+from .group import apply_argv, facts_script, parse_facts, undo_argv
 from .nic import nic_script, parse_nic
-from .remote.executor import Executor, shell
-from .shaping import removal_argv, shaping_argv, show_rate
-from .throttling import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
+from ..remote.executor import Executor, shell
+from .link import removal_argv, shaping_argv, show_rate
+from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
                          show_limits, targets, unthrottlable, v1_argv)
-from .units import gluster_size
+from ..units import gluster_size
 
 # the plan factors a cluster can emulate
 EMULATED = ("link", "disk", "disk_read", "disk_write", "disk_iops", "ram", "cpu")

@@ -11,7 +11,8 @@ quota in cores). Into it go:
   the group); FUSE clients of mounts glmodel did not make are left alone;
 - every command glmodel runs on the host afterwards, the FUSE mounts, iozone's children, dd, fio and the CPU
   score included: the host's *join file* moves the shell that runs a command into the group, and the SSH
-  executor and iozone's RSH wrapper source it first while emulation is allowed (``join_prefix``).
+  executor and iozone's RSH wrapper source it first while emulation is allowed
+  (``remote.executor.join_prefix``).
 
 Undone by one line of the host's record: every task still in the group goes back to the group it came from
 (recorded in an *origins* file before it was moved) or to the hierarchy's root, and the group is removed.
@@ -32,12 +33,6 @@ DAEMONS = "glusterd|glusterfsd"
 def group_name(address: str) -> str:
     """``glmodel-emu-10-0-0-2``: one group per host address (a name only, nothing a shell would read)."""
     return "glmodel-emu-" + re.sub(r"[^A-Za-z0-9]+", "-", address).strip("-")
-
-
-def join_prefix(join_file: str) -> str:
-    """Shell text put before a command so it runs inside the host's group while a join file exists."""
-    j = shlex.quote(join_file)
-    return f"if [ -f {j} ]; then . {j}; fi; "
 
 
 def facts_script() -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 
-from .errors import ParseError
+from ..errors import ParseError
 
 # Limits at or above this are "no limit" (cgroup v1 prints 2^63 rounded down to a page).
 _UNLIMITED = 1 << 60
