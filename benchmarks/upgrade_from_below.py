@@ -66,7 +66,7 @@ def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
     from gluster_model.model.bottleneck import STAGES
     from gluster_model.model.train import train
     from gluster_model.predict import scenarios as sc
-    from gluster_model.predict.whatif import model_inputs, resolve, what_if
+    from gluster_model.predict.whatif import measured_settings, model_inputs, resolve, what_if
 
     frame = pd.read_csv(data_dir / f"upgrade_proof_{today}.csv")
     verifying = frame["campaign"].astype(str).str.startswith("verify.")
@@ -77,7 +77,7 @@ def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
         train(below, f"data/upgrade_proof_{today}.csv (below today)", out, family="hardware",
               metrics=list(METRICS), samples=256, bootstrap=0)
         mf = artifact.load(out)
-        q = sc.from_file(whatif, model_inputs(mf, METRICS))
+        q = sc.from_file(whatif, model_inputs(mf, METRICS), measured_settings(mf, METRICS))
         answer = what_if(mf, q, level=level)
     settings = scenario_settings(whatif)
     measured: dict[str, pd.DataFrame] = {}
