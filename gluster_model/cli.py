@@ -17,6 +17,7 @@ from .design.registry import STRATEGIES  # the design registry: no heavy import
 from .units import parse_ints, parse_size
 
 T = TypeVar("T")
+FC = TypeVar("FC", bound="Callable[..., Any] | click.Command")
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -119,6 +120,13 @@ def _console() -> Any:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
+
+
+def model_file_option(required: bool = True, help: str = "Model file written by `glmodel fit`.") -> Callable[[FC], FC]:
+    """The one --model option of the commands that read a model file (fit's --model names challengers)."""
+    option: Callable[[FC], FC] = click.option("--model", "model_file", type=click.Path(path_type=Path),
+                                              required=required, default=None, help=help)
+    return option
 campaigns_option = click.option("--campaign", "campaigns", multiple=True,
                                 help="Only these campaigns (repeatable; default: every one).")
 cluster_option = click.option(
@@ -460,8 +468,8 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
 
 @cli.command(short_help="Write the HTML + Markdown report: the decision first, then models, campaigns, studies.")
 @store_option
-@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
-              help="A model file from `glmodel fit`: its coefficient, validation and importance tables and figures.")
+@model_file_option(required=False, help="A model file from `glmodel fit`: its coefficient, validation and "
+                   "importance tables and figures.")
 @click.option("--scenarios", type=click.Path(path_type=Path), default=None,
               help="A what-if file (as for predict): the report opens with its answer, ranked candidates, "
               "verification found in the store, and the data's limits. Needs --model.")
@@ -587,8 +595,7 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
 
 
 @cli.command(short_help="What-if: predicted MB/s with intervals for candidate hardware/configurations.")
-@click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,
-              help="Model file written by `glmodel fit`.")
+@model_file_option()
 @click.option("--scenarios", type=click.Path(path_type=Path), help="YAML file: a baseline and named candidates.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="A candidate on top of the baseline (repeatable), e.g. --set network_gbps=10 --set replica=2.")
@@ -632,8 +639,7 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
 
 
 @cli.command(short_help="Which Gluster volume options to set for a workload, and what they gain over the defaults.")
-@click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,
-              help="Model file written by `glmodel fit` on data that varied volume options (--family gluster).")
+@model_file_option(help="Model file written by `glmodel fit` on data that varied volume options (--family gluster).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="The workload (repeatable), e.g. --set record_size=4KB --set sync=none; the rest is the data's "
               "reference configuration. An option given here is fixed, not tuned.")
@@ -666,8 +672,7 @@ def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], leve
 
 @cli.command(short_help="Measure what-if scenarios on a cluster and check the model's predictions against them.")
 @cluster_option
-@click.option("--model", "model_file", type=click.Path(path_type=Path), required=True,
-              help="Model file written by `glmodel fit`.")
+@model_file_option()
 @click.option("--scenarios", type=click.Path(path_type=Path), required=True,
               help="What-if file (as for predict): its baseline and candidates are built and measured.")
 @click.option("--plan", "-p", "plan_file", type=click.Path(path_type=Path), required=True,

@@ -8,16 +8,14 @@ master's forked listener outlived a master killed with SIGKILL, and an interrupt
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
 from ..errors import GlmodelError
+from ..processes import terminate
 from ..text import printable
 
 MASTER_PORTS = range(20000, 21024)
@@ -64,22 +62,8 @@ def holders() -> list[Holder]:
 
 
 def end(pids: set[int], grace: float = 3.0) -> None:
-    """SIGTERM, then SIGKILL what is still alive after ``grace`` seconds."""
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + grace
-    alive = set(pids)
-    while alive and time.monotonic() < deadline:
-        alive = {p for p in alive if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}
-        time.sleep(0.1)
-    for pid in alive:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    """End a trial's leftover iozone processes: SIGTERM, SIGKILL after ``grace`` seconds (``processes``)."""
+    terminate(pids, grace)
 
 
 def free_master_port() -> list[Holder]:

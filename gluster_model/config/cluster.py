@@ -288,13 +288,6 @@ class ClusterSpec:
                 return h
         raise ConfigError(self.source, "host", f"'{address}' is not in this cluster file")
 
-    def with_known_hosts(self, known_hosts: Path) -> ClusterSpec:
-        """The same cluster with every host's known_hosts file replaced (used by tests and `trust`)."""
-        from dataclasses import replace
-
-        hosts = tuple(replace(h, ssh=replace(h.ssh, known_hosts=known_hosts)) for h in self.hosts)
-        return replace(self, hosts=hosts)
-
 
 def _resolve_local(path: Path | None, base: Path) -> Path | None:
     if path is None:

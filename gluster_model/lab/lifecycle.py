@@ -25,8 +25,9 @@ from ..hardware.link import removal_argv
 from . import bricks, netns
 from .clusterfile import write_cluster_file
 from .hardware import remove_all, set_hardware
+from ..processes import terminate
 from .run import (Progress, all_pids, cmdline, descendants, names, port_open, quiet, read_pid, run,
-                  terminate, wait_for)
+                  wait_for)
 from .state import CLUSTER_FILE, STATE_FILE, LabState, NodeState
 
 GLUSTERD_PORT = 24007
@@ -168,7 +169,7 @@ def stop_sshd(node: NodeState, lab_dir: Path, sessions: bool = False) -> None:
     """
     pid = read_pid(node.sshd_pidfile)
     if pid and _belongs(pid, lab_dir):
-        terminate(([pid] + descendants(pid)) if sessions else [pid])
+        terminate(([pid] + descendants(pid)) if sessions else [pid], grace=10.0)
 
 
 def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = quiet,
@@ -289,7 +290,7 @@ def lab_down(lab_dir: Path, progress: Progress = quiet) -> list[str]:
         done.append("removed link shaping")
     pids = lab_pids(lab_dir)
     if pids:
-        terminate(pids)
+        terminate(pids, grace=10.0)
         done.append(f"ended {len(pids)} process(es)")
     for target in lab_mounts(lab_dir):  # a client that died late may have left one more
         run(["umount", "-l", target], check=False)

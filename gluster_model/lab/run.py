@@ -6,8 +6,6 @@ and write kernel settings through ``write_knob``, so errors, time-outs and the "
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import time
@@ -97,33 +95,6 @@ def read_pid(path: Path) -> int | None:
 def names(pid: int, marker: str) -> bool:
     """Whether a process's command line names ``marker`` (a lab or node directory; pids get reused)."""
     return any(marker in arg for arg in cmdline(pid))
-
-
-def zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-    except (OSError, IndexError):
-        return True
-
-
-def terminate(pids: list[int], timeout: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL whatever is still alive after ``timeout`` seconds."""
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + timeout
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if Path(f"/proc/{p}").exists() and not zombie(p)]
-        if alive:
-            time.sleep(0.05)
-    for pid in alive:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def descendants(pid: int) -> list[int]:

@@ -124,11 +124,6 @@ class Store:
         with self.tx() as c:
             c.execute(update(t.campaigns).where(t.campaigns.c.id == campaign_id).values(hardware_key=key))
 
-    def has_hosts(self, campaign_id: int) -> bool:
-        with self.tx() as c:
-            return bool(c.execute(select(func.count()).select_from(t.hosts)
-                                  .where(t.hosts.c.campaign_id == campaign_id)).scalar())
-
     def put_hosts(self, campaign_id: int, facts: dict[str, dict[str, Any]]) -> None:
         with self.tx() as c:
             c.execute(delete(t.hosts).where(t.hosts.c.campaign_id == campaign_id))
