@@ -203,7 +203,7 @@ def test_smoke_plan_shape() -> None:
 
 
 def test_readme_plan_example_is_valid() -> None:
-    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent.parent / "docs" / "reference.md").read_text()
     start = readme.index("```yaml", readme.index("## Plan file")) + len("```yaml")
     import yaml
 
