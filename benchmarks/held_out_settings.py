@@ -1,6 +1,7 @@
 """Leave-one-hardware-setting-out through the command line: for each hardware setting of a dataset, `glmodel
 fit` on the others' rows, then predict every run of the held-out setting from the model file (its selected
-model, or --use), and print MAPE and the share of runs inside the 90% prediction interval, per metric.
+model, or --use), and print MAPE and the share of runs inside the 90% prediction interval, per metric, and that
+share for link-bound and disk-bound runs apart (the stage with the least measured capacity).
 
 This is the test a purchase question faces: hardware the model was not fitted on.
 
@@ -23,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     from gluster_model.model import artifact
+    from gluster_model.model.artifact import config_columns
+    from gluster_model.model.bottleneck import raw_binding
+    from gluster_model.model.features import with_derived
     from gluster_model.model.groups import cv_groups
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -37,6 +41,7 @@ def main() -> None:
     errors: dict[str, list[float]] = {"write": [], "read": []}
     inside: dict[str, list[bool]] = {"write": [], "read": []}
     chosen: dict[str, list[str]] = {"write": [], "read": []}
+    stage: dict[str, list[str]] = {"write": [], "read": []}  # link-bound or disk-bound, by the measured stages
     with tempfile.TemporaryDirectory() as tmp:
         for held in sorted(setting.unique()):
             train, test = frame[setting != held], frame[setting == held]
@@ -54,12 +59,17 @@ def main() -> None:
                 errors[metric] += list(np.abs(p.value - y) / y * 100)
                 inside[metric] += list((y >= p.low) & (y <= p.high))
                 chosen[metric].append(p.model)
+                bound = raw_binding(with_derived(config_columns(configs), metric), metric)
+                stage[metric] += ["disk-bound" if b == 2 else "link-bound" for b in bound]
     print(f"{args.data.name}: {setting.nunique()} hardware settings, each held out in turn "
           f"({args.use or 'selected model'}, {args.level:.0%} intervals)")
     for metric in errors:
         models = pd.Series(chosen[metric]).value_counts().to_dict()
         print(f"  {metric:5}  MAPE {np.mean(errors[metric]):5.1f}%  median APE {np.median(errors[metric]):5.1f}%  "
               f"inside {np.mean(inside[metric]):.0%} of {len(inside[metric])} runs  models chosen {models}")
+        for kind in ("link-bound", "disk-bound"):
+            sel = [i for i, k in zip(inside[metric], stage[metric]) if k == kind]
+            print(f"         {kind}: inside {np.mean(sel):.0%} of {len(sel)} runs")
 
 
 if __name__ == "__main__":

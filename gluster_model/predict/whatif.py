@@ -146,6 +146,15 @@ class MetricAnswer:
         return sorted((p for p in self.predictions if p.rank), key=lambda p: p.rank or 0)
 
     @property
+    def top_gain(self) -> Prediction | None:
+        """What limits the baseline, as the question's own candidates show it: the one that gains most (MB/s,
+        whatever its price) with a gain clear of zero inside the data (measured, interpolated or bounded);
+        None when no candidate of the file moves the metric. The same contrasts the tables show, so the headline
+        never names a lever whose candidate has no effect."""
+        gains = [p for p in self.predictions[1:] if p.effect == "gain" and p.basis != "extrapolated"]
+        return max(gains, key=lambda p: p.delta or 0.0, default=None)
+
+    @property
     def all_guesses(self) -> bool:
         """Every candidate (the baseline aside) is extrapolated: there is no answer inside the data."""
         return all(p.basis == "extrapolated" for p in self.predictions[1:])
@@ -192,6 +201,32 @@ class Answer:
         for m, mj in zip(self.metrics, out["metrics"]):
             for p, pj in zip(m.predictions, mj["predictions"]):
                 pj["effect"], pj["above_ceiling"] = p.effect, p.above_ceiling
+        return out
+
+    def trade_offs(self) -> dict[str, dict[str, float]]:
+        """Candidates that gain on one metric and lose on another (each change clear of zero): name -> metric ->
+        MB/s change."""
+        changes: dict[str, dict[str, float]] = {}
+        for m in self.metrics:
+            for p in m.predictions[1:]:
+                if p.effect in ("gain", "loss") and p.delta is not None:
+                    changes.setdefault(p.scenario, {})[m.metric] = p.delta
+        return {n: c for n, c in changes.items() if min(c.values()) < 0 < max(c.values())}
+
+    def gives_up(self) -> dict[str, str]:
+        """Candidates that give up redundancy against the baseline (fewer copies, or fewer redundancy bricks):
+        name -> what they give up, in words. Listed apart from purchases whatever they gain."""
+        base = self.scenarios.get(self.baseline, {})
+        out: dict[str, str] = {}
+        for name, v in self.scenarios.items():
+            if name == self.baseline:
+                continue
+            copies, before = float(v.get("replica", 1) or 1), float(base.get("replica", 1) or 1)
+            if copies < before:
+                out[name] = (f"redundancy: {copies:g} cop{'y' if copies == 1 else 'ies'}, not {before:g}"
+                             + (", so a failed brick loses data" if copies == 1 else ""))
+            elif float(v.get("redundancy", 0) or 0) < float(base.get("redundancy", 0) or 0):
+                out[name] = "redundancy: fewer bricks of a dispersed set may fail"
         return out
 
     @property
@@ -553,8 +588,22 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         answers.append(MetricAnswer(metric, predicted.model, domain.radius, preds, levers, bottleneck, best,
                                     headroom(mf, use, domain, configs[0], metric)))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
-    return Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied), _capacity(q, resolved),
-                  {s.name: s.price for s in q.scenarios}, answers, notes, q.source)
+    answer = Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied),
+                    _capacity(q, resolved), {s.name: s.price for s in q.scenarios}, answers, notes, q.source)
+    _unrank_give_ups(answer)
+    return answer
+
+
+def _unrank_give_ups(a: Answer) -> None:
+    """A candidate that gives up redundancy is not a purchase: never ranked against them, whatever it gains."""
+    gives = a.gives_up()
+    for m in a.metrics:
+        for p in m.predictions[1:]:
+            if p.scenario in gives and (p.rank is not None or p.reason in ("free", "no price")):
+                p.rank, p.reason, p.not_ranked = None, "gives up", f"gives up {gives[p.scenario]}"
+        for r, p in enumerate(sorted((p for p in m.predictions if p.rank), key=lambda p: p.rank or 0), 1):
+            p.rank = r
+        m.best_upgrade = next((p.scenario for p in m.predictions if p.rank == 1), None)
 
 
 def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
@@ -580,12 +629,13 @@ NOT_RANKED = {
     "guess": "extrapolated: outside the measured data",
     "base guess": "the baseline itself is extrapolated",
     "over ceiling": "predicted above what its {stage} can carry",
-    "no gain": "no gain",
+    "loss?": "loses throughput by the prediction, with no interval for the change to say how surely",
     "loss": "loses throughput",
     "no effect": "no measurable effect (the change's interval includes zero)",
     "no interval": "no interval for the change with this model",
     "no price": "no price given",
     "free": "free: a gain at no price, not ranked against purchases",
+    "gives up": "gives up redundancy",
 }
 
 
@@ -598,7 +648,13 @@ def _why_not_ranked(p: Prediction, base: Prediction) -> str:
     if p.above_ceiling:
         return "over ceiling"
     if (p.delta or 0.0) <= 0:
-        return "no gain" if p.effect == "no measurable effect" else "loss"
+        # one vocabulary: a drop clear of zero is a loss, one whose interval holds zero has no effect, and a drop
+        # the model gives no interval for is a loss it cannot vouch for (never "no gain", which read as none)
+        if p.effect == "loss":
+            return "loss"
+        if p.delta_low is None and (p.delta or 0.0) < 0:
+            return "loss?"
+        return "no effect" if p.delta_low is not None else "no interval"
     if p.effect != "gain":
         return "no effect" if p.delta_low is not None else "no interval"
     if p.price is None:

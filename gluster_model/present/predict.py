@@ -34,9 +34,13 @@ def money(v: float | None, currency: str = "") -> str:
 
 
 def change(p: Prediction) -> str:
-    """The change against the baseline with its own interval, e.g. ``+14.8 ± 5.1`` (or ``baseline``)."""
+    """The change against the baseline with its own interval, e.g. ``+14.8 ± 5.1`` (or ``baseline``); for a guess
+    ``unknown``: a number outside the data, with an interval that only says how the model extrapolates, would
+    read as confident."""
     if p.delta is None:
         return "baseline"
+    if p.basis == "extrapolated":
+        return "unknown"
     sign = num(p.delta, "+,.0f" if abs(p.delta) >= 100 else "+.1f")
     if p.delta_low is None or p.delta_high is None:
         return sign
@@ -95,13 +99,14 @@ def compact_table(m: MetricAnswer, a: Answer) -> Any:
     if priced:
         title += f"; gain/1k: MB/s gained per 1,000 {cur}"
     t = _table(title, cols)
+    trades = a.trade_offs()
     for p in m.predictions:
         style = _BASIS_STYLE[p.basis]
         row = [_name(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
                f"[{style}]{p.basis}[/]" if style else p.basis]
         if priced:
             row += [money(p.price), num(p.gain_per_cost * 1000, "+.1f") if p.gain_per_cost is not None else "-"]
-        row.append(rank_cell(p))
+        row.append(rank_cell(p) + (" trade-off" if p.scenario in trades else ""))
         t.add_row(*row)
     return t
 
@@ -133,7 +138,15 @@ def summary_lines(a: Answer) -> list[str]:
         else:
             lines.append(f"No candidate to recommend for {m.metric}: {nm(m.no_best)}.")
     lines += _bottleneck_lines(a)
-    free = [(m.metric, p) for m in a.metrics for p in m.predictions if p.reason in ("free", "no price")]
+    gives_up = a.gives_up()
+    for name, what in gives_up.items():
+        moves = [f"{num(p.delta, '+.1f')} {m.metric}" for m in a.metrics for p in m.predictions[1:]
+                 if p.scenario == name and p.delta is not None and p.effect != "no measurable effect"]
+        lines.append(f"Not a purchase: {nm(name)}" + (f" ({', '.join(moves)} MB/s)" if moves else "") +
+                     f" gives up {nm(what.split(', so')[0])}.")
+    # a trade-off (a gain on one metric, a loss on another) is marked in the tables' rank column
+    free = [(m.metric, p) for m in a.metrics for p in m.predictions
+            if p.reason in ("free", "no price") and p.scenario not in gives_up and p.effect == "gain"]
     if free:
         lines.append("Gains without a price: " + "; ".join(f"{nm(p.scenario)} {num(p.delta, '+.1f')} MB/s {metric}"
                                                          for metric, p in free) + ".")
@@ -146,22 +159,26 @@ def summary_lines(a: Answer) -> list[str]:
 
 
 def _bottleneck_lines(a: Answer) -> list[str]:
-    """What limits the baseline, one line per input; said to be a guess where the baseline is extrapolated."""
+    """What limits the baseline, from the same contrasts the tables show: per metric the candidate that gains
+    most inside the data, or that nothing in the file moves it; a guess where the baseline is extrapolated.
+    Headroom (how far each resource can fall) where no candidate is priced, as in the bottleneck question."""
     from rich.markup import escape
 
     base = escape(printable(a.baseline))
-    found = [(m.metric, m.bottleneck) for m in a.metrics if m.bottleneck is not None]
-    # Headroom answers a question about cheaper hardware (no candidate priced, as the bottleneck question);
-    # beside a purchase's best buy it would push the answer off the screen, and --details shows it.
     room = [] if any(m.best is not None for m in a.metrics) else headroom_lines(a)
-    if not found:
-        return ([f"At {base}, no input raises throughput inside the data."] + room) if a.metrics else []
-    by: dict[str, list[str]] = {}
-    for metric, b in found:
-        by.setdefault(b.feature, []).append(f"{b.effect_pct:+.1f}% {metric}")
+    if not a.metrics:
+        return []
     guess = any(m.predictions[0].basis == "extrapolated" for m in a.metrics)
     tail = " A guess: the baseline itself lies outside the data." if guess else ""
-    return [f"What limits {base}: {label(f)} (+10% of it gives {', '.join(v)}).{tail}" for f, v in by.items()] + room
+    tops: dict[str, list[str]] = {}  # the candidate that gains most -> "write +53.5"
+    still = [m.metric for m in a.metrics if m.top_gain is None]
+    for m in a.metrics:
+        if m.top_gain is not None:
+            tops.setdefault(m.top_gain.scenario, []).append(f"{m.metric} {num(m.top_gain.delta, '+.1f')}")
+    parts = [f"{escape(printable(n))} ({', '.join(v)} MB/s)" for n, v in tops.items()]
+    if still:
+        parts.append(f"nothing in this file moves {' or '.join(still)}")
+    return [f"What limits {base} (the file's largest gain): " + "; ".join(parts) + "." + tail] + room
 
 
 def headroom_lines(a: Answer) -> list[str]:

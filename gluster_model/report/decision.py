@@ -49,10 +49,11 @@ def answer_lines(a: Answer, v: Verification | None) -> list[str]:
                      f"{verdict.n} scenarios, {sum(c.inside for c in verdict.checks)} of {verdict.n} inside their "
                      f"intervals; {held[verdict.ranking_held]}.")
         lines.append(text)
-    limits = [(m.metric, m.bottleneck) for m in a.metrics if m.bottleneck is not None]
-    if limits:
-        lines.append(f"What limits “{printable(a.baseline)}”: " + "; ".join(
-            f"{m}: {label(b.feature)} (+10% of it gives {b.effect_pct:+.1f}%)" for m, b in limits) + ".")
+    parts = [f"{m.metric}: nothing in the question moves it" if m.top_gain is None else
+             f"{m.metric}: “{printable(m.top_gain.scenario)}” gains most ({change_words(m.top_gain)})"
+             for m in a.metrics]
+    if parts:
+        lines.append(f"What limits “{printable(a.baseline)}”, by the question's candidates: " + "; ".join(parts) + ".")
     return lines
 
 

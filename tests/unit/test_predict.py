@@ -229,10 +229,14 @@ def test_best_upgrade_in_a_scenario_file(fitted: tuple, tmp_path: Path) -> None:
     mf = artifact.load(path)
     answer = what_if(mf, question(model_inputs(mf, mf.metrics), f, []))
     m = answer.metrics[0]
-    assert m.best_upgrade == "one copy" and m.best is not None and m.best.rank == 1
-    assert m.best.gain_per_cost == pytest.approx((_truth(1, 2, 1) - _truth(1, 2, 2)) / 100, rel=0.15)
+    # One copy gains most per price, but gives up redundancy: listed apart, never ranked against purchases.
+    one = next(p for p in m.predictions if p.scenario == "one copy")
+    assert one.rank is None and one.reason == "gives up" and "1 copy, not 2" in one.not_ranked
+    assert one.gain_per_cost == pytest.approx((_truth(1, 2, 1) - _truth(1, 2, 2)) / 100, rel=0.15)
+    assert answer.gives_up() == {"one copy": "redundancy: 1 copy, not 2, so a failed brick loses data"}
     net = next(p for p in m.predictions if p.scenario == "faster network")
-    assert net.rank == 2 and net.gain_per_cost == pytest.approx(275 / 2000, rel=0.15)
+    assert m.best_upgrade == "faster network" and net.rank == 1
+    assert net.gain_per_cost == pytest.approx(275 / 2000, rel=0.15)
     cap = {c.scenario: c for c in answer.capacity}
     assert cap["today"].raw_tb == 20 and cap["today"].usable_tb == pytest.approx(10)
     assert cap["one copy"].usable_tb == pytest.approx(20) and cap["one copy"].layout == "distribute"
