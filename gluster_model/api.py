@@ -206,6 +206,34 @@ def collect_preview(cluster: Path, plan_file: Path, *, variant: str | None = Non
     return preview(spec, plan, expanded, campaign or campaign_name(plan, spec), store)
 
 
+def changes_to_cluster(cluster: Path, plan_file: Path | None = None, *, variant: str | None = None) -> list[str]:
+    """What a campaign (``collect``, or ``verify`` with the plan) will do to a cluster that is not a glmodel lab,
+    one sentence each, for the user to agree to before the first change; [] for a lab (glmodel made it)."""
+    spec = load_cluster(cluster)
+    if spec.lab_dir is not None:
+        return []
+    from .hardware.emulation import EMULATED
+    from .plan.file import load_plan
+
+    bricks = sorted({p for h in spec.servers for p in h.brick_paths})
+    lines = [f"on {len(spec.servers)} server(s) and {len(spec.clients)} client(s) of {spec.name}",
+             f"create Gluster volumes named gm<hash> on new brick directories under {', '.join(bricks)}, mount "
+             f"them on the clients under {spec.hosts[0].mount_root if spec.hosts else '/mnt/glmodel'}, write "
+             "benchmark files there;",
+             "afterwards unmount, stop and delete each of those volumes and remove their brick directories "
+             "(volumes glmodel did not create are never touched);",
+             "drop the page cache on every server and client before trials; run iperf3 (ports 5201 and up) and "
+             "fio (in .glmodel-fio-* under each brick path, removed after)."]
+    if plan_file is not None:
+        plan = load_plan(plan_file, variant)
+        knobs = [f for f in plan.factors if f in EMULATED]
+        if knobs:
+            lines.append(f"emulate slower hardware ({', '.join(knobs)}): each host records how to undo it first; "
+                         "undone at the end, on failure and on Ctrl-C, or by `glmodel restore --cluster "
+                         f"{cluster}`.")
+    return lines
+
+
 def collect(cluster: Path, plan_file: Path, *, variant: str | None = None, store: str = "glmodel.db",
             campaign: str | None = None, fail_fast: bool = False,
             reporter: PlanReporter | None = None) -> list[CampaignSummary]:

@@ -122,6 +122,33 @@ def _console() -> Any:
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of tables.")
 
 
+yes_option = click.option("--yes", is_flag=True, help="Agree to what the command will do to a cluster that is not "
+                          "a glmodel lab without being asked (for scripts); without a terminal it is required.")
+
+
+def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None, yes: bool,
+                     refusals: Callable[[], object]) -> None:
+    """On a cluster that is not a glmodel lab: run ``refusals`` (every check that needs no change, so a plan the
+    cluster cannot run is refused before anything is asked), say what the campaign will do, then ask (or take
+    --yes); without a terminal and without --yes, refuse before the first change."""
+    from . import api
+
+    lines = api.changes_to_cluster(cluster, plan_file, variant=variant)
+    if not lines:
+        return
+    refusals()
+    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:", err=True)
+    for line in lines[1:]:
+        click.echo(f"  - {line}", err=True)
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise click.UsageError(f"{cluster} is not a glmodel lab: run again with --yes to agree to the changes above "
+                               "(or --dry-run to see the runs first)")
+    if not click.confirm("Go ahead?", default=False, err=True):
+        raise Failure("nothing was changed")
+
+
 def model_file_option(required: bool = True, help: str = "Model file written by `glmodel fit`.") -> Callable[[FC], FC]:
     """The one --model option of the commands that read a model file (fit's --model names challengers)."""
     option: Callable[[FC], FC] = click.option("--model", "model_file", type=click.Path(path_type=Path),
@@ -363,8 +390,9 @@ store_option = click.option("--store", "store", default="glmodel.db", show_defau
 @click.option("--campaign", default=None, help="Campaign name (default: PLAN-NAME@CLUSTER-NAME).")
 @click.option("--dry-run", is_flag=True, help="Print volumes, runs, trials and an estimated duration; run nothing.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run instead of recording it and going on.")
+@yes_option
 def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, campaign: str | None, dry_run: bool,
-            fail_fast: bool) -> None:
+            fail_fast: bool, yes: bool) -> None:
     """Runs every run of the plan not yet done in the store (failed and interrupted ones again); Ctrl-C stops
     after recording the current trial's state (exit 130). Network and disk baselines are measured first unless
     the store has them for the same hardware.
@@ -384,6 +412,8 @@ def collect(cluster: Path, plan_file: Path, variant: str | None, store: str, cam
         for line in preview_lines(preview):
             console.print(line, highlight=False, markup=False)
         return
+    agree_to_changes(cluster, plan_file, variant, yes, lambda: api.collect_preview(
+        cluster, plan_file, variant=variant, store=store, campaign=campaign))
     # SIGTERM ends a campaign like Ctrl-C: the current run is marked interrupted, nothing committed is lost.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     summaries = api.collect(cluster, plan_file, variant=variant, store=store, campaign=campaign, fail_fast=fail_fast,
@@ -685,9 +715,11 @@ def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], leve
               help="Prediction-interval level (default: the file's, else 0.9).")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
 @click.option("--dry-run", is_flag=True, help="Print each scenario's run and campaign; build and measure nothing.")
+@yes_option
 @json_option
 def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, variant: str | None, store: str,
-           metrics: tuple[str, ...], level: float | None, fail_fast: bool, dry_run: bool, as_json: bool) -> None:
+           metrics: tuple[str, ...], level: float | None, fail_fast: bool, dry_run: bool, yes: bool,
+           as_json: bool) -> None:
     """Bring each scenario's configuration up on the cluster (on a glmodel lab with its hardware), measure it
     with the training plan's protocol as campaigns of their own (never pooled into training data; resumable),
     and print predicted vs measured: error %, whether each measurement fell inside its interval, MAPE and
@@ -705,6 +737,10 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     from .verify import Work
 
     console = _console()
+    if not dry_run:
+        agree_to_changes(cluster, plan_file, variant, yes, lambda: api.verify(
+            cluster, model_file, scenarios, plan_file, variant=variant, store=store, metrics=metrics, level=level,
+            dry_run=True))
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = api.verify(cluster, model_file, scenarios, plan_file, variant=variant, store=store, metrics=metrics,
                         level=level, fail_fast=fail_fast, dry_run=dry_run,

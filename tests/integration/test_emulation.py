@@ -113,7 +113,7 @@ def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path)
     plan = tmp_path / "emu.yaml"
     plan.write_text(yaml.safe_dump(PLAN))
     store = tmp_path / "emu.db"
-    collect = ["collect", "--cluster", str(cf), "--plan", str(plan), "--store", str(store)]
+    collect = ["collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", str(store)]
 
     # Killed -9 while the hosts are shaped: nothing of the campaign's own runs, but each host holds its record.
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", *collect], stdout=subprocess.DEVNULL,
@@ -196,7 +196,7 @@ def test_settings_that_cannot_be_emulated_are_refused_in_one_line(lab: LabState,
     # Faster than the host: refused naming the host and what its device measured just now, nothing left changed.
     glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "ext4", "--size", "1GB", check=True)
     try:
-        line = _refusal(["collect", "--cluster", str(cf), "--plan", str(plan), "--store", store])
+        line = _refusal(["collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", store])
         assert "disk read 100GB/s is faster than its brick device loop" in line and "measured just now" in line, line
         assert any(f"{n.address}:" in line for n in lab.nodes) and _throttled(lab) == []
     finally:
@@ -206,7 +206,7 @@ def test_settings_that_cannot_be_emulated_are_refused_in_one_line(lab: LabState,
     slow.write_text(yaml.safe_dump({**PLAN, "factors": disk_only}))
     glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "tmpfs", "--size", "64MB", check=True)
     try:
-        line = _refusal(["collect", "--cluster", str(cf), "--plan", str(slow), "--store", store])
+        line = _refusal(["collect", "--yes", "--cluster", str(cf), "--plan", str(slow), "--store", store])
         assert "is on tmpfs" in line and "not a block device" in line, line
     finally:
         glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
@@ -215,7 +215,7 @@ def test_settings_that_cannot_be_emulated_are_refused_in_one_line(lab: LabState,
     data = yaml.safe_load(cf.read_text())
     del data["emulation"]
     cf.write_text(yaml.safe_dump(data))
-    line = _refusal(["collect", "--cluster", str(cf), "--plan", str(slow), "--store", store])
+    line = _refusal(["collect", "--yes", "--cluster", str(cf), "--plan", str(slow), "--store", store])
     assert "factors.disk" in line and "does not allow glmodel to change its hardware" in line, line
 
 
@@ -234,7 +234,7 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
         "baselines": {"disk": False, "iperf": {"seconds": 2, "omit": 0, "directions": ["write"]}}}))
     store = tmp_path / "shares.db"
     try:
-        done = glmodel("collect", "--cluster", str(cf), "--plan", str(plan), "--store", str(store), timeout=600,
+        done = glmodel("collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", str(store), timeout=600,
                        check=True)
     finally:
         glmodel("restore", "--cluster", str(cf))
