@@ -34,9 +34,9 @@ class Failure(click.ClickException):
         self.exit_code = code  # type: ignore[misc]  # click reads it per instance
 
     def show(self, file: Any = None) -> None:
-        from .text import one_line
+        from .text import capped, one_line
 
-        click.echo(f"glmodel: error: {one_line(self.message)}", err=True)
+        click.echo(f"glmodel: error: {capped(one_line(self.message))}", err=True)
 
 
 class GlmodelGroup(click.Group):

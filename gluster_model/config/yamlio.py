@@ -32,8 +32,37 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+MAX_NODES = 200_000  # values a file may expand to, aliases counted each time they are used
+MAX_ECHO = 160  # characters of a value a message may repeat back (under text.MAX_TOKEN)
+
+
+def expanded_size(doc: Any, limit: int = MAX_NODES) -> int:
+    """How many values ``doc`` holds with every alias expanded, counting up to just past ``limit`` (an alias
+    bomb, a few lines that expand to billions of values, is measured in at most ``limit`` steps)."""
+    count, todo = 0, [doc]
+    while todo and count <= limit:
+        node = todo.pop()
+        count += 1
+        if isinstance(node, dict):
+            todo.extend(node.keys())
+            todo.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            todo.extend(node)
+    return count
+
+
 def parse_yaml(text: str, source: str) -> Any:
-    """Parse YAML text; a syntax error becomes one ConfigError line with the file and line number."""
+    """Parse YAML text; a syntax error becomes one ConfigError line with the file and line number, and a
+    document that expands (through aliases) to more than ``MAX_NODES`` values is refused before anything
+    reads it."""
+    doc = _load(text, source)
+    if expanded_size(doc) > MAX_NODES:
+        raise ConfigError(source, "", f"expands to more than {MAX_NODES:,} values (aliases counted each time "
+                          "they are used); glmodel's input files are far smaller (is it the right file?)")
+    return doc
+
+
+def _load(text: str, source: str) -> Any:
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - _StrictLoader derives from SafeLoader
     except yaml.MarkedYAMLError as exc:
@@ -103,7 +132,12 @@ def _explain(err: dict[str, Any]) -> str:
     msg = str(err.get("msg", "invalid value"))
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
-    return msg
+    return shorten(msg)
+
+
+def shorten(text: str, limit: int = MAX_ECHO) -> str:
+    """A message that repeats a user's value back, cut to ``limit`` characters with the length said."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def allowed_keys(model: type[Any], loc: tuple[Any, ...]) -> list[str]:

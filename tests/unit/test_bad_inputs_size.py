@@ -42,3 +42,41 @@ def test_a_newline_in_a_value_is_shown_escaped_on_one_line(tmp_path: Path) -> No
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "10.0.0.1\\nglmodel: all checks passed" in done.stderr, done.stderr
+
+
+def test_an_alias_bomb_is_refused_quickly_in_one_short_line(tmp_path: Path) -> None:
+    """Seven lines that expand to 9^7 values through aliases: refused by their expanded size, in well under a
+    second and one line, not after minutes with a message of megabytes."""
+    import time
+
+    from click.testing import CliRunner
+
+    from gluster_model.cli import cli
+
+    levels = ["a: &a [" + ", ".join(['"x"'] * 9) + "]"]
+    for prev, name in zip("abcdef", "bcdefg"):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    plan = tmp_path / "bomb.yaml"
+    plan.write_text("name: bomb\n" + "\n".join(levels) + "\nfactors:\n  link: *g\n")
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, ["collect", "--cluster", str(tmp_path / "none.yaml"), "--plan", str(plan),
+                                      "--dry-run"])
+    from gluster_model.config.yamlio import parse_yaml
+    from gluster_model.errors import ConfigError
+
+    try:
+        parse_yaml(plan.read_text(), str(plan))
+    except ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("an alias bomb was parsed")
+    assert "expands to more than 200,000 values" in message and len(message) < 300
+    assert time.monotonic() - started < 30  # generous: the point is seconds, not the 14 s and 92 MB of before
+    assert result.exit_code != 0
+
+
+def test_a_long_value_is_named_not_echoed_whole() -> None:
+    from gluster_model.text import capped
+
+    line = capped("servers[0].host: '" + "h" * 5000 + "' is not a host name")
+    assert len(line) < 300 and "(5,002 characters)" in line and line.endswith("is not a host name")
