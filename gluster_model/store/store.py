@@ -368,15 +368,22 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
             raise StoreError(f"no store at {path} (collect writes one; pass --store)")
         # Read-only: a store on a read-only medium or owned by someone else is readable, and nothing is written.
         url = f"sqlite:///file:{path}?mode=ro&uri=true"
-        if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
-            # A WAL store needs its -shm file even to be read; where nothing can be written, nothing can change
-            # the file either, and SQLite may read it as immutable.
+        if not Path(f"{path}-wal").exists() or not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+            # Without a -wal file no writer is at work and every commit is in the file, and where nothing can be
+            # written nothing can change the file either: SQLite may read it as immutable, and the read leaves
+            # no -wal/-shm files beside it. With a -wal file (a collect at work), read through it.
             url += "&immutable=1"
     elif path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
         engine = create_engine(url, future=True, pool_pre_ping=True)
-    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+    except ImportError as exc:  # the URL is right, its driver is not installed
+        driver = getattr(exc, "name", None) or str(exc).split("'")[1:2] or "the driver"
+        pkg = {"psycopg": "psycopg[binary]", "psycopg2": "psycopg2-binary"}.get(str(driver), str(driver))
+        raise ConfigError("--store", where, f"the database driver {driver} is not installed; install it into "
+                          f"glmodel's environment (.venv/bin/pip install '{pkg}'), or use "
+                          "postgresql+psycopg://... with psycopg") from None
+    except (ArgumentError, NoSuchModuleError) as exc:
         raise ConfigError("--store", where, f"not a usable database URL ({exc}); use a file path, "
                           "sqlite:///path or postgresql+psycopg://user@host/db") from None
     if engine.dialect.name == "sqlite":

@@ -170,3 +170,20 @@ def test_a_store_that_names_no_file_is_refused_naming_the_option(value: str, tmp
 
     with pytest.raises(ConfigError, match=r"^--store: .*names no store file \(it is empty or a directory\)"):
         open_store(str(tmp_path) if value == "DIR" else value, create=False)
+
+
+def test_a_read_only_command_leaves_no_journal_files_beside_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with open_store(path) as st:
+        st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
+    with open_store(path, create=False) as st:
+        assert [c["name"] for c in st.campaigns()] == ["t@c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
+
+
+def test_a_database_url_whose_driver_is_missing_names_the_driver_and_its_install(tmp_path: Path) -> None:
+    from gluster_model.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"the database driver pg8000 is not installed; .*pip install 'pg8000'"):
+        open_store("postgresql+pg8000://u@localhost/db")
