@@ -207,9 +207,32 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
     if not views and model is None:
         raise GlmodelError(f"{store.where}: no campaign to report on" + (f" (asked for {', '.join(campaign_names)})"
                                                                           if campaign_names else ""))
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.png"):
-        old.unlink()  # a figure of an earlier report must not pass for this one's
+    # Everything is rendered into a directory beside ``out`` first and moved in only once all of it is there: a
+    # model file or store that fails half-way (a damaged model read only when its section is drawn) leaves the
+    # existing report as it was, figures included.
+    import shutil
+    import tempfile
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        doc = _document(store, work, model, question, answer, verification, domains, views)
+        (work / "index.html").write_text(to_html(doc))
+        (work / "report.md").write_text(to_markdown(doc))
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob("*.png"):
+            old.unlink()  # a figure of an earlier report must not pass for this one's
+        for made in work.iterdir():
+            made.replace(out / made.name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    html_path, md_path = out / "index.html", out / "report.md"
+    return Written(html_path, md_path, sorted(out.glob("*.png")), [b.text for b in doc.blocks if b.kind == "h2"])
+
+
+def _document(store: Store, out: Path, model: Path | None, question: Path | None, answer: Any, verification: Any,
+              domains: dict[str, Any], views: list[Any]) -> Doc:
+    """The report's document, its figures written into ``out``."""
     doc = Doc("glmodel report" + (f": {printable(question.name)}" if question is not None else ""))
     if answer is not None:
         from .decision import add_answer, add_limits
@@ -225,7 +248,4 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
         _campaign_section(doc, store, views)
     for n, v in enumerate([v for v in views if v.study], 1):
         _study_section(doc, store, v, out, n)
-    html_path, md_path = out / "index.html", out / "report.md"
-    html_path.write_text(to_html(doc))
-    md_path.write_text(to_markdown(doc))
-    return Written(html_path, md_path, sorted(out.glob("*.png")), [b.text for b in doc.blocks if b.kind == "h2"])
+    return doc
