@@ -261,8 +261,13 @@ class GbmModel:
             x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
             # The file keeps no config hashes: rows with the same inputs are one configuration's trials.
             _, group = np.unique(np.nan_to_num(x, nan=-1e300), axis=0, return_inverse=True)
-            self._refitted = [clone(self.estimator).fit(x[rows], target[rows]) for rows in
-                              group_resamples(group.ravel(), refits, int(self.estimator.random_state or 0))]
+            from threadpoolctl import threadpool_limits
+
+            # one thread per refit: hundreds of fits of tens of rows, where an unbounded OpenMP pool spent 32 s of
+            # CPU for one call and fought every other process for the cores
+            with threadpool_limits(limits=1):
+                self._refitted = [clone(self.estimator).fit(x[rows], target[rows]) for rows in
+                                  group_resamples(group.ravel(), refits, int(self.estimator.random_state or 0))]
         return self._refitted[:refits]
 
     def quantile(self, level: float) -> float:

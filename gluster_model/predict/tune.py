@@ -4,8 +4,10 @@ The study's second model, asked the administrator's question. For a workload (th
 with ``--set`` or left at the data's reference configuration), every combination of the volume options the model
 was fitted on (translators on/off, io-cache size at its measured levels) is predicted; the best inside the data
 is then simplified: an option whose change from Gluster's default is not distinguishable from zero (its
-contrast's interval holds 0, at the level Bonferroni-corrected over the options tested, or it is below ``FLAT``)
-goes back to the default, so the advice does not over-tune. The gain over the defaults comes with the interval of
+contrast's interval holds 0, at the level Bonferroni-corrected over the option changes tested, or it is below
+``FLAT``) goes back to the default, so the advice does not over-tune. Such an option is said not to matter only
+when an equivalence test shows its every change within ``EQUIVALENCE`` of the throughput; otherwise it is
+unclear, and worth measuring. The gain over the defaults comes with the interval of
 the change itself, not of two predictions: from the model's covariance (linear models) or from bootstrap refits
 of the trees on resampled configurations (boosted trees). The balance over several metrics moves only options
 some metric's own advice moved.
@@ -48,6 +50,10 @@ FLAT = 0.02
 # tails are read at the Bonferroni level (about 98% for six options), so a few hundred; each refit of the
 # shipped tables' trees takes tens of milliseconds, once per metric.
 REFITS = 200
+# The equivalence margin: an option "does not matter" only when its change is shown to lie within this share of
+# the throughput either way (two one-sided tests: the change's interval at the corrected level inside the
+# margin; Schuirmann 1987). Not significant is not the same: a change whose interval is wide is "unclear".
+EQUIVALENCE = 0.05
 
 
 @dataclass
@@ -88,8 +94,10 @@ class MetricAdvice:
     gain: float  # MB/s over the defaults (balanced: mean relative gain, %)
     gain_low: float  # interval of the change; NaN where the model gives none
     gain_high: float
-    not_mattering: list[str]  # options whose effect on this metric is not distinguishable from zero
+    not_mattering: list[str]  # options shown equivalent (TOST): every change within ±EQUIVALENCE of the throughput
     pitfall: Pitfall | None = None  # the costliest single change away from the recommendation
+    unclear: list[str] = field(default_factory=list)  # neither shown to matter nor shown equivalent: measure it
+    contrasts: int = 0  # option changes tested (the Bonferroni correction's count)
 
     def commands(self, volume: str) -> list[str]:
         """`gluster volume set` lines that turn Gluster's defaults into the recommendation."""
@@ -105,6 +113,7 @@ class MetricAdvice:
         return {"metric": self.metric, "model": self.model, "recommended": self.recommended.to_json(),
                 "defaults": self.defaults.to_json(), "gain": self.gain, "gain_low": _nan_none(self.gain_low),
                 "gain_high": _nan_none(self.gain_high), "not_mattering": self.not_mattering,
+                "unclear": self.unclear, "equivalence_margin": EQUIVALENCE, "contrasts": self.contrasts,
                 "pitfall": self.pitfall.to_json() if self.pitfall else None, "commands": self.commands(volume)}
 
 
@@ -212,7 +221,9 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
         grids[metric] = (configs, pred, bases, flags)
         inside = [k for k in range(1, len(configs)) if bases[k] != "extrapolated"] or list(range(1, len(configs)))
         best = max(inside, key=lambda k: float(pred.value[k]))
-        strict = 1 - (1 - level) / len(names)  # each option tested: Bonferroni over them
+        # Bonferroni over the contrasts actually tested: each option's every other level against the choice
+        tested = sum(len(v) - 1 for v in choices.values())
+        strict = 1 - (1 - level) / max(tested, 1)
         chosen = _simplify(mf, configs[best], defaults, names, metric, strict, use)
         per_metric.append(_advice(mf, metric, defaults, chosen, names, domain, level, strict, use))
     # The balance may only move options some metric's own advice moved: one that matters for none of them
@@ -248,6 +259,25 @@ def _matters(change: float, low: float, high: float, base: float) -> bool:
     return low > 0 or high < 0
 
 
+def _levels(domain: Domain, name: str) -> list[Any]:
+    """The levels an option can take in the data: on/off, or its measured values."""
+    f = domain.input(name)
+    return [False, True] if f is not None and f.kind == "bool" else list(f.values if f else ())
+
+
+def _equivalent(change: float, low: float, high: float, base: float) -> bool:
+    """The change shown to be negligible: its interval (at the corrected level) inside ±``EQUIVALENCE`` of the
+    throughput, the two one-sided tests of Schuirmann (1987) at once.
+
+    References
+    ----------
+    Schuirmann, D. J. (1987), "A comparison of the two one-sided tests procedure and the power approach for
+    assessing the equivalence of average bioavailability", *J. Pharmacokinet. Biopharm.* 15(6), 657–680.
+    """
+    margin = EQUIVALENCE * abs(base)
+    return math.isfinite(low) and math.isfinite(high) and -margin <= low and high <= margin
+
+
 def _simplify(mf: ModelFile, best: dict[str, Any], defaults: Mapping[str, Any], names: Sequence[str],
               metric: str, level: float, use: str | None) -> dict[str, Any]:
     """Options of ``best`` put back to their defaults while the change cannot be told from zero, smallest
@@ -270,16 +300,15 @@ def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[s
             domain: Domain, level: float, strict: float, use: str | None) -> MetricAdvice:
     p = mf.predict([defaults, chosen], level, metric=metric, use=use, change_refits=REFITS)
     bases, flags, _ = judge(domain, [defaults, chosen], metric)
-    not_mattering = []
+    not_mattering: list[str] = []
+    unclear: list[str] = []
     pitfall: Pitfall | None = None
     for name in names:
-        f = domain.input(name)
-        others = [v for v in ([False, True] if f is not None and f.kind == "bool" else (f.values if f else ()))
-                  if v != chosen[name]]
+        others = [v for v in _levels(domain, name) if v != chosen[name]]
         contrasts = [(v, _contrast(mf, chosen, {**chosen, name: v}, metric, strict, use)) for v in others]
         clear = [(v, c) for v, c in contrasts if _matters(*c)]
         if others and not clear:
-            not_mattering.append(name)
+            (not_mattering if all(_equivalent(*c) for _, c in contrasts) else unclear).append(name)
         for v, (change, low, high, _) in clear:
             if change < 0 and (pitfall is None or change < pitfall.change):
                 pitfall = Pitfall(name, v, change, low, high)
@@ -290,8 +319,9 @@ def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[s
     def choice(k: int, config: Mapping[str, Any]) -> Choice:
         return Choice({n: config[n] for n in names}, float(p.value[k]), max(float(p.low[k]), 0.0),
                       float(p.high[k]), bases[k], flags[k])
+    tested = sum(len(_levels(domain, n)) - 1 for n in names)
     return MetricAdvice(metric, p.model, choice(1, chosen), choice(0, defaults), float(p.value[1] - p.value[0]),
-                        float(p.delta_low[1]), float(p.delta_high[1]), not_mattering, pitfall)
+                        float(p.delta_low[1]), float(p.delta_high[1]), not_mattering, pitfall, unclear, tested)
 
 
 def _balanced(mf: ModelFile, metrics: Sequence[str], grids: Mapping[str, Any], level: float,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.features import label
-from ..predict.tune import Advice, MetricAdvice, describe
+from ..predict.tune import EQUIVALENCE, Advice, MetricAdvice, describe
 from ..predict.whatif import show_value
 
 
@@ -33,8 +33,11 @@ def metric_lines(m: MetricAdvice, a: Advice) -> list[str]:
             lines.append(f"  avoid: {describe({pit.option: pit.value})} ({pit.change:+,.1f} MB/s "
                          f"[{pit.low:+,.1f}, {pit.high:+,.1f}]{share})")
         if m.not_mattering:
-            lines.append("  does not matter here (left at the default): " +
-                         ", ".join(label(n) for n in m.not_mattering))
+            lines.append(f"  does not matter here (every change within ±{EQUIVALENCE:.0%}, equivalence test; left "
+                         "at the default): " + ", ".join(label(n) for n in m.not_mattering))
+        if m.unclear:
+            lines.append("  unclear (neither shown to matter nor shown not to; left at the default, worth "
+                         "measuring): " + ", ".join(label(n) for n in m.unclear))
     if m.recommended.basis == "extrapolated":
         lines.append("  extrapolated: " + "; ".join(m.recommended.flags))
     commands = m.commands(a.volume)

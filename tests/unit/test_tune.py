@@ -221,3 +221,19 @@ def test_an_option_that_never_costs_is_no_pitfall(model: artifact.ModelFile) -> 
     for rec in ("4KB", "64KB", "1MB", "8MB"):
         for m in tune(model, [f"record_size={rec}"], ["write", "read"]).metrics:
             assert m.pitfall is None or m.pitfall.option not in ("quick_read", "md_cache")
+
+
+def test_an_option_is_said_not_to_matter_only_when_an_equivalence_test_shows_it(tmp_path: Path) -> None:
+    """Noisy data (40% run-to-run): quick-read's true effect is nil, but its change's interval is wide, so it is
+    'unclear', never 'does not matter'; the Bonferroni correction counts every option change tested."""
+    noisy = _frame(seed=3)
+    rng = np.random.default_rng(4)
+    noisy["write"] = noisy["write"] * rng.lognormal(0, 0.4, size=len(noisy))
+    fits, _ = fit_frame(noisy, "gluster", ["write"], models=["loglinear"], importance_n=64, bootstrap=0,
+                        cv_repeats=1)
+    path = tmp_path / "noisy.json"
+    artifact.save(artifact.build(fits, {"data": "synthetic"}), path)
+    advice = tune(artifact.load(path), ["record_size=1MB"], ["write"])
+    (write,) = advice.metrics
+    assert "quick_read" in write.unclear and "quick_read" not in write.not_mattering
+    assert write.contrasts == 5 + 2  # five on/off options, io-cache size at three levels
