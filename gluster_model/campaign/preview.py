@@ -28,6 +28,7 @@ class Preview:
     cluster: str = ""
     servers: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, brick directories)
     clients: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how the plan adapted to the cluster
 
 
 def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str, store: str) -> Preview:
@@ -45,4 +46,4 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] if settings != [()] else [],
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
-        [h.name for h in cluster.clients])
+        [h.name for h in cluster.clients], list(expanded.notes))

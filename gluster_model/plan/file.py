@@ -227,6 +227,7 @@ class Expanded:
     runs: list[RunSpec]
     skipped: list[tuple[dict[str, Level], str]] = field(default_factory=list)  # impossible points, why
     duplicates: int = 0
+    notes: list[str] = field(default_factory=list)  # how the plan adapted to the cluster (levels left out)
 
     @property
     def volumes(self) -> list[str]:
@@ -271,17 +272,24 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         return run.config_hash
 
     fixed = plan.workload.model_dump()
+    notes: list[str] = []
+    for name, have in (("servers", len(cluster.servers)), ("clients", len(cluster.clients))):
+        # A recipe written for a larger cluster adapts: the levels this cluster cannot hold are left out, and
+        # said so; a plan none of whose levels fit is a mistake, refused.
+        levels = plan.factors.get(name, [])
+        too_many = [v for v in levels if isinstance(v, int) and v > have]
+        if too_many and len(too_many) == len(levels):
+            raise ConfigError(source, f"factors.{name}", f"level {too_many[0]} asks for more {name} than "
+                              f"{cluster.name} has ({have}); allowed: 1 to {have}")
+        if too_many:
+            plan = plan.model_copy(update={"factors": {**plan.factors,
+                                                       name: [v for v in levels if v not in too_many]}})
+            notes.append(f"{name} {', '.join(map(str, too_many))} left out of the design: {cluster.name} has {have}")
     try:
         points = design_points(plan, identity)
     except ValueError as exc:
         raise ConfigError(source, "design", str(exc)) from None
-    for name, have in (("servers", len(cluster.servers)), ("clients", len(cluster.clients))):
-        # A level the cluster cannot hold is a mistake in the plan, not a point to skip quietly.
-        too_many = [v for v in plan.factors.get(name, []) if isinstance(v, int) and v > have]
-        if too_many:
-            raise ConfigError(source, f"factors.{name}", f"level {too_many[0]} asks for more {name} than "
-                              f"{cluster.name} has ({have}); allowed: 1 to {have}")
-    out = Expanded([])
+    out = Expanded([], notes=notes)
     seen: set[str] = set()
     for point in points:
         try:

@@ -295,13 +295,19 @@ def test_a_list_hardware_design_builds_exactly_the_settings_given() -> None:
 
 
 @pytest.mark.parametrize("factor, levels", [("servers", [2, 5]), ("clients", [1, 4])])
-def test_a_level_the_cluster_cannot_hold_is_refused_not_skipped(factor: str, levels: list[int]) -> None:
+def test_a_recipe_for_a_larger_cluster_adapts_and_says_so(factor: str, levels: list[int]) -> None:
+    """Levels the cluster cannot hold are left out of the design, said in the plan's notes (the dry run prints
+    them); a plan none of whose levels fit is a mistake, refused in one line."""
     plan = PlanFile.model_validate({"name": "t", "factors": {"layout": "distribute", factor: levels}})
+    ex = expand(plan, _cluster(3), "plan.yaml")
+    assert ex.notes == [f"{factor} {levels[1]} left out of the design: c has 3"]
+    assert {r.features[factor] for r in ex.runs} == {levels[0]}
+    too_big = PlanFile.model_validate({"name": "t", "factors": {"layout": "distribute", factor: [7, 9]}})
     with pytest.raises(ConfigError) as info:
-        expand(plan, _cluster(3), "plan.yaml")
+        expand(too_big, _cluster(3), "plan.yaml")
     message = str(info.value)
     assert "\n" not in message and "plan.yaml" in message and f"factors.{factor}" in message
-    assert f"level {levels[1]} asks for more {factor} than c has (3); allowed: 1 to 3" in message
+    assert f"level 7 asks for more {factor} than c has (3); allowed: 1 to 3" in message
 
 
 def test_a_level_invalid_on_its_own_is_refused_naming_the_factor() -> None:
@@ -348,3 +354,16 @@ def test_the_verify_variant_changes_only_how_often_each_run_is_measured() -> Non
     assert three.protocol.model_dump(exclude={"repetitions"}) == base.protocol.model_dump(exclude={"repetitions"})
     for part in ("factors", "design", "workload", "volume_options", "baselines"):
         assert getattr(three, part) == getattr(base, part), part
+
+
+def test_the_dry_run_counts_skipped_points_by_reason_in_words() -> None:
+    from gluster_model.present.campaign import skipped_lines
+
+    skipped = [({"servers": 2, "replica": 3, "file_size": 1 << 30}, "replica 3 needs at least 3 servers; 2 in use"),
+               ({"servers": 1, "replica": 2, "file_size": 1 << 20}, "replica 2 needs at least 2 servers; 1 in use"),
+               ({"servers": 1, "threads": 9}, "9 threads on 1 client")]
+    lines = skipped_lines(skipped)
+    assert lines[0] == "  3 design point(s) skipped, the cluster cannot run them:"
+    assert lines[1] == "    2 like: replica 3 needs at least 3 servers; 2 in use (servers=2, replica=3)"
+    assert lines[2] == "    1 like: 9 threads on 1 client (threads=9)"
+    assert not any("{" in line for line in lines)
