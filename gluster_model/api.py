@@ -7,11 +7,13 @@ libraries are imported inside the functions, so importing this module stays chea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypeIs
 
 from .config.cluster import load_cluster
 from .errors import GlmodelError, NotFound
@@ -362,6 +364,100 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *,
                    reporter=reporter)
 
 
+# -- runs, export, report -------------------------------------------------------------------------------------
+
+def runs_list(store: str, campaign: str | None = None, status: str | None = None) -> Any:
+    """The runs of a store (``glmodel runs list``), read-only."""
+    from .store.views import run_list
+
+    with open_for_reading(store) as st:
+        return run_list(st, campaign, status)
+
+
+def runs_design(store: str, campaign: str) -> Any:
+    """An adaptive campaign's decisions, round by round (``glmodel runs design``)."""
+    from .store.views import design_log
+
+    with open_for_reading(store) as st:
+        return design_log(st, campaign)
+
+
+def runs_show(store: str, run_id: int, raw_trial: int | None = None) -> Any:
+    """One run with every trial, and one trial's raw output (``glmodel runs show``)."""
+    from .store.views import run_detail
+
+    with open_for_reading(store) as st:
+        return run_detail(st, run_id, raw_trial)
+
+
+def export(store: str, out: Path, fmt: str = "csv", campaign: str | None = None, all_trials: bool = False) -> Any:
+    """The store's trials as one tidy table written to ``out`` (``glmodel export``); the frame written."""
+    from .dataset import export_trials
+    from .outputs import check_output
+
+    return export_trials(store, check_output(out, "--out"), fmt, campaign, all_trials)
+
+
+def report(store: str, out: Path, model_file: Path | None = None, campaigns: Sequence[str] = (),
+           scenarios: Path | None = None) -> Any:
+    """The HTML and Markdown report (``glmodel report``); what was written."""
+    from .outputs import check_output
+    from .report.build import write_report
+
+    check_output(out, "--out", directory=True)
+    with open_for_reading(store) as st:
+        return write_report(st, out, model_file, list(campaigns) or None, scenarios)
+
+
+# -- the local lab -----------------------------------------------------------------------------------------------
+
+def lab_up(lab_dir: Path, *, nodes: int = 3, ssh_port: int = 2222, hardware: Mapping[str, Any] | None = None,
+           brick_size: int = 4 << 30, client_nodes: int = 0, progress: Callable[[str], None] | None = None
+           ) -> Any:
+    """Bring up a local lab of ``nodes`` nodes (``glmodel lab up``); its state."""
+    from .lab import lab_up as up
+
+    return up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=progress or (lambda m: None),
+              hardware=dict(hardware or {}), brick_size=brick_size, client_nodes=client_nodes)
+
+
+def lab_node(lab_dir: Path, nodes: Sequence[str] = (), settings: Mapping[str, Any] | None = None,
+             brick_size: int | None = None, progress: Callable[[str], None] | None = None) -> Any:
+    """Give lab nodes hardware settings, or read them with none (``glmodel lab node``, ``link``, ``brick``)."""
+    from .lab.hardware import set_nodes
+
+    return set_nodes(lab_dir, tuple(nodes), dict(settings or {}), brick_size=brick_size,
+                     progress=progress or (lambda m: None))
+
+
+def lab_down(lab_dir: Path, progress: Callable[[str], None] | None = None) -> None:
+    """Tear a local lab down (``glmodel lab down``)."""
+    from .lab import lab_down as down
+
+    down(lab_dir, progress=progress or (lambda m: None))
+
+
+def lab_status(lab_dir: Path) -> Any:
+    """A lab's state and each node's daemons and peers (``glmodel lab status``)."""
+    from .lab import lab_status as status
+
+    return status(lab_dir)
+
+
+def parse_hardware(kind: str, text: str) -> dict[str, Any]:
+    """One hardware setting's text (``--link 1gbit``) parsed; ValueError saying what is allowed."""
+    from .hardware.settings import parse_setting
+
+    return parse_setting(kind, text)
+
+
+def is_verify_preview(result: Verification | Work) -> TypeIs[Work]:
+    """Whether ``verify`` answered a dry run (what it would build and measure) rather than a verification."""
+    from .verify import Work
+
+    return isinstance(result, Work)
+
+
 def open_for_reading(store: str) -> Any:
     """A store opened read-only (``runs``, ``report``): never created, migrated or changed."""
     from .store import open_store
@@ -369,6 +465,8 @@ def open_for_reading(store: str) -> Any:
     return open_store(store, create=False)
 
 
-__all__ = ["Applied", "HostKeys", "NotFound", "bench_disk", "bench_iozone", "bench_iperf", "check", "collect",
-           "collect_preview", "design_size", "fit", "host_keys", "open_for_reading", "predict", "record_keys",
-           "session", "verify", "volume_apply", "volume_show", "volume_teardown"]
+__all__ = ["Applied", "HostKeys", "NotFound", "bench_disk", "bench_iozone", "bench_iperf", "changes_to_cluster",
+           "check", "collect", "collect_preview", "design_size", "export", "fit", "host_keys", "is_verify_preview", "lab_down", "lab_node",
+           "lab_status", "lab_up", "open_for_reading", "parse_hardware", "predict", "record_keys", "report",
+           "restore", "runs_design", "runs_list", "runs_show", "session", "tune", "verify", "volume_apply",
+           "volume_show", "volume_teardown"]

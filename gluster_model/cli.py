@@ -96,7 +96,7 @@ def _setting(kind: str) -> Parsed:
     from functools import partial
 
     def parse(text: str, kind: str) -> dict[str, Any]:
-        from .lab import parse_setting
+        from .api import parse_hardware as parse_setting
 
         return parse_setting(kind, text)
 
@@ -436,12 +436,10 @@ def runs() -> None:
 @json_option
 def runs_list(store: str, campaign: str | None, status: str | None, as_json: bool) -> None:
     """Example: glmodel runs list --status failed"""
-    from .api import open_for_reading
+    from . import api
     from .present.runs import runs_table
-    from .store.views import run_list
 
-    with open_for_reading(store) as st:
-        found = run_list(st, campaign, status)
+    found = api.runs_list(store, campaign, status)
     _echo_json(found) if as_json else _console().print(runs_table(found, f"runs in {store}"))
 
 
@@ -455,12 +453,10 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
 
     Example: glmodel runs design --campaign adaptive_smoke@lab
     """
-    from .api import open_for_reading
+    from . import api
     from .present.runs import design_lines
-    from .store.views import design_log
 
-    with open_for_reading(store) as st:
-        log = design_log(st, campaign)
+    log = api.runs_design(store, campaign)
     _echo_json(log) if as_json else click.echo("\n".join(design_lines(log)))
 
 
@@ -470,12 +466,10 @@ def runs_design(store: str, campaign: str, as_json: bool) -> None:
 @click.option("--raw", "raw_trial", type=int, default=None, help="Also print the raw iozone output of this trial.")
 def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     """Example: glmodel runs show 3 --raw 1"""
-    from .api import open_for_reading
+    from . import api
     from .present.runs import run_lines
-    from .store.views import run_detail
 
-    with open_for_reading(store) as st:
-        click.echo("\n".join(run_lines(run_detail(st, run_id, raw_trial))))
+    click.echo("\n".join(run_lines(api.runs_show(store, run_id, raw_trial))))
 
 
 @cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")
@@ -489,10 +483,9 @@ def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bo
 
     Example: glmodel export --format parquet --out trials.parquet
     """
-    from .dataset import export_trials
-    from .outputs import check_output
+    from . import api
 
-    frame = export_trials(store, check_output(out, "--out"), fmt, campaign, all_trials)
+    frame = api.export(store, out, fmt, campaign, all_trials)
     click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
 
 
@@ -517,13 +510,9 @@ def report(store: str, model_file: Path | None, scenarios: Path | None, campaign
     Example: glmodel report --store glmodel.db --model results/emulated-model.json \\
              --scenarios experiments/whatif/emulated_decision.yaml --out results/report
     """
-    from .api import open_for_reading
-    from .outputs import check_output
-    from .report.build import write_report
+    from . import api
 
-    check_output(out, "--out", directory=True)
-    with open_for_reading(store) as st:
-        written = write_report(st, out, model_file, list(campaigns) or None, scenarios)
+    written = api.report(store, out, model_file, campaigns, scenarios)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
                f"summary: {written.markdown}")
 
@@ -734,7 +723,6 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     from . import api
     from .present import predict as show
     from .present.console import PlanConsole
-    from .verify import Work
 
     console = _console()
     if not dry_run:
@@ -745,7 +733,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     result = api.verify(cluster, model_file, scenarios, plan_file, variant=variant, store=store, metrics=metrics,
                         level=level, fail_fast=fail_fast, dry_run=dry_run,
                         reporter=None if as_json else PlanConsole(console))
-    if isinstance(result, Work):
+    if api.is_verify_preview(result):
         return click.echo("\n".join(show.verify_plan_lines(result, str(model_file))))
     _echo_json(result) if as_json else show.print_verification(console, result)
 
@@ -799,11 +787,11 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_si
     """
     import time
 
-    from .lab import lab_up as up
+    from . import api
 
     started = time.monotonic()
-    state = up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
-               hardware=_merged(hardware), brick_size=brick_size, client_nodes=client_nodes)
+    state = api.lab_up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
+                       hardware=_merged(hardware), brick_size=brick_size, client_nodes=client_nodes)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 
@@ -814,10 +802,10 @@ def _merged(settings: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
 
 def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None,
                columns: tuple[str, ...]) -> None:
-    from .lab.hardware import set_nodes
+    from . import api
     from .present.lab import node_lines
 
-    shown = set_nodes(lab_dir, nodes, settings, brick_size=size, progress=lambda m: click.echo(f"lab: {m}", err=True))
+    shown = api.lab_node(lab_dir, nodes, settings, brick_size=size, progress=lambda m: click.echo(f"lab: {m}", err=True))
     click.echo("\n".join(node_lines(shown, columns)))
 
 
@@ -873,9 +861,9 @@ def lab_down(lab_dir: Path) -> None:
 
     Example: glmodel lab down --dir /var/tmp/lab
     """
-    from .lab import lab_down as down
+    from . import api
 
-    down(lab_dir, progress=lambda m: click.echo(f"lab: {m}", err=True))
+    api.lab_down(lab_dir, progress=lambda m: click.echo(f"lab: {m}", err=True))
 
 
 @lab.command("status", short_help="Show each node's glusterd, sshd and peer connections.")
@@ -885,10 +873,10 @@ def lab_status(lab_dir: Path) -> None:
 
     Example: glmodel lab status --dir /var/tmp/lab
     """
-    from .lab import lab_status as status
+    from . import api
     from .present.lab import status_table
 
-    state, nodes = status(lab_dir)
+    state, nodes = api.lab_status(lab_dir)
     _console().print(status_table(state, nodes))
     if not all(n.glusterd and n.sshd and n.peers_connected == n.peers_total for n in nodes):
         raise Failure("lab is degraded; `glmodel lab up` again restarts it from scratch")
