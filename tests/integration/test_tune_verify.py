@@ -16,7 +16,9 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import fitted_model, glmodel
+from gluster_model.dataset import _UNIT_TO_MBPS
+
+from .conftest import fitted_model, glmodel, kept_trials
 
 BOOLS = ("write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
 PLAN = {
@@ -83,9 +85,19 @@ def test_tuned_options_are_built_measured_and_judged_against_the_defaults(lab: L
     # workload the same.
     with open_store(store, create=False) as st:
         runs = {bool(r["io_cache"]): r for r in st.runs()}
+        # the measured gain recomputed from the store's own kept trials (MB/s of each read), not from verify
+        means = {}
+        for on, r in runs.items():
+            reads = [m["value"] * _UNIT_TO_MBPS[m["unit"]] for t in kept_trials(st.trials(int(r["id"])))
+                     for m in t["measurements"] if m["metric"] == "read"]
+            assert reads, r
+            means[on] = sum(reads) / len(reads)
     assert set(runs) == {False, True}
     assert {r["record_size"] for r in runs.values()} == {1 << 20}
     assert {r["file_size"] for r in runs.values()} == {8 << 20}
+    assert tuned["gain_measured"] == pytest.approx(means[True] - means[False], rel=1e-6)
     text = glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios",
                    str(advice_file), "--plan", str(plan), "--store", store, "--metric", "read", check=True).stdout
-    assert "measured change inside the interval of a measured change" in text
+    inside = int(bool(tuned["gain_inside"]))
+    assert (f"measured change inside the interval of a measured change (the change's uncertainty and both runs' "
+            f"noise) in {inside} of 1") in " ".join(text.split())
