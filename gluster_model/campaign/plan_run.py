@@ -24,8 +24,17 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
     """Run every unfinished run of an expanded plan, one campaign per lab hardware setting.
 
     A plan that changes the lab's hardware leaves the lab as it found it, even when a run fails or the
-    campaign is interrupted (the restore runs in ``finally``).
+    campaign is interrupted (the restore runs in ``finally``). One plan writes to a store at a time: a second
+    ``run_plan`` on the same store (another collect or verify) is refused, naming the first.
     """
+    import os
+
+    with store.writing(f"glmodel pid {os.getpid()}: {base}"):  # a second collect on this store refuses by name
+        return _run_plan(cluster, plan, expanded, store, executor, base=base, fail_fast=fail_fast, reporter=reporter)
+
+
+def _run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor, *,
+              base: str, fail_fast: bool, reporter: PlanReporter | None) -> list[CampaignSummary]:
     rep: PlanReporter = reporter or SilentPlanReporter()
     settings = expanded.lab_settings
     snap = lab_snapshot(cluster) if settings != [()] else None

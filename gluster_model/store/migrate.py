@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from sqlalchemy import Connection, inspect, select, text
 
 from ..errors import StoreError
-from .schema import SCHEMA_VERSION, design_log, metadata, schema_info
+from .schema import SCHEMA_VERSION, design_log, metadata, schema_info, writers
 
 Step = Callable[[Connection], None]
-_LATER = {"design_log"}  # tables added by later steps
+_LATER = {"design_log", "writers"}  # tables added by later steps
 
 
 def _v1(conn: Connection) -> None:
@@ -35,7 +35,12 @@ def _v3(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE trials ADD COLUMN {name} {kind}"))
 
 
-STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3}
+def _v4(conn: Connection) -> None:
+    """Version 4: the writers table (one campaign writer at a time)."""
+    writers.create(conn, checkfirst=True)
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def current_version(conn: Connection) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -177,4 +177,16 @@ design_log = Table(
     Column("reason", Text, nullable=False),
     Column("figures", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+
+# The store's one campaign writer (collect or verify) while it runs: a second one refuses instead of measuring
+# the same runs twice on the same cluster. One row at most (id 1).
+writers = Table(
+    "writers", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("what", String(300), nullable=False),
+    Column("since", DateTime(timezone=True), nullable=False),
 )

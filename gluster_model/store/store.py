@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, inspect, select, update
-from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, insert, inspect, select, update
+from sqlalchemy.exc import (ArgumentError, DatabaseError, IntegrityError, NoSuchModuleError, OperationalError,
+                            SQLAlchemyError)
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
@@ -83,11 +84,46 @@ class Store:
                 yield conn
         except DatabaseError as exc:  # locked, gone, or pages overwritten ("database disk image is malformed")
             reason = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
-            damaged = "" if isinstance(exc, OperationalError) else " (the file is damaged; restore it from a copy)"
+            damaged = ("" if isinstance(exc, (OperationalError, IntegrityError)) else
+                       " (the file is damaged; restore it from a copy)")
             raise StoreError(f"{self.where}: {reason}{damaged}") from None
 
     def close(self) -> None:
         self.engine.dispose()
+
+    @contextmanager
+    def writing(self, what: str) -> Iterator[None]:
+        """Hold the store's one writer slot while a campaign writes (``collect``, ``verify``): a second writer
+        refuses in one line naming the first. A slot whose process is gone on this host (killed with -9) is
+        taken over; one held from another host is kept, since this host cannot tell whether it is gone."""
+        import os
+        import socket
+
+        host, pid = socket.gethostname(), os.getpid()
+        for attempt in range(2):
+            try:
+                with self.tx() as c:
+                    row = c.execute(select(t.writers).where(t.writers.c.id == 1)).mappings().first()
+                    if row is not None and (row["host"] != host or (row["pid"] != pid and _alive(row["pid"]))):
+                        since = row["since"].strftime("%Y-%m-%d %H:%M") if row["since"] else "?"
+                        raise StoreError(
+                            f"{self.where}: another glmodel is writing to this store ({row['what'][:120]}, pid "
+                            f"{row['pid']} on {row['host'][:60]}, since {since}); wait until it ends, or use "
+                            "another --store" + ("" if row["host"] == host else
+                                                 "; if that process is gone, delete the 'writers' row"))
+                    if row is not None:
+                        c.execute(delete(t.writers).where(t.writers.c.id == 1))
+                    c.execute(insert(t.writers).values(id=1, host=host, pid=pid, what=what[:300], since=now()))
+                break
+            except StoreError as exc:
+                if attempt or "UNIQUE" not in str(exc) and "duplicate key" not in str(exc):
+                    raise  # two writers inserting at once: the loser looks again and is refused by name
+        try:
+            yield
+        finally:
+            with self.tx() as c:
+                c.execute(delete(t.writers).where((t.writers.c.id == 1) & (t.writers.c.pid == pid)
+                                                  & (t.writers.c.host == host)))
 
     def __enter__(self) -> Store:
         return self
@@ -423,3 +459,10 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
         engine.dispose()
         raise StoreError(f"cannot open store {where}: {str(exc).splitlines()[0]}") from None
     return Store(engine, where)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process of this host still runs (and is not a zombie)."""
+    from ..processes import zombie
+
+    return not zombie(int(pid))

@@ -124,24 +124,24 @@ def test_newer_schema_refused_and_old_schema_migrated(tmp_path: Path) -> None:
         for col in ("context", "flagged_because"):  # columns the first schema did not have
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {col}"))
     eng.dispose()
-    with open_store(path) as st:  # opened by collect: brought to version 3, its data kept
+    with open_store(path) as st:  # opened by collect: brought to version 4 (writers), its data kept
         cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
         st.register_runs(cid, _runs())
     eng = create_engine(f"sqlite:///{path}")
 
-    def v4(conn: Connection) -> None:  # a future step: a new column with a default
+    def v5(conn: Connection) -> None:  # a future step: a new column with a default
         conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(50) DEFAULT 'none'"))
 
     with eng.begin() as conn:
-        assert current_version(conn) == 3 and "design_log" in inspect(conn).get_table_names()
+        assert current_version(conn) == 4 and {"design_log", "writers"} <= set(inspect(conn).get_table_names())
         assert {"context", "flagged_because"} <= {c["name"] for c in inspect(conn).get_columns("trials")}
-        assert migrate(conn, {**STEPS, 4: v4}, target=4) == (3, 4)
+        assert migrate(conn, {**STEPS, 5: v5}, target=5) == (4, 5)
     with eng.begin() as conn:
-        assert current_version(conn) == 4
+        assert current_version(conn) == 5
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
         assert conn.execute(text("select count(*), min(note) from runs")).one() == (4, "none")  # data kept
     eng.dispose()
-    with pytest.raises(StoreError, match="schema version 4, newer than this glmodel understands"):
+    with pytest.raises(StoreError, match="schema version 5, newer than this glmodel understands"):
         open_store(path)
 
 
@@ -187,3 +187,55 @@ def test_a_database_url_whose_driver_is_missing_names_the_driver_and_its_install
 
     with pytest.raises(ConfigError, match=r"the database driver pg8000 is not installed; .*pip install 'pg8000'"):
         open_store("postgresql+pg8000://u@localhost/db")
+
+
+def test_one_campaign_writer_at_a_time_and_a_dead_one_is_taken_over(tmp_path: Path) -> None:
+    """Two collects on one store: the second is refused in one line naming the first; once the first ends the
+    slot is free; a writer killed with -9 (its pid gone) leaves a slot the next one takes over."""
+    import os
+    import socket
+    import subprocess
+
+    from gluster_model.errors import StoreError
+    from gluster_model.store import schema
+
+    path = tmp_path / "s.db"
+    with open_store(path) as first, open_store(path) as second:
+        with first.writing("collect plan@lab"):
+            with pytest.raises(StoreError, match=rf"another glmodel is writing to this store \(collect plan@lab, "
+                                                 rf"pid {os.getpid()} on"):
+                # the same process stands for another one here: a live pid that holds the slot
+                with _other_pid(second):
+                    with second.writing("collect again"):
+                        pass
+        with second.writing("collect again"):  # the first ended: free
+            pass
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        with second.tx() as c:  # a writer killed with -9 left its row
+            c.execute(schema.writers.insert().values(id=1, host=socket.gethostname(), pid=gone.pid, what="killed",
+                                                     since=__import__("datetime").datetime.now()))
+        with second.writing("after the killed one"):
+            with second.tx() as c:
+                (row,) = c.execute(schema.writers.select()).mappings().all()
+                assert row["pid"] == os.getpid() and row["what"] == "after the killed one"
+        with second.tx() as c:
+            assert c.execute(schema.writers.select()).first() is None
+
+
+class _other_pid:
+    """Make the store believe it runs as another live process (pid 1, init), for the refusal path."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        import os
+
+        self.real = os.getpid
+        os.getpid = lambda: 1  # type: ignore[assignment]
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+
+        os.getpid = self.real  # type: ignore[assignment]
