@@ -132,7 +132,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "coverage": float(np.mean([r["inside"] for r in rows]) * 100),
             "coverage_by_stage": {k: float(np.mean(v) * 100) for k, v in by_stage.items()},
             "runs_by_stage": {k: len(v) for k, v in by_stage.items()},
-            "best_held": all(t["metrics"][metric]["best_held"] for t in results if metric in t["metrics"]),
+            "best_held": all(t["metrics"][metric]["best_held"] for t in results
+                             if metric in t["metrics"] and t["metrics"][metric]["upgrades"]),
             "upgrades": len(rows),
             "per_today": {t["today"]: {"mape": float(np.mean([abs(r["error_pct"]) for r in
                                                                t["metrics"][metric]["upgrades"]])),

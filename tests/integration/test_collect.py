@@ -1,4 +1,5 @@
-"""glmodel collect on the real lab: exact store contents, resume, kill -9, a dropped node, PostgreSQL."""
+"""glmodel collect on the real lab: exact store contents, resume, kill -9 (and a second collect on the same store
+meanwhile), a dropped node, PostgreSQL."""
 
 from __future__ import annotations
 
@@ -178,6 +179,13 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
             time.sleep(0.5)
         else:
             pytest.fail("collect made no progress")
+        # A second collect on the same store while the first runs: refused in one line naming the first,
+        # before it writes anything (it would measure the same runs twice on the same cluster).
+        second = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
+                         timeout=120)
+        lines = second.stderr.strip().splitlines()
+        assert second.returncode == 1 and len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
+        assert "another glmodel is writing to this store" in lines[0] and f"pid {proc.pid} on" in lines[0]
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
