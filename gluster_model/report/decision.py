@@ -63,8 +63,40 @@ def verdict_clusters(v: Verification | None) -> list[str]:
     return sorted({c.split("@", 1)[1].split(":", 1)[0] for c in v.campaigns if "@" in c}) or ["the cluster"]
 
 
-def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path) -> None:
-    """Sections: the answer; ranked candidates with the what-if figure; verification; limits of the data."""
+CONTEXT_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score", "servers",
+                  "clients", "replica", "layout", "shard", "file_size")
+
+
+def context_rows(a: Answer, v: Verification | None, provenance: dict[str, Any], settings: int,
+                 model_file: str) -> list[dict[str, str]]:
+    """What the decision rests on, one row each: today's hardware and volume, where the data come from (one
+    count of settings and runs, the same everywhere), where the prices come from, whether it was verified."""
+    today = a.scenarios.get(a.baseline, {})
+    shown = [f"{label(k)} {show_value(k, today[k])}" for k in CONTEXT_INPUTS if k in today]
+    camps = [str(c) for c in provenance.get("campaigns", [])]
+    lab = camps and all("@lab" in c for c in camps)
+    source = (f"{provenance.get('rows', '?')} measured runs in {settings} hardware setting(s), from "
+              f"{printable(str(provenance.get('store', '?')))}; "
+              + ("a glmodel lab whose nodes emulate the hardware (link, disk, RAM and CPU set and measured)"
+                 if lab else "the cluster(s) the campaigns name"))
+    verified = ("yes: " + ", ".join(f"{m.metric} MAPE {num(m.mape, '.1f')}% over {m.n} scenario(s)"
+                                    for m in v.metrics) if v is not None and v.metrics else
+                "no: `glmodel verify --cluster FILE --model MODEL --scenarios QUESTION --plan PLAN` builds the "
+                "candidates and measures them")
+    priced = any(s is not None for s in a.prices.values())
+    return [{"what": "today", "value": f"“{printable(a.baseline)}”: " + ", ".join(shown)},
+            {"what": "data", "value": source},
+            {"what": "model", "value": f"{printable(model_file)}, {', '.join(sorted({m.model for m in a.metrics}))}"},
+            {"what": "prices", "value": (f"from {printable(a.source) or 'the question'}, in "
+                                          f"{printable(a.currency) or 'its unit'}: the file's figures, "
+                                          "illustrative unless they are your quotes") if priced else "none given"},
+            {"what": "verified", "value": verified}]
+
+
+def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path,
+               context: list[dict[str, str]] | None = None) -> None:
+    """Sections: the answer and what it rests on; ranked candidates with the what-if figure; verification;
+    limits of the data."""
     import pandas as pd
 
     from ..present.predict import figure
@@ -72,6 +104,8 @@ def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path) -> None:
     doc.h2("The answer", "answer")
     for line in answer_lines(a, v):
         doc.lead(line)
+    if context:
+        doc.table(pd.DataFrame(context), "What the answer rests on")
     doc.h2("Candidates, ranked by throughput gained per price", "candidates")
     doc.p("A candidate is ranked only when it is priced, inside the measured data, below what its own hardware "
           "can carry, and gains with an interval that excludes zero; “change” is the expected change against the "

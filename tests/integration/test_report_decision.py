@@ -46,9 +46,10 @@ def test_first_screen_holds_the_answer(decision: tuple[Path, Path, dict]) -> Non
     page = (report / "index.html").read_text()
     probe = report / "probe.html"
     probe.write_text(page.replace("</body>", "<script>window.addEventListener('load',()=>{document.body.setAttribute("
-                                  "'data-first-screen',[...document.querySelectorAll('h1,h2,p')].filter(e=>e."
-                                  "getBoundingClientRect().bottom<=800).map(e=>e.innerText).join(' | '))})</script>"
-                                  "</body>"))
+                                  "'data-first-screen',[...document.querySelectorAll('h1,h2,p,caption,td')].filter(e=>e."
+                                  "getBoundingClientRect().bottom<=800).map(e=>e.innerText).join(' | '));"
+                                  "document.body.setAttribute('data-overflow',String(document.documentElement."
+                                  "scrollWidth-window.innerWidth))})</script></body>"))
     base = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--window-size=1280,800", "--virtual-time-budget=5000"]
     dom = subprocess.run([*base, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
@@ -64,6 +65,11 @@ def test_first_screen_holds_the_answer(decision: tuple[Path, Path, dict]) -> Non
         assert f"best buy “{best['scenario']}”, expected change {change_words(p)}" in first, (m["metric"], first)
         assert "Interpolated: inside the measured data." in first
     assert first.count("Not verified by measurement in this store.") == len(answer["metrics"])
+    # the context box on the first screen: today, where the data and prices come from, not verified
+    assert "What the answer rests on" in first and "network link (Gbit/s) 0.4" in first, first
+    assert "illustrative unless they are your quotes" in first and "a glmodel lab whose nodes emulate" in first
+    overflow = re.search(r'data-overflow="(-?\d+)"', dom.stdout)
+    assert overflow is not None and int(overflow.group(1)) <= 0, "the page scrolls sideways at 1280 px"
     shot = report / "first-screen.png"
     proc = subprocess.run([*base, f"--screenshot={shot}", (report / "index.html").as_uri()], capture_output=True,
                           text=True, timeout=120)
