@@ -2,7 +2,7 @@
 
     ln y = min_s (t_s + ln C_s) + Σ b_j x_j + ε
 
-``C_s`` is the capacity of stage s (client links, server links, server disks; ``features.stages``: measured link
+``C_s`` is the capacity of stage s (client links, server links, server disks; ``physics.stages``: measured link
 and disk figures, copies written, hash placement), ``t_s = ln k_s`` the share of it a run gets (its efficiency),
 and ``x_j`` the inputs that are not stage capacities (RAM, CPU score, sharding, file size, …; log2 of the
 positive numeric ones, centred on the training data). Where one stage binds, throughput is proportional to its
@@ -44,7 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .features import STAGES, Columns, Schema, Term, design_matrix, main_effect_terms, n_rows, stages
+from .columns import Columns, n_rows
+from .features import Schema, Term, design_matrix, main_effect_terms
+from .physics import STAGES, stages
 from .groups import GROUP, cv_groups
 
 if TYPE_CHECKING:

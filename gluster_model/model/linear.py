@@ -108,7 +108,7 @@ class LinearModel:
 
         if self.conformal and self.response == "log":
             from .bottleneck import lookup, raw_binding
-            from .features import STAGES
+            from .physics import STAGES
 
             yhat = self.predict(frame)
             q = np.array([lookup(self.conformal, STAGES[s], level) for s in raw_binding(frame, self.metric)])

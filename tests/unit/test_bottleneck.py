@@ -12,7 +12,8 @@ from gluster_model.dataset import FAMILIES
 from gluster_model.errors import GlmodelError
 from gluster_model.model.bottleneck import (STAGES, BottleneckModel, conformal_quantiles, fit_bottleneck,
                                             weighted_quantile)
-from gluster_model.model.features import schema_from_frame, stages
+from gluster_model.model.features import schema_from_frame
+from gluster_model.model.physics import stages
 from gluster_model.model.groups import GROUP
 from gluster_model.predict.whatif import upgrade_bound
 

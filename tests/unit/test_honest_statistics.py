@@ -149,7 +149,7 @@ def test_adjusted_r2_of_a_log_model_is_on_the_log_scale() -> None:
 def test_placement_loss_is_bins_over_the_exact_expected_occupied_bins(files: int, bins: int) -> None:
     import itertools
 
-    from gluster_model.model.features import placement_loss
+    from gluster_model.model.physics import placement_loss
 
     occupied = [len(set(p)) for p in itertools.product(range(bins), repeat=files)]
     assert placement_loss(files, bins) == pytest.approx(bins / np.mean(occupied), rel=1e-9)
@@ -159,7 +159,7 @@ def test_placement_loss_is_bins_over_the_exact_expected_occupied_bins(files: int
 def test_stages_carry_every_copy_and_the_bins_files_land_in() -> None:
     """A write's files land on subvolumes (every brick of the set takes each copy); a replicated read's on any
     brick of the set (Gluster picks one per file by GFID hash), so a read can use more bins than a write."""
-    from gluster_model.model.features import placement_loss, stages
+    from gluster_model.model.physics import placement_loss, stages
 
     row = {"network_gbps": [0.8], "disk_write_mbps": [100.0], "disk_read_mbps": [200.0], "servers": [4.0],
            "clients": [2.0], "replica": [2.0], "threads": [4.0]}
