@@ -721,7 +721,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     import signal
 
     from . import api
-    from .present import predict as show
+    from .present import verify as show
     from .present.console import PlanConsole
 
     console = _console()

@@ -8,14 +8,12 @@ import csv
 import io
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..model.features import label
 from ..predict.whatif import Answer, MetricAnswer, Prediction, show_value
 from ..text import printable
 
-if TYPE_CHECKING:
-    from ..verify import Check, Verification, Work
 
 _BASIS_STYLE = {"measured": "green", "interpolated": "", "bounded": "cyan", "extrapolated": "yellow"}
 
@@ -71,7 +69,7 @@ def rank_cell(p: Prediction) -> str:
     return p.reason
 
 
-def _table(title: str, columns: list[tuple[str, str]]) -> Any:
+def rich_table(title: str, columns: list[tuple[str, str]]) -> Any:
     from rich import box
     from rich.table import Table
 
@@ -81,7 +79,7 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Any:
     return t
 
 
-def _name(text: str) -> Any:
+def name_text(text: str) -> Any:
     from rich.text import Text
 
     return Text(printable(text))  # a Text is never read as markup
@@ -98,11 +96,11 @@ def compact_table(m: MetricAnswer, a: Answer) -> Any:
     title = f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} intervals"
     if priced:
         title += f"; gain/1k: MB/s gained per 1,000 {cur}"
-    t = _table(title, cols)
+    t = rich_table(title, cols)
     trades = a.trade_offs()
     for p in m.predictions:
         style = _BASIS_STYLE[p.basis]
-        row = [_name(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
+        row = [name_text(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
                f"[{style}]{p.basis}[/]" if style else p.basis]
         if priced:
             row += [money(p.price), num(p.gain_per_cost * 1000, "+.1f") if p.gain_per_cost is not None else "-"]
@@ -225,10 +223,10 @@ def metric_table(m: MetricAnswer, a: Answer) -> Any:
             ("change %", "right"), ("basis", "left"), ("ceiling", "right")]
     cols += [("measured", "right")] if measured else []
     cols += [("price", "right"), ("price per MB/s gained", "right"), ("rank", "right")] if priced else []
-    t = _table(f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} prediction interval", cols)
+    t = rich_table(f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} prediction interval", cols)
     for p in m.predictions:
         style = _BASIS_STYLE[p.basis]
-        row = [_name(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
+        row = [name_text(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
                num(p.delta_pct, "+.0f"), f"[{style}]{p.basis}[/]" if style else p.basis,
                f"{num(p.ceiling)} ({p.ceiling_stage})" if p.ceiling is not None else "-"]
         if measured:
@@ -246,9 +244,9 @@ def capacity_table(a: Answer) -> Any | None:
     priced = any(v is not None for v in a.prices.values())
     cols = [("scenario", "left"), ("layout", "left"), ("raw TB", "right"), ("usable TB", "right")]
     cols += [("price", "right"), ("price/usable TB", "right")] if priced else []
-    t = _table("capacity", cols)
+    t = rich_table("capacity", cols)
     for c in a.capacity:
-        row = [_name(c.scenario), c.layout, num(c.raw_tb), num(c.usable_tb)]
+        row = [name_text(c.scenario), c.layout, num(c.raw_tb), num(c.usable_tb)]
         if priced:
             price = a.prices.get(c.scenario)
             per_tb = price / c.usable_tb if price is not None and c.usable_tb else None
@@ -258,7 +256,7 @@ def capacity_table(a: Answer) -> Any | None:
 
 
 def levers_table(a: Answer) -> Any:
-    t = _table(f"at the baseline ({printable(a.baseline)}): what limits each metric",
+    t = rich_table(f"at the baseline ({printable(a.baseline)}): what limits each metric",
                [("metric", "left"), ("bottleneck", "left"), ("+10% of it gives", "right"),
                 ("other levers (effect on the metric)", "left")])
     for m in a.metrics:
@@ -367,64 +365,3 @@ def figure(a: Answer, path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-
-
-def print_verification(console: Any, v: Verification) -> None:
-    """Per metric: predicted (interval) vs measured per scenario, then MAPE, coverage and the ranking check."""
-    from rich.table import Table
-
-    for m in v.metrics:
-        t = Table(title=f"{m.metric} (MB/s) — model {m.model}, {v.level:.0%} prediction interval, predicted at the "
-                  "measured hardware", title_justify="left")
-        gains = [c for c in m.checks if c.gain_measured is not None]
-        cols = ["scenario", "predicted", "interval", "measured", "error", "inside", "basis"]
-        cols += ["predicted change", "measured change", "in its interval"] if gains else []
-        for col in cols:
-            t.add_column(col, justify="left" if col in ("scenario", "basis") else "right", no_wrap=col != "scenario")
-        for c in m.checks:
-            row = [_name(c.scenario), num(c.predicted), f"{num(c.low)}–{num(c.high)}", f"{num(c.measured)} "
-                   f"(n={c.trials})", f"{num(c.error_pct, '+.1f')}%", "yes" if c.inside else "[red]no[/]", c.basis]
-            if gains:
-                row += _gain_cells(c)
-            t.add_row(*row)
-        console.print(t)
-        line = (f"{m.metric}: MAPE {num(m.mape, '.1f')}% over {m.n} scenario(s); {num((m.coverage or 0) * 100, '.0f')}%"
-                f" of the measurements inside the {v.level:.0%} intervals")
-        judged = [c.gain_inside for c in gains if c.gain_inside is not None]
-        if judged:
-            line += (f"; measured change inside the interval of a measured change (the change's uncertainty and "
-                     f"both runs' noise) in {sum(judged)} of {len(judged)}")
-        if m.ranking_held is not None:
-            line += (f"; best gain per price: predicted {m.best_predicted}, measured {m.best_measured} "
-                     f"({'held' if m.ranking_held else 'did not hold'})")
-        console.print(line, highlight=False)
-    for name, why in v.skipped.items():
-        console.print(f"not measured: {name}: {why}", highlight=False)
-    for note in v.notes:
-        console.print(f"note: {note}", highlight=False)
-    if v.campaigns:
-        console.print(f"verification campaign(s): {', '.join(v.campaigns)}", highlight=False)
-
-
-def _gain_cells(c: Check) -> list[str]:
-    """Predicted change against the baseline with its interval, the measured change, and whether it fell inside."""
-    if c.gain_measured is None:
-        return ["baseline", "", ""]
-    if c.gain_predicted is None:
-        return ["-", num(c.gain_measured, "+.1f"), "-"]
-    interval = (f" [{num(c.gain_low, '+.1f')}, {num(c.gain_high, '+.1f')}]"
-                if c.gain_low is not None and c.gain_high is not None else "")
-    inside = {True: "yes", False: "[red]no[/]", None: "-"}[c.gain_inside]
-    return [f"{num(c.gain_predicted, '+.1f')}{interval}", num(c.gain_measured, "+.1f"), inside]
-
-
-def verify_plan_lines(work: Work, model_file: str) -> list[str]:
-    """``verify --dry-run``: each scenario's run and the campaign that would measure it, or why it cannot be."""
-    from ..campaign.records import setting_campaign
-
-    out = [f"verify {', '.join(work.metrics)} of {model_file}: {len(work.expanded.runs)} run(s) in "
-           f"{len(work.campaigns)} campaign(s)"]
-    for t in work.targets:
-        where = setting_campaign(work.base, t.run.lab) if t.run else f"not measured: {t.why}"
-        out.append(f"  {printable(t.scenario.name)}: {t.run.label + ' -> ' if t.run else ''}{where}")
-    return out
