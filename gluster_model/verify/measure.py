@@ -1,0 +1,102 @@
+"""Measuring a question: its runs collected as campaigns of their own (resumable, never pooled into training
+data), and a verification rebuilt from a store that already measured it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..dataset import VERIFY_PREFIX
+from ..errors import GlmodelError
+from ..plan.file import PlanFile
+from ..predict.scenarios import Question
+from .build import _metrics, prepare, targets
+from .compare import Verification, compare
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..campaign.progress import PlanReporter
+    from ..config.cluster import ClusterSpec
+    from ..model.artifact import ModelFile
+    from ..remote.executor import Executor
+    from ..store.store import Store
+
+
+def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, store: str | Store,
+           executor: Executor | None = None, *, metrics: Sequence[str] | None = None, level: float | None = None,
+           fail_fast: bool = False, reporter: PlanReporter | None = None) -> Verification:
+    """Measure every buildable scenario of ``q`` on ``cluster`` and compare with ``mf``'s predictions.
+
+    ``store`` is an open store or a store's name (opened here, created if new); without ``executor`` an SSH
+    session to the cluster is opened. Every refusal (a scenario the cluster cannot build, a model input verify
+    cannot set, a metric the plan does not measure) comes before either is opened.
+    """
+    from contextlib import ExitStack
+
+    from ..campaign.plan_run import run_plan
+    from ..remote.executor import SSHExecutor
+    from ..store import open_store
+
+    work = prepare(cluster, mf, q, plan, metrics)
+    asked, found, vplan, base, expanded, names = (work.metrics, work.targets, work.plan, work.base, work.expanded,
+                                                  work.campaigns)
+    runs = expanded.runs
+    with ExitStack() as stack:
+        st = stack.enter_context(open_store(store)) if isinstance(store, str) else store
+        if runs:
+            ex = executor if executor is not None else stack.enter_context(SSHExecutor(cluster))
+            run_plan(cluster, vplan, expanded, st, ex, base=base, fail_fast=fail_fast, reporter=reporter)
+        frame = measured_frame(st, names)
+    return compare(mf, q, found, frame, asked, level, plan=plan.name, campaigns=names)
+
+
+def measured_frame(store: Store, campaigns: Sequence[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    from ..dataset import trial_frame
+
+    parts = [trial_frame(store, c) for c in campaigns]
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
+    """The verification of ``q`` that `glmodel verify` already measured into ``store``, rebuilt from its
+    campaigns (each records its plan and cluster), or None when no verification campaign measured this question."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in store.campaigns():
+        if str(c["name"]).startswith(VERIFY_PREFIX):
+            groups.setdefault(str(c["plan_name"]), []).append(c)
+    for plan_name, camps in groups.items():
+        try:
+            plan = PlanFile.model_validate(camps[0]["plan"])
+            on_lab = any("@" in str(c["name"]) and ":" in str(c["name"]).split("@", 1)[1] for c in camps)
+            cluster = stored_cluster(camps[0]["cluster"], on_lab)
+            metrics = _metrics(mf, plan, None)
+            found = targets(mf, q, plan, cluster, metrics)
+        except (GlmodelError, ValueError, KeyError, TypeError):
+            continue  # verification of another question or model
+        names = [str(c["name"]) for c in camps]
+        frame = measured_frame(store, names)
+        hashes = set(frame["config_hash"]) if not frame.empty else set()
+        if not any(t.run is not None and t.run.config_hash in hashes for t in found):
+            continue
+        return compare(mf, q, found, frame, metrics, None, plan=plan_name.removeprefix(VERIFY_PREFIX),
+                       campaigns=names)
+    return None
+
+
+def stored_cluster(record: Mapping[str, Any], on_lab: bool) -> ClusterSpec:
+    """A cluster as a campaign recorded it (hosts, roles, bricks; no SSH settings), enough to rebuild runs."""
+    from ..config.cluster import cluster_from_data
+
+    hosts = record["hosts"]
+    data: dict[str, Any] = {"name": record["name"],
+                            "servers": [{"host": h["address"], "brick_paths": list(h["brick_paths"])}
+                                        for h in hosts if "server" in h["roles"]],
+                            "clients": [{"host": h["address"]} for h in hosts if "client" in h["roles"]]}
+    if on_lab:
+        data["lab"] = {"state_dir": "."}
+    return cluster_from_data(data, "stored cluster", Path("."))
