@@ -46,6 +46,41 @@ def lab_put_back(lab: LabState) -> Iterator[LabState]:
             restore(now, before)
 
 
+def lab_processes(lab: LabState, pattern: str) -> list[str]:
+    """``pid args`` of the processes matching ``pattern`` (a regular expression over the command line) that run
+    in this lab's node namespaces: another lab's, or a benchmark's beside the tests, are not this test's."""
+    import re
+
+    inodes = set()
+    for node in lab.nodes:
+        try:
+            inodes.add(os.stat(f"/run/netns/{node.netns}").st_ino)
+        except OSError:
+            continue
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if os.stat(proc / "ns" / "net").st_ino not in inodes:
+                continue
+            args = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if re.search(pattern, args):
+            out.append(f"{proc.name} {args}")
+    return out
+
+
+def lab_throttle_lines(lab: LabState) -> str:
+    """The block-throttle entries on this lab's own brick devices (another lab's are not this test's)."""
+    from gluster_model.lab.disk import device_of
+
+    state = LabState.load(lab.path) or lab
+    devices = {d for d in (device_of(n) for n in state.nodes) if d}
+    files = [Path("/sys/fs/cgroup/blkio") / f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps")]
+    return "".join(line for f in files if f.exists() for line in f.read_text().splitlines(True)
+                   if line.split() and line.split()[0] in devices)
+
+
 def kept_trials(trials: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The trials a run kept. On a busy machine collect flags a trial that another process disturbed and
     measures it again, by design: the flagged one stays in the store with its reason, checked here, and is not

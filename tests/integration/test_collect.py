@@ -18,7 +18,7 @@ import yaml
 from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
 
-from .conftest import glmodel, kept_trials
+from .conftest import glmodel, kept_trials, lab_processes
 from .postgres import postgres_server
 
 # 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~9 s of
@@ -205,13 +205,14 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
             kept = kept_trials(st.trials(int(r["id"])))
             assert len(kept) == 2 and len({t["idx"] for t in kept}) == 2
     _no_volumes_left(lab)
-    _no_iozone_children_left()
+    _no_iozone_children_left(lab)
 
 
-def _no_iozone_children_left() -> None:
-    """iozone children (started over RSH) of an interrupted or killed master are reaped, not left spinning."""
-    left = subprocess.run(["pgrep", "-af", "iozone -[+]s"], capture_output=True, text=True).stdout
-    assert not left.strip(), left
+def _no_iozone_children_left(lab: LabState) -> None:
+    """iozone children (started over RSH) of an interrupted or killed master are reaped, not left spinning (in
+    this lab's nodes: an iozone elsewhere on the machine is not this test's)."""
+    left = lab_processes(lab, r"iozone -[+]s")
+    assert not left, left
 
 
 def _has_campaign(store: str) -> bool:
@@ -295,7 +296,7 @@ def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_fi
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130 and "interrupted" in err
-    _no_iozone_children_left()
+    _no_iozone_children_left(lab)
     with open_store(store) as st:
         runs = st.runs()
         interrupted = [r for r in runs if r["error"] == "interrupted"]

@@ -12,7 +12,7 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import glmodel, lab_processes
 
 PLAN = {"name": "toobig", "factors": {"layout": "replicate", "replica": 3, "file_size": "48MB", "record_size": "1MB",
                                      "threads": 3, "sync": "none"},
@@ -49,4 +49,4 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
     assert error.endswith("refused before iozone starts (a smaller file_size or fewer threads, or larger bricks)")
     assert all(f"10.213.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
     assert "refused before iozone starts" in out
-    assert subprocess.run(["pgrep", "-x", "iozone"], capture_output=True).returncode == 1  # none was started
+    assert lab_processes(lab, r"(^|/)iozone ") == []  # none was started in the lab's nodes

@@ -26,16 +26,19 @@ from gluster_model.lab import LabState
 from gluster_model.remote.executor import SSHExecutor
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import glmodel, lab_processes
 
 
-def live_iozones() -> list[str]:
-    """Command lines of iozone processes alive on this machine (every lab node is on it); zombies are dead."""
-    out = []
-    for p in psutil.process_iter(["name", "status", "cmdline"]):
-        if p.info["name"] == "iozone" and p.info["status"] != psutil.STATUS_ZOMBIE:
+def live_iozones(lab: LabState) -> list[str]:
+    """Command lines of the iozone processes of this test: its children in the lab's nodes, and masters this
+    pytest started (through collect); an iozone of another lab or benchmark on the machine is not this test's.
+    Zombies are dead."""
+    mine = {p.pid for p in psutil.Process().children(recursive=True)}
+    out = [line.split(" ", 1)[1] for line in lab_processes(lab, r"(^|/)iozone ")]
+    for p in psutil.process_iter(["name", "status", "cmdline", "pid"]):
+        if p.info["name"] == "iozone" and p.info["status"] != psutil.STATUS_ZOMBIE and p.info["pid"] in mine:
             out.append(" ".join(p.info["cmdline"] or []))
-    return out
+    return sorted(set(out))
 
 
 def wait_for(pred: object, limit: float) -> bool:
@@ -71,7 +74,7 @@ def test_a_start_that_does_no_io_is_stopped_within_a_minute_with_a_diagnosis(lab
                     "stopped", run.error), run.error
     assert "iozone's last line: 'Test running:'" in run.error and "MB free on the volume" in run.error
     assert took < 90, took  # the trial timeout was 600 s
-    assert live_iozones() == [] and holders() == []
+    assert live_iozones(lab) == [] and holders() == []
 
 
 # O_SYNC: each write waits for its three copies, so the trial lasts long enough to be interrupted in (buffered,
@@ -95,9 +98,9 @@ def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Sign
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # Mid-trial: the children run on the clients (their command line names the master with -+c).
-        assert wait_for(lambda: any("-+s" in c for c in live_iozones()), 120), "iozone never started"
+        assert wait_for(lambda: any("-+s" in c for c in live_iozones(lab)), 120), "iozone never started"
         time.sleep(0.5)
-        mid = any("-+s" in c for c in live_iozones())
+        mid = any("-+s" in c for c in live_iozones(lab))
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
@@ -116,7 +119,7 @@ def test_sigint_and_sigterm_mid_trial_leave_no_iozone_and_no_port_and_the_next_c
         assert mid, f"{sig.name}: the trial ended before the signal went"
         assert "glmodel: interrupted" in out and "Traceback" not in out, out
         # Nothing of the trial is left: no master, no forked listener, no child on any node, no port held.
-        assert wait_for(lambda: live_iozones() == [], 10), (sig, live_iozones())
+        assert wait_for(lambda: live_iozones(lab) == [], 10), (sig, live_iozones(lab))
         assert holders() == [], (sig, holders())
     done = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
                    timeout=300)

@@ -15,13 +15,8 @@ from gluster_model.preflight import cpu_score, gather_facts
 from gluster_model.remote.executor import SSHExecutor
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import glmodel, lab_throttle_lines
 
-THROTTLES = [Path("/sys/fs/cgroup/blkio") / f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps")]
-
-
-def _throttle_lines() -> str:
-    return "".join(p.read_text() for p in THROTTLES if p.exists())
 
 
 def _disk(cluster: Path) -> dict[str, dict[str, float]]:
@@ -37,7 +32,7 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
         shown = glmodel("lab", "node", "--dir", d, "--node", "1", "--disk-read", "120MB/s", "--disk-write",
                         "60MB/s", "--size", "1GB", "--backing", "ext4", check=True)
         assert "10.213.1.1  link unlimited  bricks ext4  disk r 120MB/s, w 60MB/s" in shown.stdout
-        assert "60000000" in _throttle_lines()
+        assert "60000000" in lab_throttle_lines(lab)
         limited = _disk(lab.cluster_file)["10.213.1.1"]
         assert abs(limited["write"] / 60 - 1) < 0.15 and abs(limited["read"] / 120 - 1) < 0.15, limited
         spec = load_cluster(lab.cluster_file)
@@ -46,7 +41,7 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
         assert brick["throttle"] == {"read_bps": 120_000_000, "write_bps": 60_000_000}
 
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", check=True)
-        assert _throttle_lines().strip() == ""
+        assert lab_throttle_lines(lab).strip() == ""
         free = _disk(lab.cluster_file)["10.213.1.1"]
         assert free["write"] > 2 * 60 and free["read"] > 2 * 120, free
     finally:

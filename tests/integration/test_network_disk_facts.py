@@ -15,14 +15,14 @@ from gluster_model.lab import LabState
 from gluster_model.preflight import gather_facts
 from gluster_model.remote.executor import SSHExecutor
 
-from .conftest import glmodel
+from .conftest import glmodel, lab_processes
 
 ADDRS = ["10.213.1.1", "10.213.1.2", "10.213.1.3"]
 
 
-def _iperf_servers_left() -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "stat=,args="], capture_output=True, text=True).stdout
-    return [ln for ln in ps.splitlines() if "iperf3 -s" in ln and not ln.lstrip().startswith("Z")]
+def _iperf_servers_left(lab: LabState) -> list[str]:
+    """iperf3 servers still running in this lab's nodes (a zombie has no command line, so is not matched)."""
+    return lab_processes(lab, r"iperf3 -s")
 
 
 def test_iperf_matrix_every_pair_positive(lab: LabState) -> None:
@@ -39,7 +39,7 @@ def test_iperf_matrix_every_pair_positive(lab: LabState) -> None:
         assert p.received_bps == write[(p.server, p.client)].received_bps
     per_host = matrix.per_host_bps("write")
     assert sorted(per_host) == ADDRS and all(v > 0 for v in per_host.values())
-    assert not _iperf_servers_left() and not list(Path("/tmp").glob("glmodel-iperf-*"))
+    assert not _iperf_servers_left(lab) and not list(Path("/tmp").glob("glmodel-iperf-*"))
 
 
 def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +59,7 @@ def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: p
     failed = {(p.client, p.server) for p in matrix.pairs if p.error}
     assert failed == {("10.213.1.3", "10.213.1.1"), ("10.213.1.3", "10.213.1.2")}
     assert all(p.received_bps for p in matrix.pairs if not p.error)
-    assert not _iperf_servers_left()
+    assert not _iperf_servers_left(lab)
 
 
 def test_disk_baseline_every_brick_positive(lab: LabState) -> None:

@@ -15,7 +15,7 @@ import pytest
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import glmodel
+from .conftest import lab_processes, glmodel
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIES = ("read_cost", "concurrent_reads", "block_size_sweep", "replication_overhead", "study_gluster",
@@ -129,7 +129,7 @@ def test_replication_overhead_percent_matches_hand_computation(study_store: str,
         assert all(r["status"] == "done" for r in st.runs(int(camp["id"])))
 
 
-def test_concurrent_reads_keep_every_readers_time(study_store: str, report: Path) -> None:
+def test_concurrent_reads_keep_every_readers_time(study_store: str, report: Path, lab: LabState) -> None:
     rows = _trials(study_store, "concurrent_reads.quick@lab")
     times = [x for x in rows if x["metric"].startswith("read_time.") and x["threads"] == 4]
     assert len(times) == 2 * 8 * 4  # 2 buffers x 8 trials x 4 readers
@@ -138,8 +138,7 @@ def test_concurrent_reads_keep_every_readers_time(study_store: str, report: Path
     table = _md_table(md, "per-reader read times")
     four = [r for r in table if r["readers"] == "4"]
     assert len(four) == 2 and all(r["read_times"] == "32" for r in four)
-    left = subprocess.run(["pgrep", "-af", "^dd .*glmodel-dd"], capture_output=True, text=True).stdout
-    assert left == ""
+    assert lab_processes(lab, r"^dd .*glmodel-dd") == []  # in this lab's nodes
 
 
 def test_block_size_sweep_auto_sizes_and_finds_plateau(study_store: str, report: Path) -> None:
