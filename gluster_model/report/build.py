@@ -74,8 +74,8 @@ def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int
         doc.p("No trials stored yet.")
         return
     if view.study == "read_cost":
-        t = tables.read_cost_table(df)
-        doc.table(t, "read throughput per file size (KB/s): mean, sd, 3-sigma band, rejected trials")
+        t = tables.read_cost_display(tables.read_cost_table(df))
+        doc.table(t, "read throughput per file size (MB/s): mean and sd of the trials the 3-sigma rule kept")
         doc.img(figures.read_cost(t, out, f"study{n}_read_cost.png"), "read throughput against file size")
     elif view.study == "replication_overhead":
         t = tables.replication_table(df)
@@ -148,10 +148,13 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
             doc.p(f"{metric}: {readable(finding, prose=True)}")
         for line in replication_lines(rep):
             doc.p(f"{metric}: {line}")
-        imp: list[dict[str, Any]] = rep["importance"].get("mlr") or next(iter(rep["importance"].values()), [])
+        # the importance of the model that answers (the selected one), the study's MLR only where it is selected
+        # or the file has no other
+        of = rep["selected"] if rep["selected"] in rep["importance"] else \
+            ("mlr" if "mlr" in rep["importance"] else next(iter(rep["importance"]), ""))
+        imp: list[dict[str, Any]] = rep["importance"].get(of, [])
         if imp:
-            explained = rep.get("explained", {}).get("mlr" if "mlr" in rep["importance"] else
-                                                     next(iter(rep["importance"])))
+            explained = rep.get("explained", {}).get(of)
             rows_vi = [{"input": label(i["feature"]), "importance (share)": i["vi"], "95% low": i.get("vi_low"),
                         "95% high": i.get("vi_high"),
                         "of measured variance": i["vi"] * explained if explained is not None else None,
@@ -159,10 +162,10 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
             if explained is not None:
                 rows_vi.append({"input": "unexplained (1 − CV R²)", "of measured variance": 1 - explained})
             doc.table(pd.DataFrame(rows_vi),
-                      f"{metric}: predictor importance, S_i/ΣS_i with a bias-corrected bootstrap interval; of "
-                      "measured variance: the share times what the model explains out of sample")
-            doc.img(figures.importance(imp, f"{metric}: importance (MLR)", out, f"model_{metric}_importance.png"),
-                    f"{metric} importance")
+                      f"{metric}: predictor importance in the {of} model, S_i/ΣS_i with a bias-corrected bootstrap "
+                      "interval; of measured variance: the share times what the model explains out of sample")
+            doc.img(figures.importance(imp, f"{metric}: importance ({of} model)", out,
+                                       f"model_{metric}_importance.png"), f"{metric} importance")
         if frame is not None and metric in frame:
             rows = with_derived(rows_for(frame, metric), metric)
             y = rows[metric].astype(float).tolist()

@@ -29,17 +29,17 @@ def _save(fig: Any, out: Path, name: str) -> str:
 
 
 def read_cost(table: pd.DataFrame, out: Path, name: str) -> str:
-    """Mean read throughput (KB/s, ± sd) against file size, local and through Gluster."""
+    """Mean read throughput (MB/s, ± sd) against file size, local and through Gluster (``read_cost_display``)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     x = list(range(len(table)))
-    for target, marker in (("local", "o"), ("gluster", "s")):
-        if f"{target}_mean_kBps" in table:
-            ax.errorbar(x, table[f"{target}_mean_kBps"], yerr=table[f"{target}_sd_kBps"], marker=marker,
+    for target, marker in (("local", "o"), ("Gluster", "s")):
+        if f"{target} MB/s" in table:
+            ax.errorbar(x, table[f"{target} MB/s"], yerr=table[f"{target} sd MB/s"], marker=marker,
                         capsize=4, label=target)
-    ax.set_xticks(x, list(table["file_size"]))
+    ax.set_xticks(x, list(table["file size"]))
     ax.set_xlabel("file size")
-    ax.set_ylabel("read throughput (KB/s)")
+    ax.set_ylabel("read throughput (MB/s)")
     ax.set_yscale("log")
     ax.legend()
     ax.set_title("Read cost: local filesystem vs Gluster mount")

@@ -82,17 +82,17 @@ def test_read_cost_runs_three_sigma_protocol_and_report_matches_store(study_stor
             assert sum(1 for t in trials if not t["warmup"] and not t["outlier"]) == 11
     md = (report / "report.md").read_text()
     table = _md_table(md, "read throughput per file size")
-    assert [r["file_size"] for r in table] == ["1MB", "10MB", "100MB"]
+    assert [r["file size"] for r in table] == ["1MB", "10MB", "100MB"]
     for r in table:
-        size = {"1MB": 1 << 20, "10MB": 10 << 20, "100MB": 100 << 20}[r["file_size"]]
+        size = {"1MB": 1 << 20, "10MB": 10 << 20, "100MB": 100 << 20}[r["file size"]]
         by = {t: [x["value"] for x in rows if x["file_size"] == size and x.get("target", "gluster") == t
                   and x["metric"] == "read"] for t in ("local", "gluster")}
         assert len(by["local"]) == len(by["gluster"]) == 11
-        for t in ("local", "gluster"):
-            assert _num(r[f"{t}_mean_kBps"]) == pytest.approx(statistics.fmean(by[t]), rel=1e-3)
-            assert _num(r[f"{t}_sd_kBps"]) == pytest.approx(statistics.stdev(by[t]), rel=1e-3)
+        for t, name in (("local", "local"), ("gluster", "Gluster")):  # the store keeps KB/s, the report MB/s
+            assert _num(r[f"{name} MB/s"]) == pytest.approx(statistics.fmean(by[t]) / 1024, rel=1e-3)
+            assert _num(r[f"{name} sd MB/s"]) == pytest.approx(statistics.stdev(by[t]) / 1024, rel=1e-3)
         diff = statistics.fmean(by["local"]) - statistics.fmean(by["gluster"])
-        assert _num(r["local_minus_gluster_kBps"]) == pytest.approx(diff, rel=1e-3, abs=1)
+        assert _num(r["local − Gluster MB/s"]) == pytest.approx(diff / 1024, rel=1e-3, abs=0.01)
 
 
 def test_replication_overhead_percent_matches_hand_computation(study_store: str, report: Path) -> None:
