@@ -432,6 +432,14 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
     try:
+        if create and engine.dialect.name == "sqlite" and path is not None and path.exists() and path.stat().st_size:
+            # A store collect is about to write to is checked whole first: a damaged page found half-way would
+            # leave a campaign row (or more) written before the refusal.
+            with engine.connect() as conn:
+                verdict = [str(r[0]) for r in conn.exec_driver_sql("PRAGMA quick_check").fetchmany(3)]
+            if verdict != ["ok"]:
+                raise StoreError(f"{where} is damaged ({'; '.join(verdict)[:160]}); restore it from a copy, or "
+                                 "collect into another --store")
         with engine.begin() as conn:
             found = current_version(conn)
             if not found and (create and inspect(conn).get_table_names() or not create):

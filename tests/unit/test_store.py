@@ -239,3 +239,19 @@ class _other_pid:
         import os
 
         os.getpid = self.real  # type: ignore[assignment]
+
+
+def test_collect_refuses_a_damaged_store_before_writing_anything(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with open_store(path) as st:
+        cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
+        st.register_runs(cid, _runs())
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for start in range(2 * page, len(data), page):  # the rows' pages, past the schema's
+        data[start:start + page] = b"\xab" * page
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"is damaged \(|disk image is malformed"):
+        open_store(path)  # as collect opens it
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
