@@ -91,7 +91,6 @@ class BottleneckModel:
     coef: list[float]  # main effects, on columns centred at ``centre``
     centre: list[float]
     quantiles: dict[str, dict[str, float]] = field(default_factory=dict)  # stage (or "all") -> level -> q
-    training: dict[str, Any] | None = None  # log stage capacities, main-effect matrix, log y, setting codes
 
     @property
     def n_params(self) -> int:
