@@ -1,0 +1,84 @@
+"""The upgrade proof as shipped (data/upgrade_proof_*.csv): recomputed by benchmarks/upgrade_from_below.py, the
+figures the README and data/README.md state, and the bound each bounded answer rests on."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TODAYS = ("link_bound", "disk_bound", "balanced")
+
+
+def _benchmark() -> Any:
+    spec = importlib.util.spec_from_file_location("upgrade_from_below", ROOT / "benchmarks" / "upgrade_from_below.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def results() -> list[dict[str, Any]]:
+    bench = _benchmark()
+    return [bench.one_today(t, ROOT / "data", 0.9) for t in TODAYS]
+
+
+def test_every_today_was_measured_below_and_above(results: list[dict[str, Any]]) -> None:
+    import pandas as pd
+
+    for today in TODAYS:
+        frame = pd.read_csv(ROOT / "data" / f"upgrade_proof_{today}.csv")
+        verifying = frame["campaign"].str.startswith("verify.")
+        assert frame[~verifying]["campaign"].nunique() == 6  # the bottleneck plan: six settings below today
+        assert frame[verifying]["campaign"].nunique() == 7  # today and its six upgrades
+        # below today: today itself (measured again by verify) is the fastest setting the fit saw, and the
+        # upgrades go well past it
+        below, above = frame[~verifying], frame[verifying]
+        today_net = above[above["campaign"].str.contains("link=" + below["campaign"].iloc[0].split("link=")[1]
+                                                         .split(",")[0] + ",")]["network_gbps"]
+        assert today_net.min() >= 0.9 * below["network_gbps"].max()
+        assert above["network_gbps"].max() > 1.5 * below["network_gbps"].max()
+        assert above["disk_write_mbps"].max() > 1.5 * below["disk_write_mbps"].max()
+    for t in results:
+        for metric in ("write", "read"):
+            assert len(t["metrics"][metric]["upgrades"]) == 6
+
+
+def test_the_figures_the_readme_states(results: list[dict[str, Any]]) -> None:
+    summary = _benchmark().summarise(results)
+    readme = (ROOT / "README.md").read_text()
+    for metric in ("write", "read"):
+        s = summary[metric]
+        assert f"| {metric} | {s['upgrades']} | {s['mape']:.1f}% | {s['coverage']:.0f}% |" in readme, (metric, s)
+
+
+def test_a_bounded_answer_never_exceeds_its_bound(results: list[dict[str, Any]]) -> None:
+    """Each bounded upgrade's answer stays at or under the stage it does not feed, and that stage is another
+    resource's: a link upgrade is bounded by the disks, a disk upgrade by the links."""
+    seen = 0
+    for t in results:
+        for m in t["metrics"].values():
+            for r in m["upgrades"]:
+                if r["basis"] != "bounded":
+                    continue
+                seen += 1
+                assert r["nominal"] <= r["bound"] * (1 + 1e-9), r
+                fed = "links" if r["scenario"].startswith("link") else "disks"
+                assert fed not in r["bound_stage"], r
+    assert seen >= 12  # link x2, x4 and disk x2, x4 of three todays, per metric
+
+
+def test_the_script_prints_the_figures_as_json() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json"],
+                         capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout
+    figures = json.loads(out)
+    for metric in ("write", "read"):
+        assert {"mape", "coverage", "coverage_by_stage", "best_held"} <= set(figures[metric])
+        assert isinstance(figures[metric]["best_held"], bool)
