@@ -190,7 +190,7 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
     hosts, studies and the model's tables follow as an appendix. The model file and the question are read and
     checked before anything in ``out`` is touched.
     """
-    answer, verification, domains, context = None, None, {}, None
+    answer, verification, domains, context, settings = None, None, {}, None, 0
     if question is not None and model is None:
         raise GlmodelError("--scenarios needs --model: the question is answered with a fitted model")
     if model is not None:
@@ -206,10 +206,10 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
             answer = what_if(mf, q)
             verification = from_store(store, mf, q)
             domains = {m: mf.domain(m) for m in mf.metrics}
-            from .decision import context_rows
+            from .decision import context_rows, settings_count
 
-            context = context_rows(answer, verification, dict(mf.doc.get("provenance", {})),
-                                   max(d.n_settings for d in domains.values()), str(model))
+            settings = settings_count(mf)
+            context = context_rows(answer, verification, dict(mf.doc.get("provenance", {})), settings, str(model))
     views = campaigns(store, campaign_names)
     if not views and model is None:
         raise GlmodelError(f"{store.where}: no campaign to report on" + (f" (asked for {', '.join(campaign_names)})"
@@ -223,7 +223,7 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
-        doc = _document(store, work, model, question, answer, verification, domains, views, context)
+        doc = _document(store, work, model, question, answer, verification, domains, views, context, settings)
         (work / "index.html").write_text(to_html(doc))
         (work / "report.md").write_text(to_markdown(doc))
         out.mkdir(parents=True, exist_ok=True)
@@ -238,14 +238,15 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
 
 
 def _document(store: Store, out: Path, model: Path | None, question: Path | None, answer: Any, verification: Any,
-              domains: dict[str, Any], views: list[Any], context: list[dict[str, str]] | None = None) -> Doc:
+              domains: dict[str, Any], views: list[Any], context: list[dict[str, str]] | None = None,
+              settings: int = 0) -> Doc:
     """The report's document, its figures written into ``out``."""
     doc = Doc("glmodel report" + (f": {printable(question.name)}" if question is not None else ""))
     if answer is not None:
         from .decision import add_answer, add_limits
 
         add_answer(doc, answer, verification, out, context)
-        add_limits(doc, answer, domains)
+        add_limits(doc, answer, domains, settings)
         doc.h2("Appendix for engineers", "appendix")
         doc.p("The model behind the answer (comparison, coefficients, diagnostics, importance), then the campaigns "
               "with their hosts and measured baselines, and the methodology studies in the store.")

@@ -67,6 +67,19 @@ CONTEXT_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_r
                   "clients", "replica", "layout", "shard", "file_size")
 
 
+def settings_count(mf: Any) -> int:
+    """The number of hardware settings the report names, one count everywhere: the settings cross-validation
+    held out whole (a setting measured a second time, replicate runs, is one setting), else the settings the
+    domain measured."""
+    counts = []
+    for metric in mf.metrics:
+        for score in mf.doc["metrics"][metric]["report"].get("comparison", []):
+            cv = score.get("cv") or {}
+            if cv.get("grouped_by") == "hardware setting" and cv.get("groups"):
+                counts.append(int(cv["groups"]))
+    return max(counts) if counts else max((mf.domain(m).n_settings for m in mf.metrics), default=0)
+
+
 def context_rows(a: Answer, v: Verification | None, provenance: dict[str, Any], settings: int,
                  model_file: str) -> list[dict[str, str]]:
     """What the decision rests on, one row each: today's hardware and volume, where the data come from (one
@@ -152,7 +165,7 @@ def add_verification(doc: Doc, v: Verification | None, out: Path) -> None:
         doc.p(f"Not measured: {printable(name)}: {why}")
 
 
-def add_limits(doc: Doc, a: Answer, domains: dict[str, Domain]) -> None:
+def add_limits(doc: Doc, a: Answer, domains: dict[str, Domain], settings: int = 0) -> None:
     """Per input: the measured range (or the one value measured) beside what the question asked."""
     import pandas as pd
 
@@ -173,7 +186,7 @@ def add_limits(doc: Doc, a: Answer, domains: dict[str, Domain]) -> None:
         rows.append({"input": label(f.name), "measured": measured, "asked": asked_text,
                      "in the data": "varied" if varied else "never varied: its effect is unknown"})
     doc.table(pd.DataFrame(rows), "each input: what was measured and what the question asked")
-    n = first.n_settings
+    n = settings or first.n_settings
     if n:
         doc.p(f"Hardware was measured in {n} settings (link, disks, RAM, CPU as each campaign measured them); a "
               "question's hardware counts as inside the data only when it is one of them or a mix of them, "
