@@ -365,3 +365,48 @@ def figure(a: Answer, path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def gain_figure(a: Answer, path: str | Path) -> None:
+    """Per metric, what each priced candidate buys: MB/s gained per 1,000 of the currency, with the interval of
+    the change scaled the same way; the best buy marked, guesses hatched, candidates without a price left out
+    (said in the title). Without any priced candidate, the throughput bars of ``figure``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    priced = [p.scenario for p in a.metrics[0].predictions[1:] if p.price]
+    if not priced:
+        figure(a, path)
+        return
+    cur = printable(a.currency) or "of price"
+    fig, axes = plt.subplots(1, len(a.metrics), figsize=(6.0 * len(a.metrics), 0.8 + 0.45 * len(priced)),
+                             squeeze=False)
+    for ax, m in zip(axes[0], a.metrics):
+        rows = [p for p in m.predictions[1:] if p.price]
+        y = list(range(len(rows)))[::-1]
+        per = [(p.delta or 0.0) / float(p.price or 1) * 1000 for p in rows]
+        low = [max(v - (p.delta_low or p.delta or 0.0) / float(p.price or 1) * 1000, 0.0) if p.delta_low is not None
+               else 0.0 for p, v in zip(rows, per)]
+        high = [max((p.delta_high or p.delta or 0.0) / float(p.price or 1) * 1000 - v, 0.0)
+                if p.delta_high is not None else 0.0 for p, v in zip(rows, per)]
+        colours = ["#e45756" if p.rank == 1 else "#f2cf5b" if p.basis == "extrapolated" else "#4c78a8" for p in rows]
+        bars = ax.barh(y, per, xerr=[low, high], color=colours, edgecolor="black", capsize=3)
+        for bar, p, up in zip(bars, rows, high):
+            if p.basis == "extrapolated":
+                bar.set_hatch("//")
+            if p.rank == 1:  # beyond the interval's end, so the label never hides it
+                ax.annotate("best buy", (bar.get_width() + up, bar.get_y() + bar.get_height() / 2), xytext=(8, 0),
+                            textcoords="offset points", va="center", fontweight="bold", color="#b22222")
+        ax.margins(x=0.22)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(y, [printable(p.scenario) for p in rows])
+        ax.set_xlabel(f"{m.metric}: MB/s gained per 1,000 {cur}")
+        ax.set_title(f"{m.metric} ({m.model} model)")
+    unpriced = len(a.metrics[0].predictions) - 1 - len(priced)
+    fig.suptitle(f"what each candidate buys, with the {a.level:.0%} interval of its change (hatched: extrapolated)"
+                 + (f"; {unpriced} without a price left out" if unpriced else ""), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -252,8 +252,19 @@ def _document(store: Store, out: Path, model: Path | None, question: Path | None
               "with their hosts and measured baselines, and the methodology studies in the store.")
     if model is not None:
         _model_section(doc, store, model, out)
-    if views:
-        _campaign_section(doc, store, views)
+    behind = views
+    if model is not None and answer is not None:
+        # beside a model's answer, the campaigns and hosts listed are those the model was fitted on
+        from ..model.artifact import load
+
+        fitted_on = set(load(model).doc.get("provenance", {}).get("campaigns", []))
+        behind = [v for v in views if v.name in fitted_on]
+        if not behind:
+            doc.h2("Campaigns and hosts", "campaigns")
+            doc.p("None of the campaigns the model was fitted on is in this store (the model names its data in "
+                  "its section above); the store's other campaigns did not feed it and are not listed.")
+    if behind:
+        _campaign_section(doc, store, behind)
     for n, v in enumerate([v for v in views if v.study], 1):
         _study_section(doc, store, v, out, n)
     return doc

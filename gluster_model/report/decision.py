@@ -112,7 +112,7 @@ def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path,
     limits of the data."""
     import pandas as pd
 
-    from ..present.predict import figure
+    from ..present.predict import gain_figure
 
     doc.h2("The answer", "answer")
     for line in answer_lines(a, v):
@@ -133,8 +133,8 @@ def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path,
                  "why not ranked": p.not_ranked} for p in m.predictions]
         doc.table(pd.DataFrame(rows), f"{m.metric} (MB/s), model {m.model}")
     path = out / "whatif.png"
-    figure(a, path)
-    doc.img(path.name, "predicted throughput per scenario with prediction intervals")
+    gain_figure(a, path)
+    doc.img(path.name, "MB/s gained per price for each priced candidate, the best buy marked")
     add_verification(doc, v, out)
 
 
