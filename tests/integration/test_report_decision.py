@@ -83,6 +83,9 @@ def test_report_sections_and_names(decision: tuple[Path, Path, dict]) -> None:
     assert heads[:5] == ["The answer", "Candidates, ranked by throughput gained per price",
                          "Verification: predicted against measured", "Limits of the data", "Appendix for engineers"]
     assert "whatif.png" in md and (report / "whatif.png").is_file()
+    assert "MB/s gained per price for each priced candidate, the best buy marked" in md
+    # the store holds no campaign of the model's: the appendix says so instead of listing the store's others
+    assert "None of the campaigns the model was fitted on is in this store" in md
     # one count of the hardware settings everywhere (a setting measured twice is one setting)
     counts = set(re.findall(r"(\d+) hardware setting|measured in (\d+) settings|hardware settings \((\d+) of them", md))
     assert len({next(c for c in found if c) for found in counts}) == 1, counts
