@@ -115,7 +115,7 @@ def _fit_end_to_end(store: str, tmp_path: Path) -> None:
     assert "layout left out: varied together with replica in these data" in shown.stdout
     report = json.loads(glmodel("fit", "--store", store, "--out", str(model_path), "--json", "--bootstrap", "0",
                                 "--samples", "128", check=True).stdout)["metrics"]["write"]
-    assert [c["model"] for c in report["comparison"]] == ["mlr", "loglinear", "physical", "gbm"]
+    assert [c["model"] for c in report["comparison"]] == ["mlr", "loglinear", "physical", "bottleneck", "gbm"]
     assert {r["term"] for r in report["coefficients"]} == {"const", "replica", "record_size"}
     assert report["comparison"][0]["cv"]["folds"] == 4 and report["n_rows"] == 8
     vi = {i["feature"]: i["vi"] for i in report["importance"]["mlr"]}
