@@ -137,9 +137,11 @@ def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None,
     if not lines:
         return
     refusals()
-    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:", err=True)
+    # what will happen goes to standard output, as any report of work does; standard error keeps one line for
+    # a refusal
+    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:")
     for line in lines[1:]:
-        click.echo(f"  - {line}", err=True)
+        click.echo(f"  - {line}")
     if yes:
         return
     if not sys.stdin.isatty():
