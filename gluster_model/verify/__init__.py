@@ -12,16 +12,11 @@ The steps:
    pools with training data, and an interrupted verification resumes like any campaign;
 3. the model predicts each scenario at the hardware *as measured* by the verification campaign's baselines
    (a 1 Gbit/s link that measures 0.95 is predicted at 0.95), so the check is of the model, not of how well a
-   setting hits its nominal value; the basis (measured / interpolated / extrapolated) is the predictor's;
+   setting hits its nominal value; the basis (measured / interpolated / bounded / extrapolated) is the predictor's;
 4. per metric: absolute percentage error per scenario, MAPE, the share of measurements inside the prediction
    intervals (coverage), and whether the candidate with the best predicted gain per price also measured best.
 
-References
-----------
-Hyndman, R. J., Koehler, A. B. (2006), "Another look at measures of forecast accuracy", International Journal of
-Forecasting 22(4) (MAPE and its limits: undefined at zero, which throughput never is here).
-Gneiting, T., Raftery, A. E. (2007), "Strictly proper scoring rules, prediction, and estimation", JASA 102(477)
-(empirical coverage of central prediction intervals as a calibration check).
+The steps live in build.py (1), measure.py (2) and compare.py (3, 4; its references there).
 """
 
 from .build import (FACTOR_INPUTS, MEASURED_INPUTS, SAME_SETTING, Target, Work, lab_settings, prepare, scenario_point,
