@@ -63,7 +63,9 @@ def scenario_settings(whatif: Path) -> dict[str, dict[str, int]]:
 
 def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
     from gluster_model.model import artifact
-    from gluster_model.model.bottleneck import STAGES
+    from gluster_model.model.artifact import config_columns
+    from gluster_model.model.physics import STAGES
+    from gluster_model.model.features import with_derived
     from gluster_model.model.train import train
     from gluster_model.predict import scenarios as sc
     from gluster_model.predict.whatif import measured_settings, model_inputs, resolve, what_if
@@ -99,9 +101,6 @@ def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
             config.update({k: float(got[k].mean()) for k in MEASURED if k in got and k in config})
             predicted = mf.predict([config], level, metric=m.metric, use="bottleneck")
             model = mf.model(m.metric, "bottleneck")
-            from gluster_model.model.artifact import config_columns
-            from gluster_model.model.features import with_derived
-
             stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
             mean = float(got[m.metric].mean())
             value, low, high = float(predicted.value[0]), float(predicted.low[0]), float(predicted.high[0])

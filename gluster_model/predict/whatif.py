@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import GlmodelError
 from ..model.artifact import config_columns
-from ..model.features import with_derived
 from ..model.domain import EXACT, Domain
 from ..model.bottleneck import RESOURCE_STAGES, STAGE_INPUTS
-from ..model.features import SIZE_FEATURES, Feature, label
+from ..model.features import SIZE_FEATURES, Feature, label, with_derived
 from ..model.physics import STAGES, stages
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
