@@ -5,8 +5,10 @@ upgrades of whatif/<today>.yaml, and set the predictions beside what `glmodel ve
 Per metric (write, read), over every upgrade of every today: MAPE (%) of the predictions at the hardware as the
 verification measured it (as `glmodel verify` predicts), the share of measured means inside their 90% intervals
 (coverage, % ; by the stage the prediction binds at), and whether the upgrade predicted best per price measured
-best in every today (``best_held``). Predictions come from the bottleneck model of a model file fitted as
-`glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
+best in every today (``best_held``; predicted best: predict's rank 1, or where no gain is clear of zero the
+largest predicted gain per price among the candidates it would rank). Intervals are for the mean of the trials
+each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
+model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
 Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json]
 """
@@ -99,7 +101,7 @@ def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
             got = measured[s.name]
             config = resolve(domain, q.baseline, s)
             config.update({k: float(got[k].mean()) for k in MEASURED if k in got and k in config})
-            predicted = mf.predict([config], level, metric=m.metric, use="bottleneck")
+            predicted = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got))
             model = mf.model(m.metric, "bottleneck")
             stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
             mean = float(got[m.metric].mean())
@@ -113,9 +115,15 @@ def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
         eligible = [r for r in rows_out if r["basis"] != "extrapolated" and r["price"]]
         gains = [r for r in eligible if r["measured_gain"] > 0]
         measured_best = max(gains, key=lambda r: r["measured_gain"] / r["price"])["scenario"] if gains else None
+        # The upgrade predicted best per price: predict's rank 1 (a gain clear of zero), or where no gain is
+        # clear of zero, the largest predicted gain per price among those predict would rank (the top row of
+        # its table, not recommended); ``recommended`` says which.
+        ahead = [r for r in eligible if r["predicted_gain"] is not None and r["predicted_gain"] > 0]
+        predicted_best = m.best_upgrade or (max(ahead, key=lambda r: r["predicted_gain"] / r["price"])["scenario"]
+                                            if ahead else None)
         result["metrics"][m.metric] = {"today_measured": base_mean, "upgrades": rows_out,
-                                       "predicted_best": m.best_upgrade, "measured_best": measured_best,
-                                       "best_held": m.best_upgrade == measured_best}
+                                       "predicted_best": predicted_best, "recommended": m.best_upgrade is not None,
+                                       "measured_best": measured_best, "best_held": predicted_best == measured_best}
     return result
 
 
@@ -141,6 +149,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
                                        "coverage": float(np.mean([r["inside"] for r in
                                                                   t["metrics"][metric]["upgrades"]]) * 100),
                                        "predicted_best": t["metrics"][metric]["predicted_best"],
+                                       "recommended": t["metrics"][metric]["recommended"],
                                        "measured_best": t["metrics"][metric]["measured_best"],
                                        "best_held": t["metrics"][metric]["best_held"]}
                           for t in results if metric in t["metrics"] and t["metrics"][metric]["upgrades"]},
@@ -198,7 +207,8 @@ def main() -> None:
               f"{'yes' if s['best_held'] else 'no'}")
         for today, t in s["per_today"].items():
             print(f"  {today:<12} MAPE {t['mape']:5.1f}%  coverage {t['coverage']:4.0f}%  best predicted "
-                  f"{t['predicted_best'] or '-'}, measured {t['measured_best'] or '-'}")
+                  f"{t['predicted_best'] or '-'}{'' if t['recommended'] else ' (no gain clear of zero)'}, "
+                  f"measured {t['measured_best'] or '-'}")
     if args.details:
         for t in results:
             for metric, m in t["metrics"].items():

@@ -30,6 +30,13 @@ MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a do
 # actually measured, as points (model/domain.py), not input by input.
 HARDWARE_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
                    "base_filesystem")
+# The hardware setting names (hardware/settings.py) that move each measured input.
+# (a brick's backing and an IOPS limit move the disk figures as a rate limit does).
+_DISK_BY = ("disk_iops", "disk_read_iops", "disk_write_iops", "backing", "brick_backing")
+SET_BY: dict[str, tuple[str, ...]] = {"network_gbps": ("link",),
+                                      "disk_read_mbps": ("disk", "disk_read", *_DISK_BY),
+                                      "disk_write_mbps": ("disk", "disk_write", *_DISK_BY),
+                                      "client_ram_gb": ("ram",), "cpu_score": ("cpu",)}
 
 # What a person reads for each input (terminal and report); JSON and CSV keep the raw names.
 LABELS: dict[str, str] = {
@@ -123,11 +130,39 @@ def kind_of(name: str) -> Kind:
     return "numeric"
 
 
+def held_by_design(rows: pd.DataFrame) -> dict[str, str]:
+    """Measured hardware inputs that the design never moved, with the value every setting held them at: where
+    the rows come from two or more hardware settings (their campaigns' names say which, ``campaign_setting``)
+    of one cluster and no setting names a value of its own for the input (a bottleneck plan that varies links
+    and disks leaves the CPU as it is). Such an input still varies from campaign to campaign, by measurement noise alone
+    (a CPU score measured on a busy machine: 191-342 at one CPU): left in, its slope is fitted to the noise and
+    moves every prediction whose own measurement differs, so it is left out."""
+    from ..hardware.settings import campaign_setting
+
+    if "campaign" not in rows or rows.empty:
+        return {}
+    campaigns = rows["campaign"].astype(str).unique()
+    if len({c.partition("@")[2].partition(":")[0] for c in campaigns}) > 1:
+        return {}  # campaigns of two clusters: their hardware differs whatever the settings say
+    settings = [campaign_setting(c) for c in campaigns]
+    if len({tuple(sorted(s.items())) for s in settings}) < 2:
+        return {}
+    out: dict[str, str] = {}
+    for name, keys in SET_BY.items():
+        held = {tuple(s.get(k) for k in keys) for s in settings}
+        if len(held) == 1:
+            given = [v for v in next(iter(held)) if v]
+            out[name] = given[0] if given else "the cluster's own"
+    return out
+
+
 def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: str) -> Schema:
-    """Keep the candidates that vary in the rows with this metric; say why the others are out."""
+    """Keep the candidates that vary in the rows with this metric; say why the others are out (constant,
+    missing, held fixed by the design, a combination of the others)."""
     import numpy as np
 
     rows = frame[frame[metric].notna()] if metric in frame else frame.iloc[0:0]
+    fixed = held_by_design(rows)
     kept: list[Feature] = []
     dropped: list[tuple[str, str]] = []
     for name in candidates:
@@ -151,6 +186,10 @@ def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: st
             values = sorted(set(np.unique(col.to_numpy(dtype=float)).tolist()))
             if len(values) < 2:
                 dropped.append((name, f"constant ({values[0]:g})"))
+                continue
+            if name in fixed:
+                dropped.append((name, f"held at {fixed[name]} by every hardware setting: its spread "
+                                      f"({values[0]:.3g}-{values[-1]:.3g}) is measurement noise"))
                 continue
             kept.append(Feature(name, kind, low=values[0], high=values[-1], values=tuple(values)))
     independent, aliased = _independent(rows, kept)

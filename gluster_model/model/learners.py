@@ -45,13 +45,18 @@ class Fitted(Protocol):
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray: ...
 
-    def interval(self, frame: pd.DataFrame, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]: ...
+    def interval(self, frame: pd.DataFrame, level: float = 0.9, trials: float = 1
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Where a measurement of each row falls: the mean of ``trials`` trials, where the model can tell the
+        trials' noise from its own error (conformal over settings), else one trial (wider: never too narrow)."""
+        ...
 
-    def difference(self, frame: pd.DataFrame, level: float = 0.9, observed: bool = False, refits: int = 0
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def difference(self, frame: pd.DataFrame, level: float = 0.9, observed: bool = False, refits: int = 0,
+                   trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's prediction minus row 0's, with an interval for the difference (NaN when unknown): of the
-        expected change, or with ``observed`` of the change between one measurement of each row. ``refits``:
-        how many bootstrap refits a model without a covariance may spend on the expected change's interval."""
+        expected change, or with ``observed`` of the change between measurements of each row (means of
+        ``trials`` trials where the model can tell). ``refits``: how many bootstrap refits a model without a
+        covariance may spend on the expected change's interval."""
         ...
 
     def to_json(self) -> dict[str, Any]: ...
@@ -126,7 +131,7 @@ def with_stage_intervals(model: LinearModel, frame: pd.DataFrame, y: np.ndarray,
     the unit and the stage the category). Left as it is with fewer than 3 settings or unmeasured stages."""
     import numpy as np
 
-    from .bottleneck import conformal_quantiles, raw_binding, usable
+    from .bottleneck import conformal_quantiles, raw_binding, runs_of, usable
     from .groups import cv_groups
 
     if not usable(frame, metric):
@@ -138,7 +143,8 @@ def with_stage_intervals(model: LinearModel, frame: pd.DataFrame, y: np.ndarray,
     for s in np.unique(setting):
         test = setting == s
         resid[test] = np.log(y[test]) - np.log(refit(frame[~test], y[~test]).predict(frame[test]))
-    model.conformal = conformal_quantiles(resid, raw_binding(frame, metric), np.asarray(setting))
+    model.conformal = conformal_quantiles(resid, raw_binding(frame, metric), np.asarray(setting),
+                                          run=runs_of(frame))
     model.metric = metric
 
 
@@ -223,15 +229,15 @@ class GbmModel:
         out: np.ndarray = np.exp(self.estimator.predict(_gbm_matrix(frame, self.schema)))
         return out
 
-    def interval(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, frame: Columns, level: float = 0.9, trials: float = 1) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
 
-        q = self.quantile(level)
+        q = self.quantile(level)  # of one trial's residuals, whatever ``trials``
         yhat = self.predict(frame)
         return yhat * np.exp(-q), yhat * np.exp(q)
 
-    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
+                   trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Trees carry no covariance. With ``refits`` the expected change gets a percentile bootstrap interval:
         the trees fitted again on that many resamples of the training configurations (a configuration's
         repeated trials drawn together), each resample's change taken (Efron & Tibshirani 1993, ch. 13). A

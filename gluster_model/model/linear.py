@@ -101,8 +101,10 @@ class LinearModel:
         eta = self.linear_predictor(frame)
         return np.exp(eta) * self.smearing if self.response == "log" else eta
 
-    def interval(self, frame: Columns, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction interval for a new observation: ŷ ± t·sqrt(σ² + x'Cx) (on the log scale, then exp)."""
+    def interval(self, frame: Columns, level: float = 0.9, trials: float = 1) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction interval for a new observation: ŷ ± t·sqrt(σ² + x'Cx) (on the log scale, then exp). With
+        conformal quantiles (``with_stage_intervals``), for the mean of ``trials`` trials (model/bottleneck.py);
+        σ² mixes the trials' noise with the model's error, so the t-interval keeps one trial's width."""
         import numpy as np
         from scipy.special import stdtrit
 
@@ -111,7 +113,8 @@ class LinearModel:
             from .physics import STAGES
 
             yhat = self.predict(frame)
-            q = np.array([lookup(self.conformal, STAGES[s], level) for s in raw_binding(frame, self.metric)])
+            q = np.array([lookup(self.conformal, STAGES[s], level, trials)
+                          for s in raw_binding(frame, self.metric)])
             return yhat * np.exp(-q), yhat * np.exp(q)
         x = self._x(frame)
         eta = x @ self.params
@@ -120,8 +123,8 @@ class LinearModel:
         lo, hi = eta - t * se, eta + t * se
         return (np.exp(lo), np.exp(hi)) if self.response == "log" else (lo, hi)
 
-    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
+                   trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's expected throughput minus row 0's, with a confidence interval for that difference.
 
         The interval comes from the coefficients' covariance (a contrast, so what the two rows share cancels),
@@ -133,7 +136,8 @@ class LinearModel:
         prediction interval for a measured change): each measurement's own noise is added, σ² on the MB/s
         scale, or the log-normal variance μ²(exp(σ²) − 1) for a log response. The confidence interval says
         whether the change is real; this one says where a benchmark of the two will land. ``refits`` is not
-        used: the covariance gives the interval.
+        used: the covariance gives the interval; nor is ``trials`` (σ² holds the model's lack of fit beside the
+        trials' noise, so dividing it by the trials would understate the change's spread).
         """
         import numpy as np
         from scipy.special import stdtrit

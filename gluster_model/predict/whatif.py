@@ -511,10 +511,11 @@ def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any
 
 
 def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None, level: float | None = None,
-            use: str | None = None, observed_change: bool = False) -> Answer:
+            use: str | None = None, observed_change: bool = False, trials: float = 1) -> Answer:
     """Predict every scenario of ``q`` for each metric of the model file (or those named). A change against the
     baseline has the interval of the expected change, or with ``observed_change`` (what ``verify`` checks a
-    benchmark against) of the change between one measurement of each."""
+    benchmark against) of the change between one measurement of each; intervals are for a mean of ``trials``
+    trials where the model can tell (``ModelFile.predict``)."""
     asked_metrics = list(metrics) if metrics else mf.metrics
     unknown = [m for m in asked_metrics if m not in mf.metrics]
     if unknown:
@@ -542,7 +543,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
             notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a link "
                          "or disk beyond the measured hardware (throughput follows the slowest stage until the "
                          "next measured one binds)")
-        predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change)
+        predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change,
+                               trials=trials)
         yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
                                   predicted.delta_high)
         limits_after = (mf.model(metric, "bottleneck").stage_limits(  # type: ignore[attr-defined]

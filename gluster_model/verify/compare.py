@@ -132,8 +132,11 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         if not cands:  # what_if needs a candidate; the baseline alone is still checked
             cands, base = [base], Scenario("(none)", {}, baseline=True)
         # At the hardware measured; a measured change carries both runs' noise, so it is judged against the
-        # interval of a measured change, not the narrower one of the expected change that tune ranks by.
-        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl, observed_change=True)
+        # interval of a measured change, not the narrower one of the expected change that tune ranks by. Each is
+        # a mean of the trials run (the fewest of any scenario: a wider interval where they differ).
+        trials = min(int(rows[t.scenario.name][metric].notna().sum()) for t in ok)
+        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl, observed_change=True,
+                         trials=trials)
         as_asked = {p.scenario: p for p in asked_by_metric[metric].predictions}
         preds = {p.scenario: p for p in answer.metrics[0].predictions}
         checks: list[Check] = []

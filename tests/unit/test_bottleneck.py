@@ -102,6 +102,50 @@ def test_upgrades_from_below_fall_inside_their_intervals_at_the_stated_rate() ->
     assert float(np.mean(errors)) < 0.1
 
 
+def test_intervals_are_for_the_mean_of_the_trials_asked_for() -> None:
+    """Simulation of a noisy metric (a replicated read: each trial a new placement draw, sd 0.25 on the log
+    scale, beside a setting's shared error of 0.05): fitted on two trials a setting below today, the interval
+    for one trial covers single trials, and the narrower one for three trials covers means of three, each at
+    about the level. The plain quantile of trial residuals would cover means of three nearly always."""
+    rng = np.random.default_rng(7)
+    one, three, widths = [], [], []
+    for sim in range(150):
+        link, disk = [(0.2, 60.0), (0.4, 20.0), (0.4, 40.0)][sim % 3]
+        shares = [(1, 1), (0.5, 1), (0.25, 1), (1, 0.5), (1, 0.25), (0.5, 0.5)]
+        below = pd.concat([cluster_rows(link * a, disk * b, 2, rng, setting_sd=0.05, run_sd=0.25)
+                           for a, b in shares], ignore_index=True)
+        model = fitted(below)
+        for a, b in [(2, 1), (4, 1), (1, 2), (1, 4), (2, 2)]:
+            runs = cluster_rows(link * a, disk * b, 4, rng, setting_sd=0.05, run_sd=0.25)
+            lo1, hi1 = model.interval(runs.iloc[:1], 0.9)
+            lo3, hi3 = model.interval(runs.iloc[:1], 0.9, trials=3)
+            one.append(lo1[0] <= runs["write"].iloc[3] <= hi1[0])
+            three.append(lo3[0] <= runs["write"].iloc[:3].mean() <= hi3[0])
+            widths.append(np.log(hi3[0] / lo3[0]) / np.log(hi1[0] / lo1[0]))
+    assert 0.85 <= float(np.mean(one)) <= 0.97, np.mean(one)
+    assert 0.85 <= float(np.mean(three)) <= 0.97, np.mean(three)
+    assert float(np.median(widths)) < 0.8  # three trials' noise is sqrt(3) times smaller
+
+
+def test_variance_components_split_the_trials_noise_from_the_settings_error() -> None:
+    rng = np.random.default_rng(8)
+    setting = np.repeat(np.arange(400), 3)
+    resid = np.repeat(rng.normal(0, 0.2, 400), 3) + rng.normal(0, 0.3, 1200)
+    table = conformal_quantiles(resid, np.zeros(1200, dtype=int), setting, run=setting)["all"]
+    assert table["within"] == pytest.approx(0.09, rel=0.15)
+    assert table["between"] == pytest.approx(0.04, rel=0.3)
+    # without run names every trial is its own run: nothing is known of the trials' noise
+    plain = conformal_quantiles(resid, np.zeros(1200, dtype=int), setting)["all"]
+    assert "within" not in plain and plain["0.9"] == table["0.9"]
+    from gluster_model.model.bottleneck import lookup
+    quantiles = {"all": table}
+    assert lookup(quantiles, "all", 0.9, 3) < lookup(quantiles, "all", 0.9, 1)
+    assert lookup(quantiles, "all", 0.9, float("inf")) < lookup(quantiles, "all", 0.9, 3)
+    # a model file written before the components: plain quantiles, whatever the trials
+    old = {"all": {"0.9": 0.4, "0.95": 0.5}}
+    assert lookup(old, "all", 0.9, 3) == lookup(old, "all", 0.9, 1) == 0.4
+
+
 def test_conformal_quantiles_weigh_each_setting_the_same() -> None:
     # one setting of 10 runs with small residuals, four settings of one run with large ones: per setting, the
     # large residuals are 4 of 5 settings, so the median is large
@@ -176,3 +220,25 @@ def test_predict_answers_an_upgrade_from_below_as_bounded_and_ranks_it(tmp_path)
     assert p["both x2"].basis == "extrapolated" and p["both x2"].rank is None
     assert any("no measured stage bounds" in f for f in p["both x2"].flags)
     assert m.best is not None and m.best.scenario in ("links x2", "links x4")
+
+
+def test_a_measured_input_the_design_never_moved_is_left_out_as_noise() -> None:
+    """A bottleneck plan varies links and disks; the CPU score it measured still moves (a busy machine: 191 to
+    342) and must not enter the fit as a slope on noise. Where the settings do move the CPU, or the campaigns
+    come from two clusters (whose hardware differs whatever the settings say), it stays."""
+    from gluster_model.model.features import held_by_design
+
+    rng = np.random.default_rng(9)
+    frame = below_today(0.4, 20, rng)
+    frame["cpu_score"] = rng.uniform(191, 342, len(frame))
+    frame["campaign"] = [f"proof@lab:link={r.network_gbps}gbit,disk={r.disk_write_mbps}MB/s,ram=1GB"
+                         for r in frame.itertuples()]
+    schema = schema_from_frame(frame, FAMILIES["hardware"], "write")
+    names = {f.name for f in schema.features}
+    assert "cpu_score" not in names and "network_gbps" in names
+    assert any(n == "cpu_score" and "measurement noise" in why for n, why in schema.dropped)
+    assert held_by_design(frame) == {"client_ram_gb": "1GB", "cpu_score": "the cluster's own"}
+    moved = frame.assign(campaign=[c + f",cpu={i % 3 + 1}" for i, c in enumerate(frame["campaign"])])
+    assert "cpu_score" in {f.name for f in schema_from_frame(moved, FAMILIES["hardware"], "write").features}
+    two = frame.assign(campaign=[c.replace("@lab", "@other") if i % 2 else c for i, c in enumerate(frame["campaign"])])
+    assert held_by_design(two) == {}
