@@ -84,10 +84,19 @@ class HostKeys:
 
 
 def restore(cluster: Path) -> dict[str, str]:
-    """Undo the hardware emulation each host of the cluster recorded; host -> what happened there."""
+    """Undo the hardware emulation each host of the cluster recorded; host -> what happened there. On a lab,
+    put its nodes back as they were before a plan that was stopped before it could (kill -9)."""
+    from .campaign.lab_setting import HardwareSnapshot, restore_lab
     from .hardware.emulation import restore as undo
+    from .lab import LabState
 
     with session(cluster) as (spec, ex):
+        state = LabState.load(spec.lab_dir) if spec.lab_dir else None
+        if state is not None:
+            if state.before_plan is None:
+                return {"lab": "nothing to put back"}
+            restore_lab(spec, ex, HardwareSnapshot(state.before_plan), lambda m: None)
+            return {"lab": "every node's settings put back as they were before the stopped plan"}
         outcomes = undo(spec, ex)
     return {spec.host(a).name: text for a, text in outcomes.items()}
 

@@ -23,7 +23,7 @@ from ..bench.iperf import run_iperf
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
-from ..gluster.apply import apply_volume, remount, server_version, teardown_volume, volume_info
+from ..gluster.apply import apply_volume, brick_status, remount, server_version, teardown_volume, volume_info
 from ..gluster.cli import GlusterVersion
 from ..gluster.space import brick_free, shortfall
 from ..gluster.volume import VolumePlan, client_keeps_file_data, plan_volume
@@ -290,6 +290,40 @@ class Collector:
             raise GlmodelError(short.message())
         return room
 
+    def _filled(self, workload: Workload) -> tuple[str, str | None]:
+        """After a failed trial: the bricks whose filesystem has less room left than one of the trial's files
+        (something filled it while the trial ran: the run had room when it started), as a clause for the
+        error, and the first one's host; ("", None) when every brick has room or they cannot be read."""
+        if self._room is None:
+            return "", None
+        plan, _ = self._room
+        try:
+            free = brick_free(self.ex, list(plan.bricks))
+        except GlmodelError:
+            return "", None
+        need = parse_size(workload.file_size)
+        full = [b for b in plan.bricks if free.get(b.spec, need) < need]
+        if not full:
+            return "", None
+        shown = ", ".join(f"{b.spec} {free[b.spec] / 2**20:,.0f} MB" for b in full[:3])
+        return (f"; the brick filesystem filled during the trial (free now: {shown}; a file needs "
+                f"{gluster_size(need)}): free space there, then collect again", full[0].host.address)
+
+    def _offline(self, run: RunSpec) -> tuple[str, str | None]:
+        """After a failed trial: the volume's bricks whose process is not running (a brick process that died
+        during the trial takes its files with it), as a clause for the error, and the first one's host."""
+        if self._room is None:
+            return "", None
+        try:
+            down = [b for b in brick_status(self.cluster, self.ex, run.volume.name) if not b.online]
+        except GlmodelError:
+            return "", None
+        if not down:
+            return "", None
+        shown = ", ".join(f"{b.host}:{b.path}" for b in down[:3])
+        host = next((h.address for h in self.cluster.hosts if down[0].host in (h.address, h.name)), down[0].host)
+        return f"; brick process(es) not running after the trial: {shown} (a brick that died takes its files)", host
+
     def _fits(self, workload: Workload) -> bool:
         if self._room is None:
             return True
@@ -403,8 +437,11 @@ class Collector:
         self.store.add_trial(run_id, record)
         if not values:
             host = result.host or _host_named(result.raw_text + " " + (record.error or ""), self.cluster)
+            full, full_host = self._filled(workload)
+            down, down_host = self._offline(run)
             raise TrialFailed(f"trial {idx} ({'warm-up' if warmup else 'measured'}, file {gluster_size(record.file_size)})"
-                              f" failed: {record.error}", host, " ".join(record.argv)[:2000])
+                              f" failed: {record.error}{full}{down}", down_host or full_host or host,
+                              " ".join(record.argv)[:2000])
         return values, record.engine_seconds, found
 
 

@@ -60,12 +60,20 @@ class HardwareSnapshot:
     lab: dict[str, dict[str, Any]] | None
 
 
-def lab_snapshot(cluster: ClusterSpec) -> HardwareSnapshot:
-    """The hardware before a plan changes it, for ``restore_lab``."""
+def lab_snapshot(cluster: ClusterSpec, progress: Callable[[str], None] = lambda m: None) -> HardwareSnapshot:
+    """The hardware before a plan changes it, for ``restore_lab``. On a lab it is recorded in the lab's state
+    first; one an earlier plan recorded and never put back (it was killed) is the lab's own, and is used."""
     from ..lab import LabState, snapshot
 
     state = LabState.load(cluster.lab_dir) if cluster.lab_dir else None
-    return HardwareSnapshot(snapshot(state) if state is not None else None)
+    if state is None:
+        return HardwareSnapshot(None)
+    if state.before_plan is not None:
+        progress("an earlier plan was stopped before it put the lab's hardware back: this plan puts it back")
+        return HardwareSnapshot(state.before_plan)
+    state.before_plan = snapshot(state)
+    state.save()
+    return HardwareSnapshot(state.before_plan)
 
 
 def restore_lab(cluster: ClusterSpec, executor: Executor, snap: HardwareSnapshot,
@@ -80,3 +88,6 @@ def restore_lab(cluster: ClusterSpec, executor: Executor, snap: HardwareSnapshot
 
     assert cluster.lab_dir is not None
     restore_nodes(load_lab(cluster.lab_dir), snap.lab, progress)
+    state = load_lab(cluster.lab_dir)
+    state.before_plan = None  # put back: nothing for a later plan to undo
+    state.save()

@@ -37,7 +37,7 @@ def _run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: S
               base: str, fail_fast: bool, reporter: PlanReporter | None) -> list[CampaignSummary]:
     rep: PlanReporter = reporter or SilentPlanReporter()
     settings = expanded.lab_settings
-    snap = lab_snapshot(cluster) if settings != [()] else None
+    snap = lab_snapshot(cluster, rep.note) if settings != [()] else None
     plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
     summaries: list[CampaignSummary] = []
     try:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from ..errors import LabError
 
@@ -90,6 +91,10 @@ class LabState:
     cgroups: list[str] = field(default_factory=list)  # cgroup directories the lab created, parents first
     # The last K nodes are clients only and the others servers only (0: every node both, hyperconverged).
     client_nodes: int = 0
+    # Every node's settings before a plan (collect, verify) began to change them, recorded before the first
+    # change and cleared once they are put back: a plan killed with -9 leaves it, and the next plan puts the
+    # lab back to it, not to the killed plan's last setting.
+    before_plan: dict[str, dict[str, Any]] | None = None
 
     @property
     def server_nodes(self) -> list[NodeState]:

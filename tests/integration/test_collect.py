@@ -1,5 +1,5 @@
 """glmodel collect on the real lab: exact store contents, resume, kill -9 (and a second collect on the same store
-meanwhile), a dropped node, PostgreSQL."""
+meanwhile), a dropped node, PostgreSQL (and its server going away mid-campaign)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
 
 from .conftest import glmodel, kept_trials, lab_processes
-from .postgres import postgres_server
+from .postgres import PORT, postgres_control, postgres_server
 
 # 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~9 s of
 # iozone's own start-up and barriers on the lab, whatever the file size).
@@ -32,12 +32,23 @@ PLAN = {
     "baselines": {"iperf": {"seconds": 1, "omit": 0}, "fio": {"size": "4MB", "runtime": 2}},
 }
 EXPECTED = {"runs_done": 4, "trials": 8, "measurements": 8, "raw_outputs": 16}
+# One volume of the two (replica 3 over every node): where a test needs a campaign but not the layouts' variety
+# (a dropped node, PostgreSQL), half the runs and half the suite's time.
+SMALL = {**PLAN, "name": "cismall", "factors": {**PLAN["factors"], "layout": "replicate"}}
+SMALL_EXPECTED = {"runs_done": 2, "trials": 4, "measurements": 4, "raw_outputs": 8}
 
 
 @pytest.fixture(scope="module")
 def plan_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("plan") / "ci.yaml"
     path.write_text(yaml.safe_dump(PLAN))
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("plan") / "cismall.yaml"
+    path.write_text(yaml.safe_dump(SMALL))
     return path
 
 
@@ -215,24 +226,24 @@ def _no_iozone_children_left(lab: LabState) -> None:
     assert not left, left
 
 
-def _has_campaign(store: str) -> bool:
+def _has_campaign(store: str, campaign: str = "ci@lab") -> bool:
     try:
         with open_store(store, create=False) as st:
-            return st.campaign("ci@lab") is not None
+            return st.campaign(campaign) is not None
     except Exception:
         return False
 
 
-def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tmp_path: Path) -> None:
+def test_dropped_node_recorded_then_completed(lab: LabState, small_plan: Path, tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
     _, n2 = find_node(lab.path, "10.213.1.2")
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
-                             "--plan", str(plan_file), "--store", store], stdout=subprocess.PIPE,
+                             "--plan", str(small_plan), "--store", store], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
-            if _has_campaign(store) and _counts(store, "ci@lab").get("runs_done", 0) >= 1:
+            if _has_campaign(store, "cismall@lab") and _counts(store, "cismall@lab").get("runs_done", 0) >= 1:
                 break
             time.sleep(0.5)
         else:
@@ -247,10 +258,10 @@ def test_dropped_node_recorded_then_completed(lab: LabState, plan_file: Path, tm
     with open_store(store) as st:
         failed = [r for r in st.runs() if r["status"] == "failed"]
     assert failed and all(r["error_host"] == "10.213.1.2" for r in failed), [(r["error_host"], r["error"]) for r in failed]
-    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store,
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store", store,
                     timeout=900, check=True)
     assert f"{len(failed)} run(s) done now" in again.stdout
-    assert _counts(store, "ci@lab") == EXPECTED
+    assert _counts(store, "cismall@lab") == SMALL_EXPECTED
     _no_volumes_left(lab)
 
 
@@ -260,15 +271,55 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
-def test_same_campaign_on_postgresql(lab: LabState, plan_file: Path, postgres_url: str) -> None:
-    glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", postgres_url,
+def test_same_campaign_on_postgresql(lab: LabState, small_plan: Path, postgres_url: str) -> None:
+    glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store", postgres_url,
             timeout=900, check=True)
-    assert _counts(postgres_url, "ci@lab") == EXPECTED
-    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", postgres_url,
+    assert _counts(postgres_url, "cismall@lab") == SMALL_EXPECTED
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store", postgres_url,
                     check=True)
-    assert "all 4 run(s) already done" in again.stdout
+    assert "all 2 run(s) already done" in again.stdout
     shown = glmodel("runs", "show", "1", "--store", postgres_url, "--raw", "0", check=True)
     assert "Children see throughput for" in shown.stdout
+
+
+def test_postgresql_going_away_mid_campaign_loses_nothing(lab: LabState, small_plan: Path) -> None:
+    """The store's server stops while a trial runs (a crash, a restart): collect ends in one line naming the
+    store, with no volume or iozone left behind; once the server is back, the same command completes the
+    campaign from what was committed: every trial kept once, none lost."""
+    with postgres_control(PORT + 1) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
+                                 str(lab.cluster_file), "--plan", str(small_plan), "--store", server.url],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline:  # once the first run is done and the second runs
+                if (_has_campaign(server.url, "cismall@lab")
+                        and _counts(server.url, "cismall@lab").get("runs_done", 0) >= 1):
+                    break
+                time.sleep(0.5)
+            else:
+                pytest.fail("collect stored no trial within 600 s")
+            with open_store(server.url, create=False) as st:
+                committed = {(t["run_id"], t["idx"]) for r in st.runs() for t in st.trials(int(r["id"]))
+                             if r["status"] == "done"}
+            assert committed
+            server.stop()
+            _, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+        assert proc.returncode == 1 and "Traceback" not in err, err
+        assert f"127.0.0.1:{PORT + 1}/glmodel" in lines[-1], lines[-1]
+        _no_volumes_left(lab)
+        _no_iozone_children_left(lab)
+        server.start()
+        glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store", server.url,
+                timeout=900, check=True)
+        assert _counts(server.url, "cismall@lab") == SMALL_EXPECTED
+        with open_store(server.url, create=False) as st:
+            kept = {(t["run_id"], t["idx"]) for r in st.runs() for t in st.trials(int(r["id"]))}
+        assert committed <= kept  # what a finished run had committed before the server went is still there
 
 
 def _as_in_a_terminal() -> None:

@@ -1,9 +1,12 @@
 """A run whose files cannot fit on its bricks is refused in one line before iozone starts, on the real lab (tmpfs
-bricks of 64 MB): before, iozone's distributed mode stopped at "Test running:" and the trial waited an hour."""
+bricks of 64 MB): before, iozone's distributed mode stopped at "Test running:" and the trial waited an hour. And
+bricks that fill while a trial runs: the run fails in one line saying so, and completes once there is room."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,3 +53,74 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
     assert all(f"10.213.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
     assert "refused before iozone starts" in out
     assert lab_processes(lab, r"(^|/)iozone ") == []  # none was started in the lab's nodes
+
+
+FILL = {"name": "filled", "factors": {"layout": "replicate", "replica": 3, "file_size": "16MB",
+                                      "record_size": "1MB", "threads": 3, "sync": "none"},
+        "workload": {"tests": ["write"]},
+        "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none", "remount": "never",
+                     "startup_timeout": 15},
+        "baselines": {"network": False, "disk": False}}
+
+
+def _iozone_master_of(pid: int) -> bool:
+    """Whether the process ``pid`` has an iozone child (the distributed master collect starts here)."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+        if name == "iozone" and int(rest.split()[1]) == pid:
+            return True
+    return False
+
+
+def test_a_disk_that_fills_during_a_trial_fails_the_run_in_one_line_and_collect_completes_after(
+        lab: LabState, tmp_path: Path) -> None:
+    """The run had room when it started (collect checked); then something else filled every brick's
+    filesystem before iozone wrote. The run fails with one line saying the bricks filled and how much is free,
+    nothing of the lab is left running, and once the space is freed the same command completes the run."""
+    d = str(lab.path)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(FILL))
+    store = str(tmp_path / "s.db")
+    fillers = [Path(n.bricks) / "filler" for n in lab.nodes]
+    try:
+        glmodel("lab", "brick", "--dir", d, "--backing", "tmpfs", "--size", "64MB", check=True)
+        proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
+                                 str(lab.cluster_file), "--plan", str(plan), "--store", store],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and proc.poll() is None and not _iozone_master_of(proc.pid):
+                time.sleep(0.05)
+            assert proc.poll() is None, "collect ended before iozone started"
+            for f in fillers:  # 56 of 64 MB: less room than one 16 MB file
+                with open(f, "wb") as fh:
+                    os.posix_fallocate(fh.fileno(), 0, 56 << 20)
+            out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        for f in fillers:
+            f.unlink(missing_ok=True)
+        text = " ".join((out + err).split())
+        assert proc.returncode == 1 and "Traceback" not in text, text
+        assert "the brick filesystem filled during the trial (free now: 10.213.1." in text, text
+        with open_store(store, create=False) as st:
+            (run,) = st.runs()
+            assert run["status"] == "failed" and "\n" not in (run["error"] or "")
+            assert "filled during the trial" in run["error"] and run["error_host"] in {n.address for n in lab.nodes}
+        assert lab_processes(lab, r"iozone -[+]s") == []
+        again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
+                        timeout=300, check=True)
+        assert "1 run(s) done now" in again.stdout
+        with open_store(store, create=False) as st:
+            (run,) = st.runs()
+            assert run["status"] == "done" and run["attempts"] == 2
+            assert [t["status"] for t in st.trials(int(run["id"]))] == ["ok"]
+    finally:
+        for f in fillers:
+            f.unlink(missing_ok=True)
+        glmodel("lab", "brick", "--dir", d, "--backing", "dir", check=True)

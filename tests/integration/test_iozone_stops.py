@@ -50,7 +50,7 @@ def wait_for(pred: object, limit: float) -> bool:
     return False
 
 
-def test_a_start_that_does_no_io_is_stopped_within_a_minute_with_a_diagnosis(lab: LabState) -> None:
+def test_a_start_that_does_no_io_is_stopped_by_the_watchdog_with_a_diagnosis(lab: LabState) -> None:
     # 3 files of 48 MB on each 64 MB brick of a replica set: iozone's children write nothing and its master
     # waits at "Test running:" (collect refuses such a run first; the engine is called directly here).
     spec = load_cluster(lab.cluster_file)
@@ -63,17 +63,18 @@ def test_a_start_that_does_no_io_is_stopped_within_a_minute_with_a_diagnosis(lab
             try:
                 points = mount(spec, ex, vol.name)
                 started = time.monotonic()
-                run = run_iozone(spec, ex, vol.name, w, points, timeout=600)
+                # a 20 s window instead of the default 60 s: the same watchdog, 40 s less of the suite
+                run = run_iozone(spec, ex, vol.name, w, points, timeout=600, startup_timeout=20)
                 took = time.monotonic() - started
             finally:
                 teardown_volume(spec, ex, vol.name)
     finally:
         glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
     assert run.output is None and run.error is not None
-    assert re.match(r"iozone's children did (no|no more) I/O (in|in the last) 60s \(6\ds after it started\); "
+    assert re.match(r"iozone's children did (no|no more) I/O (in|in the last) 20s \([23]\ds after it started\); "
                     "stopped", run.error), run.error
     assert "iozone's last line: 'Test running:'" in run.error and "MB free on the volume" in run.error
-    assert took < 90, took  # the trial timeout was 600 s
+    assert took < 45, took  # the trial timeout was 600 s
     assert live_iozones(lab) == [] and holders() == []
 
 

@@ -1,11 +1,15 @@
 """glmodel verify on the real lab: a small model's two scenarios built (each with its own link rate), measured
-with the training plan's protocol as campaigns of their own, and set beside the predictions; and its refusals,
-one line each, before anything is measured."""
+with the training plan's protocol as campaigns of their own, and set beside the predictions, after a first verify
+killed with -9 half-way (the next one keeps what it measured and puts the lab back as it was before); and its
+refusals, one line each, before anything is measured."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -77,12 +81,37 @@ def _client_apart(lab: LabState, tmp_path: Path) -> str:
     return str(cf)
 
 
+def _first_run_done(store: str) -> bool:
+    if not Path(store).exists():
+        return False
+    try:
+        with open_store(store, create=False) as st:
+            return any(r["status"] == "done" for r in st.runs())
+    except Exception:  # created but not yet migrated
+        return False
+
+
 def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model: Path, tmp_path: Path) -> None:
     plan, q = _files(tmp_path, SCENARIOS)
     store = str(tmp_path / "v.db")
     cf = _client_apart(lab, tmp_path)
+    # kill -9 once the first scenario is measured: the lab is left at its link, and the first measurement kept
+    killed = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "verify", "--cluster", cf, "--model",
+                               str(model), "--scenarios", q, "--plan", plan, "--store", store, "--json"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not _first_run_done(store):
+            time.sleep(0.5)
+        assert _first_run_done(store), "verify measured nothing within 600 s"
+    finally:
+        killed.kill()
+        killed.wait()
+    left = LabState.load(lab.path)
+    assert left is not None and left.before_plan is not None and left.links, "the kill should leave the lab throttled"
     out = glmodel("verify", "--cluster", cf, "--model", str(model), "--scenarios", q,
                   "--plan", plan, "--store", store, "--json", check=True, timeout=900)
+    assert "this plan puts it back" in out.stderr + out.stdout
     v = json.loads(out.stdout)
     assert v["campaigns"] == ["verify.verifyci@lab:link=200mbit", "verify.verifyci@lab:link=400mbit"]
     assert v["skipped"] == {}
@@ -113,7 +142,11 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
     write = {c["scenario"]: c["measured"] for c in v["metrics"][0]["checks"]}
     assert write["faster link"] > 1.4 * write["today"]
     state = LabState.load(lab.path)
-    assert state is not None and state.links == {}
+    assert state is not None and state.links == {} and state.before_plan is None  # as before the killed verify
+    with open_store(store, create=False) as st:
+        first = st.campaign(v["campaigns"][0])
+        assert first is not None  # measured before the kill, not again
+        assert [r["attempts"] for r in st.runs(int(first["id"]))] == [1]
     # Again: resumed from the store, nothing measured twice.
     again = json.loads(glmodel("verify", "--cluster", cf, "--model", str(model), "--scenarios", q,
                                "--plan", plan, "--store", store, "--json", check=True, timeout=300).stdout)

@@ -1,0 +1,66 @@
+"""A brick process dying while a trial runs, on the real lab: the run fails in one line that names the brick, no
+iozone or volume of it is left, and the same command completes the campaign afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from gluster_model.lab import LabState
+from gluster_model.store import open_store
+
+from .conftest import glmodel, lab_processes
+from .test_collect_space import _iozone_master_of
+
+# One brick (distribute on one server): every file of the trial is on it, so its death fails the trial for sure.
+PLAN = {"name": "brickdies", "factors": {"layout": "distribute", "servers": 1, "file_size": "16MB",
+                                         "record_size": "1MB", "threads": 2, "sync": "osync"},
+        "workload": {"tests": ["write"]},
+        "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none", "remount": "never",
+                     "startup_timeout": 15},
+        "baselines": {"network": False, "disk": False}}
+
+
+def test_a_brick_process_that_dies_mid_trial_is_named_and_the_campaign_completes_after(
+        lab: LabState, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(PLAN))
+    store = str(tmp_path / "s.db")
+    first = lab.nodes[0]
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
+                             "--plan", str(plan), "--store", store], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None and not _iozone_master_of(proc.pid):
+            time.sleep(0.05)
+        assert proc.poll() is None, "collect ended before iozone started"
+        bricks = [line.split()[0] for line in lab_processes(lab, r"glusterfsd") if first.marker in line]
+        assert len(bricks) == 1, bricks
+        os.kill(int(bricks[0]), signal.SIGKILL)  # as a crash would: no goodbye to the clients
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = " ".join((out + err).split())
+    assert proc.returncode == 1 and "Traceback" not in text, text
+    assert f"brick process(es) not running after the trial: {first.address}:" in text, text
+    with open_store(store, create=False) as st:
+        (run,) = st.runs()
+        assert run["status"] == "failed" and "\n" not in (run["error"] or "")
+        assert run["error_host"] == first.address and "not running after the trial" in run["error"]
+    assert lab_processes(lab, r"iozone -[+]s") == []
+    assert lab_processes(lab, r"glusterfsd") == []  # the volume is gone, and with it its brick processes
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
+                    timeout=300, check=True)
+    assert "1 run(s) done now" in again.stdout
+    with open_store(store, create=False) as st:
+        (run,) = st.runs()
+        assert run["status"] == "done" and run["attempts"] == 2
+        assert [t["status"] for t in st.trials(int(run["id"]))] == ["ok"]
