@@ -112,3 +112,28 @@ def test_brick_throttles_are_matched_by_device() -> None:
     text = ("dev /l/n1/bricks 7:2\ndev /l/n1/other 8:0\nblkio.throttle.read_bps_device 7:2 120000000\n"
             "blkio.throttle.write_bps_device 7:2 60000000\nblkio.throttle.write_bps_device 7:9 5\n")
     assert parse_throttles(text) == {"/l/n1/bricks": {"read_bps": 120000000, "write_bps": 60000000}}
+
+
+def test_a_plan_records_the_lab_before_it_and_a_later_plan_puts_back_that_not_a_killed_plans_setting(
+        tmp_path: Path) -> None:
+    """kill -9 skips a plan's restore: the lab's state keeps what the lab was before it, so the next plan (or
+    `glmodel restore`) puts that back, not the setting the killed plan had reached."""
+    from gluster_model.campaign.lab_setting import lab_snapshot
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.lab.state import LabState, NodeState
+
+    state = LabState(str(tmp_path), 2222, [NodeState(1, "10.213.1.1", str(tmp_path / "n1"))], status="up")
+    state.save()
+    cluster = cluster_from_data({"name": "lab", "lab": {"state_dir": str(tmp_path)},
+                                 "servers": [{"host": "10.213.1.1", "brick_paths": ["/b"]}]}, "lab.yaml", tmp_path)
+    notes: list[str] = []
+    first = lab_snapshot(cluster, notes.append)
+    assert first.lab is not None and first.lab["10.213.1.1"]["link"] is None and notes == []
+    recorded = LabState.load(tmp_path)
+    assert recorded is not None and recorded.before_plan == first.lab
+    # the plan throttled the link and was killed: the state says 100 Mbit/s, the record still says unlimited
+    recorded.links["10.213.1.1"] = 100_000_000
+    recorded.save()
+    second = lab_snapshot(cluster, notes.append)
+    assert second.lab == first.lab and second.lab is not None and second.lab["10.213.1.1"]["link"] is None
+    assert notes and "puts it back" in notes[0]
