@@ -5,7 +5,8 @@ model of the real data (the log-linear model with pairwise interactions, fitted 
 the size the data show; each simulated dataset draws every trial anew with the replicate trials' own noise
 (log-normal, its sd pooled from the configurations measured twice). For each of ``--sims`` datasets the boosted
 trees are fitted as `glmodel fit` fits them, and for each contrast (an option changed at a workload; by default
-write-behind off at 8 KB and at 256 KB records, read-ahead on, io-cache off) two intervals are checked:
+write-behind off at 8 KB and at 256 KB records, read-ahead on, io-cache off, each from a configuration the data
+measured) two intervals are checked:
 
 - ``tree_change``: the trees' interval of the expected change (what `glmodel tune` judges an option by: bootstrap
   refits, ``REFITS`` of them) against the true change;
@@ -48,7 +49,7 @@ def replicate_sd(frame: pd.DataFrame, metric: str) -> float:
 def main() -> None:
     from threadpoolctl import threadpool_limits
 
-    from gluster_model.dataset import FAMILIES, GLUSTER_DEFAULTS
+    from gluster_model.dataset import FAMILIES
     from gluster_model.model.features import schema_from_frame
     from gluster_model.model.learners import gbm, loglinear
     from gluster_model.predict.tune import REFITS
@@ -69,11 +70,15 @@ def main() -> None:
     truth = loglinear(schema).fit(real, real[args.metric].to_numpy(float), False)
     sd = replicate_sd(real, args.metric)
     mu = truth.predict(real)
-    # each contrast at the data's most common workload otherwise, Gluster's defaults for the other options
-    base = real.mode().iloc[0].to_dict() | {k: v for k, v in GLUSTER_DEFAULTS.items() if k in real}
+    # each contrast from a configuration the data measured (the first with that record size and the option at
+    # its other level): a truth fitted on the data is only a truth where the data are, and a tree never
+    # predicts beyond the measured range, so a contrast outside it would test the truth's extrapolation
     pairs = []
     for name, option, value, record in CONTRASTS:
-        a = {**base, "record_size": record, option: not value if isinstance(value, bool) else base[option]}
+        at = real[(real["record_size"] == record) & (real[option] == (not value))]
+        if at.empty:
+            continue
+        a = at.iloc[0].to_dict()
         pairs.append((name, pd.DataFrame([a, {**a, option: value}])))
     rng = np.random.default_rng(args.seed)
     inside: dict[str, dict[str, list[bool]]] = {n: {"tree_change": [], "measured_change": []} for n, _ in pairs}
