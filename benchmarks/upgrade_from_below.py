@@ -10,7 +10,7 @@ largest predicted gain per price among the candidates it would rank). Intervals 
 each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
 model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
-Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json]
+Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--proof first]
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
+# The shipped proofs' file prefixes: the second (collected after the form was last fixed) and the first.
+PROOFS = {"second": "upgrade_proof", "first": "upgrade_proof_first"}
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 
@@ -63,7 +65,7 @@ def scenario_settings(whatif: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
+def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_proof") -> dict[str, Any]:
     from gluster_model.model import artifact
     from gluster_model.model.artifact import config_columns
     from gluster_model.model.physics import STAGES
@@ -72,13 +74,13 @@ def one_today(today: str, data_dir: Path, level: float) -> dict[str, Any]:
     from gluster_model.predict import scenarios as sc
     from gluster_model.predict.whatif import measured_settings, model_inputs, resolve, what_if
 
-    frame = pd.read_csv(data_dir / f"upgrade_proof_{today}.csv")
+    frame = pd.read_csv(data_dir / f"{prefix}_{today}.csv")
     verifying = frame["campaign"].astype(str).str.startswith("verify.")
     below, checked = frame[~verifying].reset_index(drop=True), frame[verifying]
     whatif = ROOT / "experiments" / "upgrade_proof" / "whatif" / f"{today}.yaml"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "below.json"
-        train(below, f"data/upgrade_proof_{today}.csv (below today)", out, family="hardware",
+        train(below, f"data/{prefix}_{today}.csv (below today)", out, family="hardware",
               metrics=list(METRICS), samples=256, bootstrap=0)
         mf = artifact.load(out)
         q = sc.from_file(whatif, model_inputs(mf, METRICS), measured_settings(mf, METRICS))
@@ -157,49 +159,33 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def post_hoc_noise_rule(spread: float = 1.25) -> None:
-    """A change found after the proof's data existed, for its separate row only (never the headline): a measured
-    hardware figure the design did not move (its values within a factor ``spread``: the CPU score at 328-344 in
-    the balanced today, where CPU was never throttled) is left out as constant within its measurement noise,
-    instead of entering the bottleneck model as a main effect whose slope is fitted to noise. Patches the fit
-    for this process only."""
-    from gluster_model.model import features, fit
-
-    original = features.schema_from_frame
-
-    def schema(frame: Any, candidates: Any, metric: str) -> Any:
-        s = original(frame, candidates, metric)
-        noisy = [f for f in s.features if f.name in features.HARDWARE_INPUTS and f.kind == "numeric" and f.low
-                 and f.high is not None and f.high / f.low < spread]
-        return features.Schema(s.metric, tuple(f for f in s.features if f not in noisy),
-                               (*s.dropped, *((f.name, "constant within measurement noise") for f in noisy)))
-    fit.schema_from_frame = schema  # type: ignore[assignment]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--details", action="store_true", help="also print every upgrade's row")
-    ap.add_argument("--post-hoc", action="store_true", help="the separate row: with the change found after the "
-                    "proof's data existed (measured hardware constant within noise left out; see post_hoc_noise_rule)")
+    ap.add_argument("--proof", choices=("second", "first"), default="second",
+                    help="second: the proof collected after the model's form was last fixed (the headline); first: "
+                    "the first proof's data, recomputed with today's form, which was changed after they existed "
+                    "(a separate row, never the headline)")
     args = ap.parse_args()
-    todays = [t for t in TODAYS if (args.data_dir / f"upgrade_proof_{t}.csv").exists()]
+    prefix = PROOFS[args.proof]
+    todays = [t for t in TODAYS if (args.data_dir / f"{prefix}_{t}.csv").exists()]
     if not todays:
-        sys.exit(f"no data/upgrade_proof_<today>.csv in {args.data_dir}")
-    if args.post_hoc:
-        post_hoc_noise_rule()
-    results = [one_today(t, args.data_dir, args.level) for t in todays]
+        sys.exit(f"no {prefix}_<today>.csv in {args.data_dir}")
+    results = [one_today(t, args.data_dir, args.level, prefix) for t in todays]
     summary = summarise(results)
+    post_hoc = args.proof == "first"
     if args.json:
-        if args.post_hoc:  # marked, so the separate row is never read as the headline
+        if post_hoc:  # marked, so the separate row is never read as the headline
             summary = {**summary, "post_hoc": True}
         print(json.dumps(summary if not args.details else {"summary": summary, "todays": results}, indent=1))
         return
     print(f"upgrades predicted from data at or below today ({', '.join(todays)}); "
-          f"{args.level:.0%} intervals, bottleneck model" + (" (POST HOC: a change made after the proof's data "
-                                                              "existed; not a clean test)" if args.post_hoc else ""))
+          f"{args.level:.0%} intervals, bottleneck model" + (" (POST HOC: the first proof's data, the model's "
+                                                              "form changed after they existed; not a clean test)"
+                                                              if post_hoc else ""))
     print(f"{'metric':<7} {'upgrades':>8} {'MAPE %':>7} {'coverage %':>10}  by stage                      best held")
     for metric, s in summary.items():
         stages = ", ".join(f"{k} {v:.0f}% ({s['runs_by_stage'][k]})" for k, v in s["coverage_by_stage"].items())
