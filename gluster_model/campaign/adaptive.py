@@ -140,7 +140,7 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
 
     from ..dataset import trial_frame
     from ..design.committee import next_batch
-    from ..design.iopt import iopt_order
+    from ..design.registry import Space, choose
 
     d = plan.design
     runs = expanded.runs
@@ -154,7 +154,7 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
     cid: int | None = int(existing["id"]) if existing is not None else None
     if not state.chosen:
         start = min(budget, d.initial or x.shape[1] + 3)
-        state.chosen = iopt_order(x, start, np.random.default_rng([d.seed, 0]))
+        state.chosen = choose("iopt", Space.of_rows(x), start, np.random.default_rng([d.seed, 0]))
         cid = ensure_campaign(store, cluster, plan, name)  # the first choice is logged before its runs
         store.add_design_log(cid, 0, [(runs[i].config_hash, f"initial I-optimal design ({k + 1} of {start})", {})
                                       for k, i in enumerate(state.chosen)])

@@ -1,8 +1,8 @@
-"""Experimental designs: which configurations to run, one module per method behind one signature.
+"""Experimental designs: which configurations to run, one module per method, one registry, one signature.
 
-Every strategy takes the candidates' input matrix ``x`` (one row per candidate configuration), a size and a
-seeded ``numpy.random.Generator``, and returns candidate indices in the order it would run them, so the first k
-of a sequence are the design of size k. ``registry`` names them for plans, ``design-size`` and adaptive
-campaigns (and the CLI's choices); ``matrix`` holds the model-matrix algebra they share. Plans over factor levels
-(``plan.design``) draw their Latin hypercube from ``lhs`` and their D-optimal fractions from ``dopt``.
+``registry.choose(name, space, n, seed, oracle)`` serves plans (a ``Space`` of factor levels, whose candidates
+are their grid), ``design-size`` (a ``Space`` of candidate rows) and adaptive campaigns, and returns candidate
+indices in run order, so the first k of a sequence are the design of size k. ``levels`` holds the designs over
+factor levels (grid, fractions, space-filling draws), ``lhs``/``dopt``/``iopt``/``uniform``/``committee`` one
+method each, ``matrix`` the model-matrix algebra they share.
 """

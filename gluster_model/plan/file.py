@@ -17,7 +17,7 @@ from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
 from ..hardware.emulation import check_factors, is_share
 from ..errors import ConfigError
-from .design import DesignType, make_design, nested
+from .design import NEEDS_N, DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from .protocol import Protocol
 
@@ -210,7 +210,7 @@ class PlanFile(Frozen):
 
     @model_validator(mode="after")
     def _design(self) -> PlanFile:
-        if self.design.type in ("lhs", "sobol") and self.design.n is None:
+        if self.design.type in NEEDS_N and self.design.n is None:
             raise ValueError(f"design {self.design.type} needs n (the number of points)")
         return self
 
