@@ -411,11 +411,12 @@ def report(store: str, out: Path, model_file: Path | None = None, campaigns: Seq
            scenarios: Path | None = None) -> Any:
     """The HTML and Markdown report (``glmodel report``); what was written."""
     from .outputs import check_output
-    from .report.build import write_report
+    from .report.build import answered, write_report
 
     check_output(out, "--out", directory=True)
     with open_for_reading(store) as st:
-        return write_report(st, out, model_file, list(campaigns) or None, scenarios)
+        results = answered(st, model_file, scenarios)  # computed once, as predict and verify compute them
+        return write_report(st, out, results, list(campaigns) or None)
 
 
 # -- the local lab -----------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ and optionally a model file. Nothing is fetched from the network: styles are inl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,8 @@ from .document import Doc, to_html, to_markdown
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..model.artifact import ModelFile
 
 STUDY_TITLES = {"read_cost": "Read cost, local vs distributed", "concurrent_reads": "Concurrent reads",
                 "block_size_sweep": "Block-size sweep", "replication_overhead": "Replication overhead",
@@ -122,14 +124,12 @@ def _model_frame(store: Store, provenance: dict[str, Any]) -> pd.DataFrame | Non
     return None
 
 
-def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
+def _model_section(doc: Doc, store: Store, mf: ModelFile, model_path: Path, out: Path) -> None:
     import pandas as pd
 
-    from ..model.artifact import load
     from ..model.features import with_derived
     from ..model.fit import rows_for
 
-    mf = load(model_path)
     prov = mf.doc.get("provenance", {})
     doc.h2(f"Model: {model_path.name}", "model")
     doc.p(f"family {prov.get('family', '?')}, fitted on {prov.get('rows', '?')} rows from {prov.get('store', '?')}.")
@@ -181,37 +181,58 @@ def _model_section(doc: Doc, store: Store, model_path: Path, out: Path) -> None:
                 "throughput against block size by O_SYNC mode")
 
 
-def write_report(store: Store, out: Path, model: Path | None = None, campaign_names: list[str] | None = None,
-                 question: Path | None = None) -> Written:
-    """Write index.html, report.md and the figures into ``out``; return what was written.
+@dataclass
+class Answered:
+    """What a report says of a model and a question, computed once before anything is rendered: the model file,
+    predict's answer and what verify measured (both as their commands compute them), the model's domains, the
+    context box and the count of hardware settings behind the model."""
 
-    With a model and a question (a what-if file), the report opens with the answer: best buy, its change and
-    interval, basis and verification, then the candidates, verification and the data's limits; campaigns,
-    hosts, studies and the model's tables follow as an appendix. The model file and the question are read and
-    checked before anything in ``out`` is touched.
-    """
-    answer, verification, domains, context, settings = None, None, {}, None, 0
+    model: ModelFile
+    path: Path
+    question: Path | None = None
+    answer: Any = None
+    verification: Any = None
+    domains: dict[str, Any] = field(default_factory=dict)
+    context: list[dict[str, str]] | None = None
+    settings: int = 0
+
+
+def answered(store: Store, model: Path | None, question: Path | None = None) -> Answered | None:
+    """Read and check the model file and the question, and answer it (``predict``'s answer, ``verify``'s record
+    in the store); None without a model. A missing or forged model file stops here, before anything is written."""
     if question is not None and model is None:
         raise GlmodelError("--scenarios needs --model: the question is answered with a fitted model")
-    if model is not None:
-        from ..model.artifact import load
+    if model is None:
+        return None
+    from ..model.artifact import load
 
-        mf = load(model)  # a missing or forged model file stops here, before out is touched
-        if question is not None:
-            from ..predict.scenarios import from_file
-            from ..predict.whatif import measured_settings, model_inputs, what_if
-            from ..verify import from_store
+    mf = load(model)
+    if question is None:
+        return Answered(mf, model)
+    from ..predict.scenarios import from_file
+    from ..predict.whatif import measured_settings, model_inputs, what_if
+    from ..verify import from_store
+    from .decision import context_rows, settings_count
 
-            q = from_file(question, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
-            answer = what_if(mf, q)
-            verification = from_store(store, mf, q)
-            domains = {m: mf.domain(m) for m in mf.metrics}
-            from .decision import context_rows, settings_count
+    q = from_file(question, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
+    answer = what_if(mf, q)
+    verification = from_store(store, mf, q)
+    settings = settings_count(mf)
+    return Answered(mf, model, question, answer, verification, {m: mf.domain(m) for m in mf.metrics},
+                    context_rows(answer, verification, dict(mf.doc.get("provenance", {})), settings, str(model)),
+                    settings)
 
-            settings = settings_count(mf)
-            context = context_rows(answer, verification, dict(mf.doc.get("provenance", {})), settings, str(model))
+
+def write_report(store: Store, out: Path, results: Answered | None = None,
+                 campaign_names: list[str] | None = None) -> Written:
+    """Render index.html, report.md and the figures into ``out``; return what was written.
+
+    With ``results`` holding an answer (``answered``: a model and a question), the report opens with it: best
+    buy, its change and interval, basis and verification, then the candidates, verification and the data's
+    limits; campaigns, hosts, studies and the model's tables follow as an appendix.
+    """
     views = campaigns(store, campaign_names)
-    if not views and model is None:
+    if not views and results is None:
         raise GlmodelError(f"{store.where}: no campaign to report on" + (f" (asked for {', '.join(campaign_names)})"
                                                                           if campaign_names else ""))
     # Everything is rendered into a directory beside ``out`` first and moved in only once all of it is there: a
@@ -223,7 +244,7 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
-        doc = _document(store, work, model, question, answer, verification, domains, views, context, settings)
+        doc = _document(store, work, results, views)
         (work / "index.html").write_text(to_html(doc))
         (work / "report.md").write_text(to_markdown(doc))
         out.mkdir(parents=True, exist_ok=True)
@@ -237,27 +258,24 @@ def write_report(store: Store, out: Path, model: Path | None = None, campaign_na
     return Written(html_path, md_path, sorted(out.glob("*.png")), [b.text for b in doc.blocks if b.kind == "h2"])
 
 
-def _document(store: Store, out: Path, model: Path | None, question: Path | None, answer: Any, verification: Any,
-              domains: dict[str, Any], views: list[Any], context: list[dict[str, str]] | None = None,
-              settings: int = 0) -> Doc:
+def _document(store: Store, out: Path, results: Answered | None, views: list[Any]) -> Doc:
     """The report's document, its figures written into ``out``."""
+    question = results.question if results is not None else None
     doc = Doc("glmodel report" + (f": {printable(question.name)}" if question is not None else ""))
-    if answer is not None:
+    if results is not None and results.answer is not None:
         from .decision import add_answer, add_limits
 
-        add_answer(doc, answer, verification, out, context)
-        add_limits(doc, answer, domains, settings)
+        add_answer(doc, results.answer, results.verification, out, results.context)
+        add_limits(doc, results.answer, results.domains, results.settings)
         doc.h2("Appendix for engineers", "appendix")
         doc.p("The model behind the answer (comparison, coefficients, diagnostics, importance), then the campaigns "
               "with their hosts and measured baselines, and the methodology studies in the store.")
-    if model is not None:
-        _model_section(doc, store, model, out)
+    if results is not None:
+        _model_section(doc, store, results.model, results.path, out)
     behind = views
-    if model is not None and answer is not None:
+    if results is not None and results.answer is not None:
         # beside a model's answer, the campaigns and hosts listed are those the model was fitted on
-        from ..model.artifact import load
-
-        fitted_on = set(load(model).doc.get("provenance", {}).get("campaigns", []))
+        fitted_on = set(results.model.doc.get("provenance", {}).get("campaigns", []))
         behind = [v for v in views if v.name in fitted_on]
         if not behind:
             doc.h2("Campaigns and hosts", "campaigns")
