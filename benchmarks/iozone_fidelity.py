@@ -59,7 +59,7 @@ def hand_run(spec: ClusterSpec, ex: SSHExecutor, w: Workload, points: dict[str, 
 
 
 def glmodel_run(spec: ClusterSpec, ex: SSHExecutor, w: Workload, points: dict[str, str]) -> dict[str, float]:
-    run = run_iozone(spec, ex, VOLUME.name, w, points)
+    run = run_iozone(ex, VOLUME.name, w, points)
     if run.output is None:
         raise SystemExit(f"glmodel iozone run failed: {run.error}")
     return {k: m.children_kbps for k, m in run.output.metrics.items()}
@@ -72,19 +72,19 @@ def measure(cluster: Path, pairs: int, file_size: str, direct: bool) -> None:
     arms: dict[str, list[dict[str, float]]] = {"hand": [], "glmodel": []}
     started = time.monotonic()
     with SSHExecutor(spec) as ex, tempfile.TemporaryDirectory() as tmpdir:
-        apply_volume(spec, ex, VOLUME)
+        apply_volume(ex, VOLUME)
         try:
-            points = mount(spec, ex, VOLUME.name)
+            points = mount(ex, VOLUME.name)
             order = [a for i in range(pairs) for a in (("hand", "glmodel") if i % 2 == 0 else ("glmodel", "hand"))]
             for i, arm in enumerate(order, 1):
-                drop_caches(spec, ex)
+                drop_caches(ex)
                 result = hand_run(spec, ex, w, points, Path(tmpdir)) if arm == "hand" else \
                     glmodel_run(spec, ex, w, points)
                 arms[arm].append(result)
                 print(f"  run {i}/{len(order)} {arm:8s} " + "  ".join(f"{k} {v / 1024:8.1f}" for k, v in result.items())
                       + " MB/s", flush=True)
         finally:
-            teardown_volume(spec, ex, VOLUME.name)
+            teardown_volume(ex, VOLUME.name)
     print(f"\n{w.threads} threads x {w.file_size}, 64 KiB records, replica 3, {'O_DIRECT' if direct else 'cached'}, "
           f"{pairs} run(s) per arm, "
           f"{time.monotonic() - started:.0f}s in all")

@@ -59,7 +59,7 @@ def check(cluster: Path, *, min_free_gb: float = 1.0, max_clock_offset: float = 
     from .preflight import run_check
 
     with session(cluster) as (spec, ex):
-        return run_check(spec, ex, min_free_bytes=int(min_free_gb * (1 << 30)), max_clock_offset=max_clock_offset)
+        return run_check(ex, min_free_bytes=int(min_free_gb * (1 << 30)), max_clock_offset=max_clock_offset)
 
 
 @dataclass
@@ -95,9 +95,9 @@ def restore(cluster: Path) -> dict[str, str]:
         if state is not None:
             if state.before_plan is None:
                 return {"lab": "nothing to put back"}
-            restore_lab(spec, ex, HardwareSnapshot(state.before_plan), lambda m: None)
+            restore_lab(ex, HardwareSnapshot(state.before_plan), lambda m: None)
             return {"lab": "every node's settings put back as they were before the stopped plan"}
-        outcomes = undo(spec, ex)
+        outcomes = undo(ex)
     return {spec.host(a).name: text for a, text in outcomes.items()}
 
 
@@ -140,8 +140,8 @@ def volume_apply(cluster: Path, volume_file: Path, *, mount: bool = True) -> App
     from .gluster.apply import apply_volume, remount
 
     with _volume(cluster, volume_file) as (spec, cfg, ex):
-        result = apply_volume(spec, ex, cfg, source=str(volume_file))
-        return Applied(result, remount(spec, ex, cfg.name) if mount else {})
+        result = apply_volume(ex, cfg, source=str(volume_file))
+        return Applied(result, remount(ex, cfg.name) if mount else {})
 
 
 def volume_teardown(cluster: Path, volume_file: Path) -> tuple[str, bool]:
@@ -149,14 +149,14 @@ def volume_teardown(cluster: Path, volume_file: Path) -> tuple[str, bool]:
     from .gluster.apply import teardown_volume
 
     with _volume(cluster, volume_file) as (spec, cfg, ex):
-        return cfg.name, teardown_volume(spec, ex, cfg.name)
+        return cfg.name, teardown_volume(ex, cfg.name)
 
 
 def volume_show(cluster: Path, volume_file: Path) -> VolumeInfo:
     from .gluster.apply import volume_info
 
     with _volume(cluster, volume_file) as (spec, cfg, ex):
-        info = volume_info(spec, ex, cfg.name)
+        info = volume_info(ex, cfg.name)
     if info is None:
         raise GlmodelError(f"volume {cfg.name} does not exist on {spec.name}")
     return info
@@ -176,7 +176,7 @@ def bench_iozone(cluster: Path, volume_file: Path, workload: dict[str, Any], *, 
             w = Workload(**{**workload, "threads": workload.get("threads") or len(spec.clients)})
         except ValidationError as exc:
             raise validation_message(exc, "command line", Workload) from None
-        return measure_volume(spec, ex, cfg.name, w, drop=drop, progress=progress), cfg.name, w
+        return measure_volume(ex, cfg.name, w, drop=drop, progress=progress), cfg.name, w
 
 
 def bench_iperf(cluster: Path, *, seconds: int = 5, streams: int = 1, directions: Sequence[Direction] = ("write", "read"),
@@ -185,7 +185,7 @@ def bench_iperf(cluster: Path, *, seconds: int = 5, streams: int = 1, directions
 
     ispec = IperfSpec(seconds=seconds, streams=streams, directions=list(directions), port=port)
     with session(cluster) as (spec, ex):
-        return run_iperf(spec, ex, ispec, progress=progress)
+        return run_iperf(ex, ispec, progress=progress)
 
 
 def bench_disk(cluster: Path, disk: dict[str, Any], progress: Progress = _quiet) -> list[BrickBaseline]:
@@ -199,7 +199,7 @@ def bench_disk(cluster: Path, disk: dict[str, Any], progress: Progress = _quiet)
     except ValidationError as exc:
         raise validation_message(exc, "command line", DiskSpec) from None
     with session(cluster) as (spec, ex):
-        return run_disk(spec, ex, dspec, progress=progress)
+        return run_disk(ex, dspec, progress=progress)
 
 
 # -- campaigns ------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config.cluster import ClusterSpec, Host
+from .config.cluster import Host
 from .hardware.emulation import describe_record, record_path, status_script
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
@@ -248,9 +248,10 @@ class CheckResult:
                 f"{failing[0].host.name}: {first.name}: {first.detail}" + (f" (fix: {first.fix})" if first.fix else ""))
 
 
-def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int = 1 << 30,
+def run_check(executor: Executor, *, min_free_bytes: int = 1 << 30,
               max_clock_offset: float = 1.0) -> CheckResult:
     """Probe every host in parallel and judge it. Unreachable hosts get a failed 'ssh' check, not an exception."""
+    cluster = executor.cluster
     servers = list(cluster.servers)
     by_addr = {h.address: h for h in cluster.hosts}
 
@@ -315,13 +316,13 @@ def run_check(cluster: ClusterSpec, executor: Executor, *, min_free_bytes: int =
     return CheckResult(reports, offsets)
 
 
-def gather_facts(cluster: ClusterSpec, executor: Executor) -> dict[str, dict[str, object]]:
+def gather_facts(executor: Executor) -> dict[str, dict[str, object]]:
     """Host facts (CPU and its score, RAM and its limit, kernel, OS, NIC, tool versions, brick filesystems and
     throttles) of every host, by address.
 
     Raises MultiHostError naming every host that could not be probed: a campaign's facts must be complete.
     """
-    result = run_check(cluster, executor)
+    result = run_check(executor)
     unreachable = [RemoteError(r.host.address, c.detail) for r in result.reports for c in r.checks
                    if c.name in ("ssh", "probe") and not c.ok]
     if unreachable:

@@ -42,6 +42,7 @@ class FakeExecutor:
     calls: list[tuple[str, str]] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    cluster: Any = None  # the cluster it stands for (an operation on a cluster reads it from the executor)
 
     def on(self, pattern: str, stdout: str = "", *, exit_code: int = 0, stderr: str = "", host: str | None = None,
            times: int | None = None) -> FakeExecutor:

@@ -67,10 +67,11 @@ def _roots(cluster: ClusterSpec, clients: list[Host], points: dict[str, str], wo
                                                                                for h in clients}
 
 
-def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: Workload, points: dict[str, str],
+def run_dd_trial(ex: Executor, volume: str, workload: Workload, points: dict[str, str],
                  *, drop: bool, timeout: float) -> DdTrial:
     """Run the workload's tests (write before read) as dd passes. A read without a write in the same trial reads
     files prepared (once, kept between trials) before the caches are dropped."""
+    cluster = ex.cluster
     clients = used_clients(cluster, points, workload)
     roots = _roots(cluster, clients, points, workload)
     dirs = workdirs(clients, roots, RUN_DIR)
@@ -88,14 +89,14 @@ def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: Work
             if op == "read" and "write" not in workload.tests:
                 run_prepare(ex, dirs, per_client, count * block, timeout)
             if drop:
-                drop_caches(cluster, ex)
+                drop_caches(ex)
             if op == "read" and workload.degraded:
-                brick = stop_one_brick(cluster, ex, volume)
+                brick = stop_one_brick(ex, volume)
                 trial.notes.append(f"# degraded: stopped brick {brick.host}:{brick.path} (pid {brick.pid})")
                 try:
                     trial.passes.append(run_dd_pass(ex, op, dirs, per_client, block, count, workload.sync, timeout))
                 finally:
-                    start_bricks(cluster, ex, volume)
+                    start_bricks(ex, volume)
             else:
                 trial.passes.append(run_dd_pass(ex, op, dirs, per_client, block, count, workload.sync, timeout))
             errors = trial.passes[-1].errors
@@ -112,8 +113,9 @@ def run_dd_trial(cluster: ClusterSpec, ex: Executor, volume: str, workload: Work
     return trial
 
 
-def remove_dd_files(cluster: ClusterSpec, ex: Executor, workload: Workload, points: dict[str, str]) -> None:
+def remove_dd_files(ex: Executor, workload: Workload, points: dict[str, str]) -> None:
     """Remove a run's dd files (from the local directories too, which no volume teardown would clear)."""
+    cluster = ex.cluster
     clients = used_clients(cluster, points, workload)
     remove_dirs(ex, clients, _roots(cluster, clients, points, workload), RUN_DIR)
 
@@ -126,11 +128,11 @@ class DdEngine:
 
     def run(self, request: TrialRequest) -> EngineResult:
         r = request
-        dd = run_dd_trial(r.cluster, r.executor, r.volume, r.workload, dict(r.points), drop=r.drop_caches,
+        dd = run_dd_trial(r.executor, r.volume, r.workload, dict(r.points), drop=r.drop_caches,
                           timeout=r.timeout)
         return EngineResult(metrics=dd.values, measurements=dd.measurements(), raw={"dd": dd.raw}, argv=dd.argv,
                             seconds=dd.seconds, error=dd.error)
 
     def after_run(self, request: TrialRequest) -> None:
         # dd's files outlive trials (reads reuse them); local ones would outlive the volume too
-        remove_dd_files(request.cluster, request.executor, request.workload, dict(request.points))
+        remove_dd_files(request.executor, request.workload, dict(request.points))

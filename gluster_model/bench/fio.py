@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..config.cluster import ClusterSpec, Frozen
+from ..config.cluster import Frozen
 from ..errors import GlmodelError, ParseError
 from ..remote.executor import Executor, shell
 from ..units import parse_size
@@ -176,9 +176,10 @@ def _errno_name(code: int) -> str:
     return f"{errno.errorcode.get(code, '?')}: {os.strerror(code)}"
 
 
-def run_disk(cluster: ClusterSpec, executor: Executor, spec: DiskSpec,
+def run_disk(executor: Executor, spec: DiskSpec,
              progress: Callable[[str], None] | None = None) -> list[BrickBaseline]:
     """Measure every brick path of every server; failures are kept per brick (with raw output), not raised."""
+    cluster = executor.cluster
     targets = [(h.address, p) for h in cluster.servers for p in h.brick_paths]
     if not targets:
         raise GlmodelError(f"{cluster.source}: no server has brick paths to measure")

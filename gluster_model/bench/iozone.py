@@ -143,7 +143,7 @@ STARTUP_TIMEOUT_S = 60.0  # a trial whose children did no I/O for this long is s
 STOP_GRACE_S = 5.0        # after SIGTERM to iozone's process group, how long before SIGKILL
 
 
-def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: Workload,
+def run_iozone(executor: Executor, volume: str, workload: Workload,
                mount_points: dict[str, str], timeout: float = 3600,
                startup_timeout: float = STARTUP_TIMEOUT_S) -> IozoneRun:
     """Run one distributed iozone trial on the volume's mount points and parse it.
@@ -153,6 +153,7 @@ def run_iozone(cluster: ClusterSpec, executor: Executor, volume: str, workload: 
     volume is removed in every case, and however the trial ends (its end, the timeout, a lost child, a stall,
     Ctrl-C or SIGTERM of glmodel) no iozone process of it is left on any host.
     """
+    cluster = executor.cluster
     clients = [h for h in cluster.clients if h.address in mount_points][: workload.clients or None]
     if not clients:
         raise GlmodelError(f"volume {volume} is not mounted on any client")
@@ -402,8 +403,8 @@ class IozoneEngine:
     def run(self, request: TrialRequest) -> EngineResult:
         r = request
         if r.drop_caches:
-            drop_caches(r.cluster, r.executor)
-        run = run_iozone(r.cluster, r.executor, r.volume, r.workload, dict(r.points), timeout=r.timeout,
+            drop_caches(r.executor)
+        run = run_iozone(r.executor, r.volume, r.workload, dict(r.points), timeout=r.timeout,
                          startup_timeout=r.startup_timeout)
         metrics: dict[str, float] = {}
         measurements: list[Measurement] = []
@@ -419,17 +420,17 @@ class IozoneEngine:
         pass  # each trial removes its own work directory
 
 
-def measure_volume(cluster: ClusterSpec, executor: Executor, volume: str, workload: Workload, *,
+def measure_volume(executor: Executor, volume: str, workload: Workload, *,
                    drop: bool = True, progress: Callable[[str], None] = lambda m: None) -> IozoneRun:
     """One iozone trial by hand (``glmodel bench iozone``): mount the volume where it is not, drop caches when
     asked, run. A failed trial is a GlmodelError naming why."""
     progress(f"mounting {volume}")
-    points = mount(cluster, executor, volume)
+    points = mount(executor, volume)
     if drop:
         progress("dropping caches")
-        drop_caches(cluster, executor)
+        drop_caches(executor)
     progress(f"iozone: {workload.threads} threads x {workload.file_size} on {len(points)} client(s)")
-    run = run_iozone(cluster, executor, volume, workload, points)
+    run = run_iozone(executor, volume, workload, points)
     if run.output is None:
         raise GlmodelError(f"iozone failed after {run.seconds:.1f}s: {run.error}")
     return run

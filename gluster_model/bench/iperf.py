@@ -212,13 +212,14 @@ def _same_flows(matrix: IperfMatrix, pairs: list[Pair], direction: Direction) ->
                     direction=direction) for p in pairs]
 
 
-def run_iperf(cluster: ClusterSpec, executor: Executor, spec: IperfSpec,
+def run_iperf(executor: Executor, spec: IperfSpec,
               progress: Callable[[str], None] | None = None) -> IperfMatrix:
     """Measure every client-server pair, all pairs of a direction concurrently; one direction after the other.
 
     A failing pair is kept with its error and raw output; a server host that cannot start its iperf3
     servers raises (after stopping what did start).
     """
+    cluster = executor.cluster
     pairs = plan_pairs(cluster, spec.port)
     if not pairs:
         raise GlmodelError(f"{cluster.source}: the iperf3 matrix needs at least one client and one server")

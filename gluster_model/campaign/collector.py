@@ -96,7 +96,7 @@ class Collector:
             return summary
         if self.setting:
             self._remove_leftover_volumes(self.plan_volumes)
-            apply_lab_setting(self.cluster, self.ex, self.setting, self.report.status, self.report.note)
+            apply_lab_setting(self.ex, self.setting, self.report.status, self.report.note)
         key = self._facts(cid)
         by_volume: dict[str, list[RunSpec]] = {}
         for r in todo:
@@ -155,9 +155,9 @@ class Collector:
         volume = runs[0].volume
         try:
             self.report.status(f"volume {volume.name}: applying ({runs[0].features['layout']})")
-            self.version = self.version or server_version(self.cluster, self.ex)
-            apply_volume(self.cluster, self.ex, volume, source=self.name, version=self.version)
-            points = remount(self.cluster, self.ex, volume.name)
+            self.version = self.version or server_version(self.ex)
+            apply_volume(self.ex, volume, source=self.name, version=self.version)
+            points = remount(self.ex, volume.name)
         except GlmodelError as exc:
             baselines_stored()
             for r in runs:
@@ -172,11 +172,11 @@ class Collector:
                         volume, parse_size(r.workload.file_size)):
                     # Only then: a remount costs seconds, and a client without such caches starts the next
                     # run as cold as a new mount once the page cache is dropped.
-                    points = remount(self.cluster, self.ex, volume.name)
+                    points = remount(self.ex, volume.name)
                 self._one_run(run_ids[r.config_hash], r, points, summary)
         finally:
             try:
-                teardown_volume(self.cluster, self.ex, volume.name)
+                teardown_volume(self.ex, volume.name)
             except GlmodelError as exc:
                 self.report.status(f"teardown of {volume.name} failed: {exc}")
 
@@ -207,9 +207,9 @@ class Collector:
         """Volumes of this plan still present (a teardown that failed, a killed earlier collect) are removed."""
         for name in names:
             try:
-                if volume_info(self.cluster, self.ex, name) is not None:
+                if volume_info(self.ex, name) is not None:
                     self.report.status(f"removing leftover volume {name}")
-                    teardown_volume(self.cluster, self.ex, name)
+                    teardown_volume(self.ex, name)
             except GlmodelError as exc:
                 self.report.status(f"could not remove volume {name}: {exc}")
 
@@ -228,7 +228,7 @@ class Collector:
         from ..preflight import gather_facts
 
         self.report.status("host facts")
-        facts = self.facts_fn() if self.facts_fn else gather_facts(self.cluster, self.ex)
+        facts = self.facts_fn() if self.facts_fn else gather_facts(self.ex)
         self.store.put_hosts(cid, facts)
         rams: list[int] = [ram for a, f in facts.items()
                            if isinstance(ram := f.get("ram_bytes"), int) and self.cluster.host(a).is_client]
@@ -248,9 +248,9 @@ class Collector:
         b = self.plan.baselines
         found: list[Measured] = []
         if "network" in kinds:
-            found += run_iperf(self.cluster, self.ex, b.iperf, progress=self.report.status).measured()
+            found += run_iperf(self.ex, b.iperf, progress=self.report.status).measured()
         if "disk" in kinds:
-            found += [m for brick in run_disk(self.cluster, self.ex, b.fio, progress=self.report.status)
+            found += [m for brick in run_disk(self.ex, b.fio, progress=self.report.status)
                       for m in brick.measured()]
         return [dict(hardware_key=key, campaign_id=cid, **vars(m)) for m in found]
 
@@ -315,7 +315,7 @@ class Collector:
         if self._room is None:
             return "", None
         try:
-            down = [b for b in brick_status(self.cluster, self.ex, run.volume.name) if not b.online]
+            down = [b for b in brick_status(self.ex, run.volume.name) if not b.online]
         except GlmodelError:
             return "", None
         if not down:
@@ -421,7 +421,7 @@ class Collector:
                             self.cluster.servers[0].glusterd_socket) \
             if workload.target == "gluster" and run.volume.layout != "distribute" else None
         if p.remount == "trial":
-            points = remount(self.cluster, self.ex, run.volume.name)
+            points = remount(self.ex, run.volume.name)
         record = TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=parse_size(workload.file_size),
                              started_at=started_at, seconds=0.0, engine_seconds=0.0, argv=[])
         result = self.engines[workload.engine].run(self._request(run, workload, points))

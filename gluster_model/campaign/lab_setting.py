@@ -19,10 +19,11 @@ from ..remote.executor import Executor
 from .records import LabSetting
 
 
-def apply_lab_setting(cluster: ClusterSpec, executor: Executor, setting: LabSetting,
+def apply_lab_setting(executor: Executor, setting: LabSetting,
                       progress: Callable[[str], None], note: Callable[[str], None] = lambda m: None) -> None:
     """Give every node (lab) or host (emulation) the setting's hardware; ``note`` is told, per host of a
     cluster, what was changed there."""
+    cluster = executor.cluster
     from ..hardware.settings import PAIRS, parse_setting  # the one parser of hardware settings' text
 
     if cluster.lab_dir is None:
@@ -40,7 +41,7 @@ def apply_lab_setting(cluster: ClusterSpec, executor: Executor, setting: LabSett
             except ValueError as exc:
                 raise ConfigError(cluster.source, f"factors.{factor}", str(exc)) from None
         progress("every host: " + (", ".join(f"{k}={v}" for k, v in setting) or "its own hardware"))
-        for host, words in apply_hardware(cluster, executor, knobs).items():
+        for host, words in apply_hardware(executor, knobs).items():
             note(f"{host}: {words}")
         return
     from ..lab import load_lab, set_hardware
@@ -76,11 +77,12 @@ def lab_snapshot(cluster: ClusterSpec, progress: Callable[[str], None] = lambda 
     return HardwareSnapshot(state.before_plan)
 
 
-def restore_lab(cluster: ClusterSpec, executor: Executor, snap: HardwareSnapshot,
+def restore_lab(executor: Executor, snap: HardwareSnapshot,
                 progress: Callable[[str], None]) -> None:
     """Put the hardware back as ``lab_snapshot`` found it (on a cluster: undo every host's record)."""
+    cluster = executor.cluster
     if snap.lab is None:
-        for host, outcome in restore(cluster, executor).items():
+        for host, outcome in restore(executor).items():
             progress(f"{host}: {outcome}")
         return
     from ..lab import load_lab

@@ -56,7 +56,7 @@ def _run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: S
         if snap is not None:
             try:  # the hardware goes back as it was (nothing of the plan's is left on the bricks or NICs)
                 rep.note("restoring the hardware as it was before the plan")
-                restore_lab(cluster, executor, snap, lambda m: rep.note(f"restoring: {m}"))
+                restore_lab(executor, snap, lambda m: rep.note(f"restoring: {m}"))
             except GlmodelError as exc:
                 rep.note(f"could not restore the hardware: {exc}; run `glmodel restore --cluster {cluster.source}`")
     return summaries

@@ -46,12 +46,14 @@ def _gluster(executor: Executor, host: Host, *args: str, xml: bool = False, time
     return executor.run(host.address, volume_argv(host, *args, xml=xml), timeout=timeout).stdout
 
 
-def server_version(cluster: ClusterSpec, executor: Executor) -> GlusterVersion:
+def server_version(executor: Executor) -> GlusterVersion:
+    cluster = executor.cluster
     host = _admin(cluster)
     return parse_version(executor.run(host.address, ["gluster", "--version"], timeout=30).stdout)
 
 
-def volume_info(cluster: ClusterSpec, executor: Executor, name: str) -> VolumeInfo | None:
+def volume_info(executor: Executor, name: str) -> VolumeInfo | None:
+    cluster = executor.cluster
     host = _admin(cluster)
     result = executor.run(host.address, volume_argv(host, "volume", "info", name, xml=True), timeout=60, check=False)
     try:
@@ -61,8 +63,9 @@ def volume_info(cluster: ClusterSpec, executor: Executor, name: str) -> VolumeIn
     return vols[0] if vols else None
 
 
-def read_options(cluster: ClusterSpec, executor: Executor, name: str) -> dict[str, str]:
+def read_options(executor: Executor, name: str) -> dict[str, str]:
     """Every option's effective value (defaults included), in one call."""
+    cluster = executor.cluster
     return parse_volume_get_xml(_gluster(executor, _admin(cluster), "volume", "get", name, "all", xml=True))
 
 
@@ -91,18 +94,19 @@ def _remove_bricks(executor: Executor, bricks: tuple[str, ...]) -> None:
     executor.run_many(by_host, lambda a: ["rm", "-rf", "--", *by_host[a]])
 
 
-def _set_options(cluster: ClusterSpec, executor: Executor, name: str, options: dict[str, str]) -> None:
+def _set_options(executor: Executor, name: str, options: dict[str, str]) -> None:
     """All options in one `volume set` (the CLI takes several key/value pairs): one glusterd transaction."""
+    cluster = executor.cluster
     if options:
         _gluster(executor, _admin(cluster), "volume", "set", name,
                  *(part for kv in options.items() for part in kv))
 
 
-def _set_and_verify(cluster: ClusterSpec, executor: Executor, name: str, wanted: dict[str, str],
+def _set_and_verify(executor: Executor, name: str, wanted: dict[str, str],
                     current: dict[str, str]) -> dict[str, str]:
     differ = {k: v for k, v in wanted.items() if k not in current or not values_match(v, current[k])}
-    _set_options(cluster, executor, name, differ)
-    after = read_options(cluster, executor, name) if differ else current  # nothing set: nothing to read again
+    _set_options(executor, name, differ)
+    after = read_options(executor, name) if differ else current  # nothing set: nothing to read again
     wrong = [f"{k}={after.get(k, '<missing>')} (wanted {v})" for k, v in wanted.items()
              if k not in after or not values_match(v, after[k])]
     if wrong:
@@ -110,46 +114,48 @@ def _set_and_verify(cluster: ClusterSpec, executor: Executor, name: str, wanted:
     return {k: after[k] for k in wanted}
 
 
-def apply_volume(cluster: ClusterSpec, executor: Executor, config: VolumeConfig, source: str = "volume",
+def apply_volume(executor: Executor, config: VolumeConfig, source: str = "volume",
                  version: GlusterVersion | None = None) -> ApplyResult:
     """Make the volume exist as configured: create it, change only options, or do nothing if it already is.
 
     ``version`` saves a round trip when the caller already knows the servers' Gluster version.
     """
-    version = version or server_version(cluster, executor)
+    cluster = executor.cluster
+    version = version or server_version(executor)
     plan = plan_volume(config, cluster, version, source)
     wanted = config.volume_options()
-    existing = volume_info(cluster, executor, config.name)
+    existing = volume_info(executor, config.name)
     if existing is not None and _same_layout(plan, existing) and existing.status == "Started":
-        current = read_options(cluster, executor, config.name)
+        current = read_options(executor, config.name)
         if all(k in current and values_match(v, current[k]) for k, v in wanted.items()):
             return ApplyResult("unchanged", existing, {k: current[k] for k in wanted}, plan)
-        read_back = _set_and_verify(cluster, executor, config.name, wanted, current)
+        read_back = _set_and_verify(executor, config.name, wanted, current)
         return ApplyResult("reconfigured", existing, read_back, plan)
     if existing is not None:
-        teardown_volume(cluster, executor, config.name)
+        teardown_volume(executor, config.name)
     admin = _admin(cluster)
     _prepare_bricks(executor, plan)
     _gluster(executor, admin, *plan.create_args())
     # Options go in before start, so the bricks start once with their final graph.
-    _set_options(cluster, executor, config.name, wanted)
+    _set_options(executor, config.name, wanted)
     _gluster(executor, admin, "volume", "start", config.name)
-    read_back = _set_and_verify(cluster, executor, config.name, wanted, read_options(cluster, executor, config.name))
-    info = volume_info(cluster, executor, config.name)
+    read_back = _set_and_verify(executor, config.name, wanted, read_options(executor, config.name))
+    info = volume_info(executor, config.name)
     if info is None or info.status != "Started":
         raise VolumeError(f"volume {config.name} was created but is not started")
     return ApplyResult("created", info, read_back, plan)
 
 
-def teardown_volume(cluster: ClusterSpec, executor: Executor, name: str) -> bool:
+def teardown_volume(executor: Executor, name: str) -> bool:
     """Unmount it everywhere, stop and delete it, remove its brick directories. False if it did not exist."""
-    info = volume_info(cluster, executor, name)
+    cluster = executor.cluster
+    info = volume_info(executor, name)
     if info is None:
         return False
-    unmount(cluster, executor, name)
+    unmount(executor, name)
     admin = _admin(cluster)
     if info.status == "Started":
-        _end_bricks(cluster, executor, name)
+        _end_bricks(executor, name)
         _gluster(executor, admin, "volume", "stop", name, "force")
     _gluster(executor, admin, "volume", "delete", name)
     _remove_bricks(executor, info.bricks)
@@ -178,7 +184,7 @@ def end_brick_script(pids: list[int], wait_s: float = 10) -> str:
             "done; exit 1")
 
 
-def _end_bricks(cluster: ClusterSpec, executor: Executor, name: str) -> None:
+def _end_bricks(executor: Executor, name: str) -> None:
     """End a volume's brick processes ourselves, just before `volume stop force` is sent (best effort).
 
     glusterd sleeps a fixed second after signalling a brick process, and again for the self-heal daemon's
@@ -186,9 +192,10 @@ def _end_bricks(cluster: ClusterSpec, executor: Executor, name: str) -> None:
     The volume is being deleted and its bricks removed, so nothing is lost by ending them first; anything that
     goes wrong here leaves the stop to glusterd as before.
     """
+    cluster = executor.cluster
     try:
         by_host: dict[str, list[int]] = {}
-        for b in brick_status(cluster, executor, name):
+        for b in brick_status(executor, name):
             if b.pid is not None and b.online:
                 by_host.setdefault(_brick_host(cluster, name, b).address, []).append(b.pid)
         executor.run_many(by_host, lambda a: shell(end_brick_script(by_host[a])), timeout=30, check=False)
@@ -198,15 +205,17 @@ def _end_bricks(cluster: ClusterSpec, executor: Executor, name: str) -> None:
 
 # -- degraded operation ---------------------------------------------------------------------------------------
 
-def brick_status(cluster: ClusterSpec, executor: Executor, name: str) -> list[BrickStatus]:
+def brick_status(executor: Executor, name: str) -> list[BrickStatus]:
+    cluster = executor.cluster
     return parse_volume_status_xml(_gluster(executor, _admin(cluster), "volume", "status", name, xml=True, timeout=60))
 
 
-def stop_one_brick(cluster: ClusterSpec, executor: Executor, name: str) -> BrickStatus:
+def stop_one_brick(executor: Executor, name: str) -> BrickStatus:
     """Kill the brick process serving the last brick of the first replica set, as a failed server would leave
     it: the volume stays up on the other copies (degraded). Bring it back with ``start_bricks``."""
-    bricks = brick_status(cluster, executor, name)
-    info = volume_info(cluster, executor, name)
+    cluster = executor.cluster
+    bricks = brick_status(executor, name)
+    info = volume_info(executor, name)
     if info is None or info.replica < 2 or not bricks:
         raise VolumeError(f"volume {name} has no second copy: a brick can only be stopped on a replicated volume")
     victim = bricks[info.replica - 1]
@@ -217,18 +226,18 @@ def stop_one_brick(cluster: ClusterSpec, executor: Executor, name: str) -> Brick
     # the brick exits at once and removes its pidfile; after SIGKILL, where nothing reaps the dead process (a
     # container without an init), glusterd would find the zombie, take the brick for running, and never restart it.
     executor.run(host.address, shell(end_brick_script([victim.pid])), timeout=30)
-    _wait_bricks(cluster, executor, name, lambda b: not any(x.path == victim.path and x.online for x in b),
+    _wait_bricks(executor, name, lambda b: not any(x.path == victim.path and x.online for x in b),
                  "stop", 30)
     return victim
 
 
-def _wait_bricks(cluster: ClusterSpec, executor: Executor, name: str, done: Callable[[list[BrickStatus]], bool],
+def _wait_bricks(executor: Executor, name: str, done: Callable[[list[BrickStatus]], bool],
                  what: str, timeout: float) -> None:
     import time
 
     deadline = time.monotonic() + timeout
     while True:
-        bricks = brick_status(cluster, executor, name)
+        bricks = brick_status(executor, name)
         if done(bricks):
             return
         if time.monotonic() > deadline:
@@ -238,11 +247,12 @@ def _wait_bricks(cluster: ClusterSpec, executor: Executor, name: str, done: Call
         time.sleep(0.3)
 
 
-def start_bricks(cluster: ClusterSpec, executor: Executor, name: str, timeout: float = 60) -> None:
+def start_bricks(executor: Executor, name: str, timeout: float = 60) -> None:
     """Restart every brick of a started volume that is down (``volume start force``) and wait until all are
     online again."""
+    cluster = executor.cluster
     _gluster(executor, _admin(cluster), "volume", "start", name, "force")
-    _wait_bricks(cluster, executor, name, lambda b: all(x.online for x in b), "come back", timeout)
+    _wait_bricks(executor, name, lambda b: all(x.online for x in b), "come back", timeout)
 
 
 # -- clients ---------------------------------------------------------------------------------------------------
@@ -263,8 +273,9 @@ def mount_options(backups: list[str], source_address: str | None) -> str:
     return ",".join(opts) or "defaults"
 
 
-def mount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
+def mount(executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
     """Mount the volume with the FUSE native client on every client (idempotent). Returns host -> mount point."""
+    cluster = executor.cluster
     targets = clients if clients is not None else list(cluster.clients)
     servers = [h.address for h in cluster.servers]
     primary, backups = servers[0], servers[1:]
@@ -283,7 +294,8 @@ def mount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[H
     return points
 
 
-def unmount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> None:
+def unmount(executor: Executor, volume: str, clients: list[Host] | None = None) -> None:
+    cluster = executor.cluster
     targets = clients if clients is not None else list(cluster.clients)
     points = {h.address: mount_point(h, volume) for h in targets}
     executor.run_many(points, lambda a: shell(
@@ -291,14 +303,15 @@ def unmount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list
         f"umount {shlex.quote(points[a])} 2>/dev/null || umount -l {shlex.quote(points[a])}; fi"), timeout=120)
 
 
-def remount(cluster: ClusterSpec, executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
+def remount(executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
     """Needed after translator changes: client-side translators live in the client process."""
-    unmount(cluster, executor, volume, clients)
-    return mount(cluster, executor, volume, clients)
+    unmount(executor, volume, clients)
+    return mount(executor, volume, clients)
 
 
-def drop_caches(cluster: ClusterSpec, executor: Executor, hosts: list[Host] | None = None) -> None:
+def drop_caches(executor: Executor, hosts: list[Host] | None = None) -> None:
     """Flush dirty pages and drop page, dentry and inode caches on clients and servers."""
+    cluster = executor.cluster
     targets = [h.address for h in (hosts if hosts is not None else cluster.hosts)]
     executor.run_many(targets, shell("sync; echo 3 > /proc/sys/vm/drop_caches"), timeout=300)
 

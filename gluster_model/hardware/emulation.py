@@ -228,10 +228,11 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
     return undo, do, "; ".join(words)
 
 
-def _host_plan(cluster: ClusterSpec, executor: Executor, address: str, rate: int | Share | None,
+def _host_plan(executor: Executor, address: str, rate: int | Share | None,
                limits: Mapping[str, int | Share], ram: int | Share | None,
                cpu: float | Share | None) -> tuple[list[list[str]], list[list[str]], str]:
     """What one host needs for the setting: (undo, do, what is changed, in words)."""
+    cluster = executor.cluster
     host = cluster.host(address)
     undo: list[list[str]] = []
     do: list[list[str]] = []
@@ -291,18 +292,19 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
     return undo_argv(address, origins, join), apply_argv(address, ram, cpu, origins, join), words
 
 
-def apply_hardware(cluster: ClusterSpec, executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:
+def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:
     """Give every host the setting (``knobs``: link in bit/s, disk_* limits, ram in bytes, cpu in cores, each
     or a ``Share`` of what the host has; None for unlimited); returns host -> what was changed there.
 
     Whatever was recorded on a host is undone first, so a setting replaces the one before it. Every host is
     looked at and every value checked before any host is changed.
     """
+    cluster = executor.cluster
     unknown = set(knobs) - {"link", "ram", "cpu", *DISK_KNOBS}
     if unknown:
         raise EmulationError(f"{cluster.name}: {', '.join(sorted(unknown))} cannot be emulated on a cluster "
                              f"(glmodel emulates {', '.join(EMULATED)})")
-    restore(cluster, executor, strict=True)
+    restore(executor, strict=True)
     rate = knobs.get("link")
     limits = {DISK_KNOBS[k]: v if isinstance(v, Share) else int(v) for k, v in knobs.items()
               if k in DISK_KNOBS and v is not None}
@@ -310,7 +312,7 @@ def apply_hardware(cluster: ClusterSpec, executor: Executor, knobs: Mapping[str,
     if rate is None and not limits and ram is None and cpu is None:
         return {}
     plans, errors = executor.map([h.address for h in cluster.hosts],
-                                 lambda a: _host_plan(cluster, executor, a, rate, limits, ram, cpu))
+                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu))
     if errors:
         host, exc = next(iter(errors.items()))
         raise exc if isinstance(exc, GlmodelError) else EmulationError(f"{host}: {exc}")
@@ -324,18 +326,19 @@ def apply_hardware(cluster: ClusterSpec, executor: Executor, knobs: Mapping[str,
 
     done, errors = executor.map(list(plans), apply)
     if errors:
-        restore(cluster, executor)  # what did get changed goes back at once
+        restore(executor)  # what did get changed goes back at once
         host, exc = next(iter(errors.items()))
         raise EmulationError(f"{host}: could not emulate its hardware: {exc}")
     return done
 
 
-def restore(cluster: ClusterSpec, executor: Executor, *, strict: bool = False) -> dict[str, str]:
+def restore(executor: Executor, *, strict: bool = False) -> dict[str, str]:
     """Undo whatever each host recorded; host -> "restored N change(s)", "nothing to restore" or why not.
 
     With ``strict`` a host that cannot be reached is an error (a campaign must not start on a host it cannot
     put back); otherwise it is reported, and its record stays for the next ``restore``.
     """
+    cluster = executor.cluster
     def one(address: str) -> str:
         out = executor.run(address, shell(restore_script(record_path(cluster, cluster.host(address)))),
                            timeout=60).stdout.strip()

@@ -38,18 +38,18 @@ def replica_read_spread(state: LabState, size: int = 32 << 20) -> dict[str, int]
     spec = load_cluster(state.cluster_file)
     cfg = VolumeConfig(name="spread", layout="replicate", replica=len(state.nodes))  # Gluster's default read policy
     with SSHExecutor(spec) as ex:
-        apply_volume(spec, ex, cfg)
+        apply_volume(ex, cfg)
         try:
-            points = mount(spec, ex, cfg.name)
+            points = mount(ex, cfg.name)
             ex.run_many(list(points), lambda a: ["sh", "-c", f"head -c {size} /dev/urandom > {points[a]}/f-{a}"],
                         timeout=120)
-            unmount(spec, ex, cfg.name)  # the clients' caches go with their mounts
+            unmount(ex, cfg.name)  # the clients' caches go with their mounts
             subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], check=True, timeout=120)
-            points = mount(spec, ex, cfg.name)
+            points = mount(ex, cfg.name)
             before = brick_reads(state)
             ex.run_many(list(points), lambda a: ["sh", "-c", f"cat {points[a]}/f-{a} > /dev/null"], timeout=120)
             after = brick_reads(state)
-            unmount(spec, ex, cfg.name)
+            unmount(ex, cfg.name)
         finally:
-            teardown_volume(spec, ex, cfg.name)
+            teardown_volume(ex, cfg.name)
     return {a: after[a] - before[a] for a in after}

@@ -73,7 +73,10 @@ class CommandResult:
 
 
 class Executor(Protocol):
-    """What the rest of glmodel needs from a remote runner."""
+    """What the rest of glmodel needs from a remote runner: the cluster it reaches (an operation on a cluster takes
+    the executor alone, never the pair), and its commands."""
+
+    cluster: ClusterSpec
 
     def run(self, host: str, command: Command, *, timeout: float | None = None, check: bool = True,
             stdin: bytes | None = None) -> CommandResult: ...

@@ -59,15 +59,15 @@ def test_a_start_that_does_no_io_is_stopped_by_the_watchdog_with_a_diagnosis(lab
     glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "tmpfs", "--size", "64MB", check=True)
     try:
         with SSHExecutor(spec) as ex:
-            apply_volume(spec, ex, vol)
+            apply_volume(ex, vol)
             try:
-                points = mount(spec, ex, vol.name)
+                points = mount(ex, vol.name)
                 started = time.monotonic()
                 # a 20 s window instead of the default 60 s: the same watchdog, 40 s less of the suite
-                run = run_iozone(spec, ex, vol.name, w, points, timeout=600, startup_timeout=20)
+                run = run_iozone(ex, vol.name, w, points, timeout=600, startup_timeout=20)
                 took = time.monotonic() - started
             finally:
-                teardown_volume(spec, ex, vol.name)
+                teardown_volume(ex, vol.name)
     finally:
         glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
     assert run.output is None and run.error is not None

@@ -32,20 +32,20 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
         assert str(lab.path / "nodes" / "1" / "bricks.img") in _loops()
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:
-            facts = gather_facts(spec, ex)
+            facts = gather_facts(ex)
             fstypes = {a: [b["fstype"] for b in f["bricks"].values()] for a, f in facts.items()}  # type: ignore[union-attr]
             assert fstypes == {"10.213.1.1": ["xfs"], "10.213.1.2": ["ext4"], "10.213.1.3": ["tmpfs"]}
 
-            bricks = {b.host: b for b in run_disk(spec, ex, DiskSpec(size="32MB", runtime=2))}
+            bricks = {b.host: b for b in run_disk(ex, DiskSpec(size="32MB", runtime=2))}
             assert all(b.error is None and b.jobs["seq_read"].bytes_per_s > 0 for b in bricks.values()), bricks
             # Memory against a real disk behind a loop device: the baseline sees the difference.
             loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in ("10.213.1.1", "10.213.1.2"))
             assert bricks["10.213.1.3"].jobs["seq_write"].bytes_per_s > loop_best
 
             cfg = VolumeConfig(name="mixedfs", layout="replicate", replica=3)
-            apply_volume(spec, ex, cfg)
+            apply_volume(ex, cfg)
             try:
-                points = mount(spec, ex, "mixedfs", [spec.host("10.213.1.1")])
+                points = mount(ex, "mixedfs", [spec.host("10.213.1.1")])
                 _client_connects_from_its_node(points["10.213.1.1"], lab.nodes[0])
                 ex.run("10.213.1.1", f"head -c 1048576 /dev/zero > {points['10.213.1.1']}/f && sync", timeout=60)
                 for n in (1, 2, 3):  # every copy landed on its own filesystem
@@ -53,9 +53,9 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
                 busy = glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "ext4")
                 assert busy.returncode == 1 and "in use" in busy.stderr and "Traceback" not in busy.stderr
                 assert len(busy.stderr.strip().splitlines()) == 1
-                unmount(spec, ex, "mixedfs", [spec.host("10.213.1.1")])
+                unmount(ex, "mixedfs", [spec.host("10.213.1.1")])
             finally:
-                teardown_volume(spec, ex, "mixedfs")
+                teardown_volume(ex, "mixedfs")
     finally:
         glmodel("lab", "brick", "--dir", d, "--backing", "dir", check=True)
     assert "bricks.img" not in _loops()

@@ -37,7 +37,7 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
         assert abs(limited["write"] / 60 - 1) < 0.15 and abs(limited["read"] / 120 - 1) < 0.15, limited
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:  # the throttle is a host fact of the brick, as on any throttled server
-            brick = gather_facts(spec, ex)["10.213.1.1"]["bricks"][lab.nodes[0].bricks]  # type: ignore[index]
+            brick = gather_facts(ex)["10.213.1.1"]["bricks"][lab.nodes[0].bricks]  # type: ignore[index]
         assert brick["throttle"] == {"read_bps": 120_000_000, "write_bps": 60_000_000}
 
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", check=True)
@@ -65,7 +65,7 @@ def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
                 ratios.append(scores["10.213.1.2"] / scores["10.213.1.1"])
         assert 0.20 <= sorted(ratios)[1] <= 0.35, ratios
         with SSHExecutor(spec) as ex:
-            facts = gather_facts(spec, ex)
+            facts = gather_facts(ex)
         assert facts["10.213.1.2"]["cpu_quota_cores"] == 0.25 and facts["10.213.1.1"]["cpu_quota_cores"] is None
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "2", "--cpu", "unlimited", check=True)

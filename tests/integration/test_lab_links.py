@@ -28,7 +28,7 @@ def test_one_node_at_300mbit_is_measured_as_such_and_unshaping_leaves_nothing(la
         assert "htb" not in _node_qdiscs(lab, 2)
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:
-            matrix = run_iperf(spec, ex, IperfSpec(seconds=3, omit=1, directions=["write"]))
+            matrix = run_iperf(ex, IperfSpec(seconds=3, omit=1, directions=["write"]))
         pairs = {(p.client, p.server): p.received_bps or 0.0 for p in matrix.ok()}
         assert len(pairs) == 6, matrix.pairs
         sent = pairs[("10.213.1.1", "10.213.1.2")] + pairs[("10.213.1.1", "10.213.1.3")]

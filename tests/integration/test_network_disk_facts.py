@@ -28,7 +28,7 @@ def _iperf_servers_left(lab: LabState) -> list[str]:
 def test_iperf_matrix_every_pair_positive(lab: LabState) -> None:
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
-        matrix = run_iperf(spec, ex, IperfSpec(seconds=1, omit=0))
+        matrix = run_iperf(ex, IperfSpec(seconds=1, omit=0))
     # 3 hosts that are each client and server: 6 ordered pairs per direction, none with itself.
     assert len(matrix.pairs) == 12 and all(p.client != p.server for p in matrix.pairs)
     assert [p.error for p in matrix.pairs] == [None] * 12
@@ -55,7 +55,7 @@ def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: p
     monkeypatch.setattr(iperf, "client_argv", broken)
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
-        matrix = run_iperf(spec, ex, IperfSpec(seconds=1, omit=0, directions=["write"]))
+        matrix = run_iperf(ex, IperfSpec(seconds=1, omit=0, directions=["write"]))
     failed = {(p.client, p.server) for p in matrix.pairs if p.error}
     assert failed == {("10.213.1.3", "10.213.1.1"), ("10.213.1.3", "10.213.1.2")}
     assert all(p.received_bps for p in matrix.pairs if not p.error)
@@ -65,7 +65,7 @@ def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: p
 def test_disk_baseline_every_brick_positive(lab: LabState) -> None:
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
-        bricks = run_disk(spec, ex, DiskSpec(size="8MB", runtime=3))
+        bricks = run_disk(ex, DiskSpec(size="8MB", runtime=3))
     assert sorted(b.host for b in bricks) == ADDRS
     for b in bricks:
         assert b.error is None and b.direct  # ext4/tmpfs under /tmp take O_DIRECT
@@ -78,7 +78,7 @@ def test_disk_baseline_every_brick_positive(lab: LabState) -> None:
 def test_host_facts(lab: LabState) -> None:
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
-        facts = gather_facts(spec, ex)
+        facts = gather_facts(ex)
     assert sorted(facts) == ADDRS
     local_kernel = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
     for address, f in facts.items():

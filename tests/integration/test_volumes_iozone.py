@@ -46,17 +46,17 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
                                                         lab: LabState) -> None:
     spec, ex = env
     cfg = LAYOUTS[layout]
-    result = apply_volume(spec, ex, cfg)
+    result = apply_volume(ex, cfg)
     try:
         assert result.action == "created" and result.info.type == EXPECTED_TYPE[cfg.name]
         assert len(result.info.bricks) == 3 and {b.split(":")[0] for b in result.info.bricks} == {
             n.address for n in lab.nodes}
         if cfg.shard:
             assert result.options == {"features.shard": "on", "features.shard-block-size": "4MB"}
-        points = mount(spec, ex, cfg.name)
+        points = mount(ex, cfg.name)
         assert len(points) == 3 and all(mounted(ex, h, cfg.name) for h in spec.clients)
-        drop_caches(spec, ex)
-        run = run_iozone(spec, ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB"), points,
+        drop_caches(ex)
+        run = run_iozone(ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB"), points,
                          timeout=300)
         assert run.error is None, run.raw[-2000:]
         assert run.output is not None
@@ -67,8 +67,8 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
         assert "Children see throughput for  3 initial writers" in run.raw
     finally:
         bricks = result.info.bricks
-        assert teardown_volume(spec, ex, cfg.name)
-    assert volume_info(spec, ex, cfg.name) is None
+        assert teardown_volume(ex, cfg.name)
+    assert volume_info(ex, cfg.name) is None
     assert not any(mounted(ex, h, cfg.name) for h in spec.clients)
     assert not [m for m in lab_mounts(lab.path) if m.endswith("/" + cfg.name)]
     assert not any(Path(b.split(":", 1)[1]).exists() for b in bricks)  # the lab shares this filesystem
@@ -81,13 +81,13 @@ def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple
     spec, ex = env
     cfg = VolumeConfig(name="lost")
     _, n3 = find_node(lab.path, "10.213.1.3")
-    apply_volume(spec, ex, cfg)
+    apply_volume(ex, cfg)
     try:
-        points = mount(spec, ex, cfg.name)
+        points = mount(ex, cfg.name)
         ex.run(n3.address, ["true"])  # glmodel's own connection is open; only new ones (iozone's RSH) are refused
         stop_sshd(n3, lab.path)
         try:
-            run = run_iozone(spec, ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB",
+            run = run_iozone(ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB",
                                                                 tests=["write"]), points, timeout=900)
         finally:
             start_sshd(n3, lab)
@@ -98,7 +98,7 @@ def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple
         leftovers = ex.run_many([n.address for n in lab.nodes], ["pgrep", "-f", "iozone -[+]s"], check=False)
         assert all(r.exit_code == 1 for r in leftovers.values())  # no child left spinning anywhere
     finally:
-        teardown_volume(spec, ex, cfg.name)
+        teardown_volume(ex, cfg.name)
 
 
 def test_translators_read_back_and_reconfigure(env: tuple[ClusterSpec, SSHExecutor]) -> None:
@@ -106,20 +106,20 @@ def test_translators_read_back_and_reconfigure(env: tuple[ClusterSpec, SSHExecut
     off = VolumeConfig(name="xl", translators={"write-behind": False, "read-ahead": False, "io-cache": False,
                                               "quick-read": False, "md-cache": False}, cache_size="16MB")
     try:
-        first = apply_volume(spec, ex, off)
+        first = apply_volume(ex, off)
         assert first.action == "created"
-        server = read_options(spec, ex, "xl")
+        server = read_options(ex, "xl")
         assert [server[k] for k in ("performance.write-behind", "performance.read-ahead", "performance.io-cache",
                                     "performance.quick-read", "performance.stat-prefetch")] == ["off"] * 5
         assert server["performance.cache-size"] == "16MB"
-        assert apply_volume(spec, ex, off).action == "unchanged"
+        assert apply_volume(ex, off).action == "unchanged"
         on = off.model_copy(update={"translators": {"write-behind": True, "read-ahead": True, "io-cache": True,
                                                     "quick-read": True, "md-cache": True}})
-        second = apply_volume(spec, ex, on)
+        second = apply_volume(ex, on)
         assert second.action == "reconfigured" and second.info.bricks == first.info.bricks
-        assert read_options(spec, ex, "xl")["performance.stat-prefetch"] == "on"
+        assert read_options(ex, "xl")["performance.stat-prefetch"] == "on"
     finally:
-        teardown_volume(spec, ex, "xl")
+        teardown_volume(ex, "xl")
 
 
 def test_cli_volume_and_bench(lab: LabState) -> None:
@@ -155,8 +155,8 @@ def test_model_defaults_match_a_new_volume(env: tuple[ClusterSpec, SSHExecutor])
 
     spec, ex = env
     try:
-        apply_volume(spec, ex, VolumeConfig(name="dflt"))
-        server = read_options(spec, ex, "dflt")
+        apply_volume(ex, VolumeConfig(name="dflt"))
+        server = read_options(ex, "dflt")
         option = {"write_behind": "performance.write-behind", "read_ahead": "performance.read-ahead",
                   "io_cache": "performance.io-cache", "quick_read": "performance.quick-read",
                   "md_cache": "performance.stat-prefetch", "shard": "features.shard"}
@@ -169,4 +169,4 @@ def test_model_defaults_match_a_new_volume(env: tuple[ClusterSpec, SSHExecutor])
         out = ex.run(admin.address, volume_argv(admin, "volume", "get", "dflt", "performance.cache-size")).stdout
         assert parse_size(out.split()[-2] if "(DEFAULT)" in out else out.split()[-1]) == GLUSTER_DEFAULTS["cache_size"]
     finally:
-        teardown_volume(spec, ex, "dflt")
+        teardown_volume(ex, "dflt")

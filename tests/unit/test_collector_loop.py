@@ -54,6 +54,7 @@ def collect(store: Store, ex: FakeExecutor, engine: FakeEngine, plan: PlanFile |
             **kw: Any) -> CampaignSummary:
     plan = plan or _plan()
     cluster = _cluster()
+    ex.cluster = cluster
     return Collector(cluster, plan, expand(plan, cluster), store, ex, facts_fn=_facts,  # type: ignore[arg-type]
                      engines={"iozone": engine}, **kw).run()
 

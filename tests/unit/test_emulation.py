@@ -175,17 +175,17 @@ def test_a_disk_setting_on_a_cluster_probes_then_records_then_throttles() -> Non
     spec = cluster_from_data({"name": "c", "emulation": {"allow": True},
                               "servers": [{"host": "10.0.0.1", "brick_paths": ["/bricks/a", "/bricks/a2"]}],
                               "clients": [{"host": "10.0.0.9"}]}, "c.yaml", Path("."))
-    ex = FakeExecutor()
+    ex = FakeExecutor(cluster=spec)
     ex.on("findmnt", "cgroup=v1\n" + SHAPES.splitlines()[1] + "\n" + SHAPES.splitlines()[4] + "\n")
     ex.on("glmodel-probe", "read: 134217728 bytes (134 MB, 128 MiB) copied, 1.0 s, 134 MB/s\n"
                            "write: 134217728 bytes (134 MB, 128 MiB) copied, 1.0 s, 134 MB/s\n")
-    done = apply_hardware(spec, ex, {"disk_read": 60_000_000, "disk_write": 60_000_000})
+    done = apply_hardware(ex, {"disk_read": 60_000_000, "disk_write": 60_000_000})
     assert done == {"10.0.0.1": "disk sda (partition of sda) 60MB/s"}
     assert ex.ran("findmnt") == ["10.0.0.1"] and ex.ran("glmodel-probe") == ["10.0.0.1"]
     (applied,) = [c for h, c in ex.calls if "blkio.throttle" in c and ">>" in c]
     assert applied.index(">> ") < applied.index("8:0 60000000")  # recorded first
     with pytest.raises(EmulationError, match=r"10\.0\.0\.1: disk write 200MB/s is faster .* \(134.2MB/s\)"):
-        apply_hardware(spec, ex, {"disk_write": 200_000_000})
+        apply_hardware(ex, {"disk_write": 200_000_000})
 
 
 def test_what_a_record_puts_back_is_said_in_words() -> None:
