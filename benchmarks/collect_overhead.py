@@ -35,7 +35,7 @@ def measure(cluster_file: Path, plan: PlanFile, store_dir: Path) -> None:
     expanded = expand(plan, spec)
     with open_store(store_dir / "bench.db") as st, SSHExecutor(spec) as ex:
         started = time.monotonic()
-        summary = Collector(spec, plan, expanded, st, ex).run()
+        summary = Collector(ex, plan, expanded, st).run()
         wall = time.monotonic() - started
         trials = [t for r in st.runs() for t in st.trials(int(r["id"]))]
     trial_wall = sum(t["seconds"] for t in trials)

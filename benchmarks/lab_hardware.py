@@ -41,7 +41,7 @@ def measure(cluster_file: Path, store_dir: Path) -> None:
     plan = PlanFile.model_validate(PLAN)
     started = time.monotonic()
     with open_store(store_dir / "bench.db") as st, SSHExecutor(spec) as ex:
-        run_plan(spec, plan, expand(plan, spec), st, ex, base="bottleneck@lab")
+        run_plan(ex, plan, expand(plan, spec), st, base="bottleneck@lab")
         frame = trial_frame(st)
     per = frame.groupby("campaign", observed=True).agg(
         write=("write", "median"), network_gbps=("network_gbps", "first"), disk_write=("disk_write_mbps", "first"))

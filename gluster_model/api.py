@@ -258,7 +258,7 @@ def collect(cluster: Path, plan_file: Path, *, variant: str | None = None, store
     plan = load_plan(plan_file, variant)
     expanded = expand(plan, spec, str(plan_file))
     with open_store(store) as st, session(cluster) as (_, ex):
-        return run_plan(spec, plan, expanded, st, ex, base=campaign or campaign_name(plan, spec),
+        return run_plan(ex, plan, expanded, st, base=campaign or campaign_name(plan, spec),
                         fail_fast=fail_fast, reporter=reporter)
 
 

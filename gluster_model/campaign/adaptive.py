@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import first_metric
-from ..config.cluster import ClusterSpec
 from ..plan.factors import FACTORS, RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..remote.executor import Executor
@@ -131,12 +130,14 @@ def _replay(log: Sequence[Mapping[str, Any]], index: Mapping[str, int]) -> _Prog
     return _Progress(chosen, summaries, stopped)
 
 
-def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor, *,
+def run_adaptive(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
                  name: str, fail_fast: bool, reporter: PlanReporter, plan_volumes: list[str],
                  setting: tuple[tuple[str, str], ...] = ()) -> list[CampaignSummary]:
     """Run an adaptive plan's campaign round by round (module docstring); resumes from the store's design log.
     ``reporter`` is told each round's runs and, in one line, its figures and choice."""
     import numpy as np
+
+    cluster = executor.cluster
 
     from ..dataset import trial_frame
     from ..design.committee import next_batch
@@ -162,7 +163,7 @@ def run_adaptive(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store
     while True:
         part = Expanded([runs[i] for i in state.chosen])
         with reporter.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as rep:
-            summaries.append(Collector(cluster, plan, part, store, executor, campaign=name, fail_fast=fail_fast,
+            summaries.append(Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
                                        reporter=rep, plan_volumes=plan_volumes, setting=setting).run())
         reporter.finished(summaries[-1])
         if state.stopped:

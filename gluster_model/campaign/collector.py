@@ -56,11 +56,11 @@ def _host_named(text: str, cluster: ClusterSpec) -> str | None:
 
 
 class Collector:
-    def __init__(self, cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor,
+    def __init__(self, executor: Executor, plan: PlanFile, expanded: Expanded, store: Store,
                  *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
                  facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None, setting: LabSetting = (),
                  plan_volumes: list[str] | None = None, engines: Mapping[str, TrialEngine] = TRIAL_ENGINES) -> None:
-        self.cluster = cluster
+        self.cluster = cluster = executor.cluster
         self.plan = plan
         self.expanded = expanded
         self.store = store

@@ -7,7 +7,6 @@ same resumption.
 
 from __future__ import annotations
 
-from ..config.cluster import ClusterSpec
 from ..errors import GlmodelError
 from ..plan.file import Expanded, PlanFile
 from ..remote.executor import Executor
@@ -19,7 +18,7 @@ from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
 from .records import runs_done, setting_campaign
 
 
-def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor, *,
+def run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
              base: str, fail_fast: bool = False, reporter: PlanReporter | None = None) -> list[CampaignSummary]:
     """Run every unfinished run of an expanded plan, one campaign per lab hardware setting.
 
@@ -30,11 +29,12 @@ def run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: St
     import os
 
     with store.writing(f"glmodel pid {os.getpid()}: {base}"):  # a second collect on this store refuses by name
-        return _run_plan(cluster, plan, expanded, store, executor, base=base, fail_fast=fail_fast, reporter=reporter)
+        return _run_plan(executor, plan, expanded, store, base=base, fail_fast=fail_fast, reporter=reporter)
 
 
-def _run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: Store, executor: Executor, *,
+def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
               base: str, fail_fast: bool, reporter: PlanReporter | None) -> list[CampaignSummary]:
+    cluster = executor.cluster
     rep: PlanReporter = reporter or SilentPlanReporter()
     settings = expanded.lab_settings
     snap = lab_snapshot(cluster, rep.note) if settings != [()] else None
@@ -42,13 +42,13 @@ def _run_plan(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, store: S
     summaries: list[CampaignSummary] = []
     try:
         if plan.design.type == "adaptive":  # one campaign, its runs chosen as it goes (plan.expand allows no more)
-            return run_adaptive(cluster, plan, expanded, store, executor, name=setting_campaign(base, settings[0]),
+            return run_adaptive(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
                                 fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         for setting in settings:
             part = expanded.with_setting(setting)
             name = setting_campaign(base, setting)
             with rep.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
-                summary = Collector(cluster, plan, part, store, executor, campaign=name, fail_fast=fail_fast,
+                summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
                                     reporter=run_reporter, setting=setting, plan_volumes=plan_volumes).run()
             summaries.append(summary)
             rep.finished(summary)

@@ -47,7 +47,7 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
         st = stack.enter_context(open_store(store)) if isinstance(store, str) else store
         if runs:
             ex = executor if executor is not None else stack.enter_context(SSHExecutor(cluster))
-            run_plan(cluster, vplan, expanded, st, ex, base=base, fail_fast=fail_fast, reporter=reporter)
+            run_plan(ex, vplan, expanded, st, base=base, fail_fast=fail_fast, reporter=reporter)
         frame = measured_frame(st, names)
     return compare(mf, q, found, frame, asked, level, plan=plan.name, campaigns=names)
 

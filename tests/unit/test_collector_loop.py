@@ -55,7 +55,7 @@ def collect(store: Store, ex: FakeExecutor, engine: FakeEngine, plan: PlanFile |
     plan = plan or _plan()
     cluster = _cluster()
     ex.cluster = cluster
-    return Collector(cluster, plan, expand(plan, cluster), store, ex, facts_fn=_facts,  # type: ignore[arg-type]
+    return Collector(ex, plan, expand(plan, cluster), store, facts_fn=_facts,  # type: ignore[arg-type]
                      engines={"iozone": engine}, **kw).run()
 
 
