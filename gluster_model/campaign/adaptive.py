@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import first_metric
+from ..gluster.volume import VolumeConfig
 from ..plan.factors import FACTORS, RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..remote.executor import Executor
@@ -131,7 +132,7 @@ def _replay(log: Sequence[Mapping[str, Any]], index: Mapping[str, int]) -> _Prog
 
 
 def run_adaptive(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
-                 name: str, fail_fast: bool, reporter: PlanReporter, plan_volumes: list[str],
+                 name: str, fail_fast: bool, reporter: PlanReporter, plan_volumes: list[VolumeConfig],
                  setting: tuple[tuple[str, str], ...] = ()) -> list[CampaignSummary]:
     """Run an adaptive plan's campaign round by round (module docstring); resumes from the store's design log.
     ``reporter`` is told each round's runs and, in one line, its figures and choice."""

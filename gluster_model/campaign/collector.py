@@ -23,10 +23,11 @@ from ..bench.iperf import run_iperf
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
-from ..gluster.apply import apply_volume, brick_status, remount, server_version, teardown_volume, volume_info
+from ..gluster.apply import (apply_volume, brick_status, remount, remove_leftover, server_version,
+                             teardown_volume)
 from ..gluster.cli import GlusterVersion
 from ..gluster.space import brick_free, shortfall
-from ..gluster.volume import VolumePlan, client_keeps_file_data, plan_volume
+from ..gluster.volume import VolumeConfig, VolumePlan, client_keeps_file_data, plan_volume
 from ..plan.factors import RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..plan.protocol import next_step
@@ -59,7 +60,8 @@ class Collector:
     def __init__(self, executor: Executor, plan: PlanFile, expanded: Expanded, store: Store,
                  *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
                  facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None, setting: LabSetting = (),
-                 plan_volumes: list[str] | None = None, engines: Mapping[str, TrialEngine] = TRIAL_ENGINES) -> None:
+                 plan_volumes: list[VolumeConfig] | None = None,
+                 engines: Mapping[str, TrialEngine] = TRIAL_ENGINES) -> None:
         self.cluster = cluster = executor.cluster
         self.plan = plan
         self.expanded = expanded
@@ -75,7 +77,7 @@ class Collector:
         self.setting = setting
         # Every volume of the whole plan: one left by an interrupted campaign would hold the bricks a lab
         # setting change must reformat.
-        self.plan_volumes = plan_volumes or list(dict.fromkeys(r.volume.name for r in expanded.runs))
+        self.plan_volumes = plan_volumes or volumes_of(expanded)
         self.engines = engines
         self._run_times: list[float] = []  # seconds of each run finished so far, for the ETA
 
@@ -92,6 +94,10 @@ class Collector:
         summary.already_done = summary.total - len(todo)
         if not todo:
             self.report.status(f"campaign {self.name}: all {summary.total} run(s) already done")
+            if self.setting:
+                # a plan over hardware settings killed after a setting's last run, before its teardown, left the
+                # volume: no later setting's campaign need build that volume again to remove it
+                self._remove_leftover_volumes(volumes_of(self.expanded))
             summary.wall_seconds = time.monotonic() - started
             return summary
         if self.setting:
@@ -106,7 +112,7 @@ class Collector:
             for runs in by_volume.values():
                 self._volume(runs, {r.config_hash: status[r.config_hash][0] for r in runs}, summary,
                              baselines_stored)
-        self._remove_leftover_volumes(list(dict.fromkeys(r.volume.name for r in self.expanded.runs)))
+        self._remove_leftover_volumes(volumes_of(self.expanded))
         summary.wall_seconds = time.monotonic() - started
         return summary
 
@@ -203,15 +209,16 @@ class Collector:
         summary.engine_seconds += engine_s
         self.report.run_finished(position, summary.total, run, line, True)
 
-    def _remove_leftover_volumes(self, names: list[str]) -> None:
-        """Volumes of this plan still present (a teardown that failed, a killed earlier collect) are removed."""
-        for name in names:
+    def _remove_leftover_volumes(self, volumes: list[VolumeConfig]) -> None:
+        """Volumes of this plan still present (a teardown that failed, a killed earlier collect), or the brick
+        directories of one a kill left half torn down, are removed."""
+        for config in volumes:
             try:
-                if volume_info(self.ex, name) is not None:
-                    self.report.status(f"removing leftover volume {name}")
-                    teardown_volume(self.ex, name)
+                self.version = self.version or server_version(self.ex)
+                if remove_leftover(self.ex, config, self.version, self.name):
+                    self.report.status(f"removed what a stopped run left of volume {config.name}")
             except GlmodelError as exc:
-                self.report.status(f"could not remove volume {name}: {exc}")
+                self.report.status(f"could not remove volume {config.name}: {exc}")
 
     def _fail(self, run_id: int, run: RunSpec, exc: GlmodelError, summary: CampaignSummary) -> None:
         position = summary.already_done + summary.done + summary.failed + 1
@@ -443,6 +450,11 @@ class Collector:
                               f" failed: {record.error}{full}{down}", down_host or full_host or host,
                               " ".join(record.argv)[:2000])
         return values, record.engine_seconds, found
+
+
+def volumes_of(expanded: Expanded) -> list[VolumeConfig]:
+    """The distinct volumes of a plan's runs, in order."""
+    return list({r.volume.name: r.volume for r in expanded.runs}.values())
 
 
 def describe_failure(exc: GlmodelError) -> tuple[str | None, str | None]:

@@ -12,7 +12,7 @@ from ..plan.file import Expanded, PlanFile
 from ..remote.executor import Executor
 from ..store.store import Store
 from .adaptive import run_adaptive
-from .collector import Collector
+from .collector import Collector, volumes_of
 from .lab_setting import lab_snapshot, restore_lab
 from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
 from .records import runs_done, setting_campaign
@@ -38,7 +38,7 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
     rep: PlanReporter = reporter or SilentPlanReporter()
     settings = expanded.lab_settings
     snap = lab_snapshot(cluster, rep.note) if settings != [()] else None
-    plan_volumes = list(dict.fromkeys(r.volume.name for r in expanded.runs))
+    plan_volumes = volumes_of(expanded)
     summaries: list[CampaignSummary] = []
     try:
         if plan.design.type == "adaptive":  # one campaign, its runs chosen as it goes (plan.expand allows no more)

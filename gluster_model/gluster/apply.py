@@ -162,6 +162,23 @@ def teardown_volume(executor: Executor, name: str) -> bool:
     return True
 
 
+def remove_leftover(executor: Executor, config: VolumeConfig, version: GlusterVersion | None = None,
+                    source: str = "plan") -> bool:
+    """A volume of a run that was killed (kill -9 skips every teardown): torn down if the servers know it, else
+    its brick directories (named for it, under the cluster's brick paths: glmodel's own) removed where they
+    were left; True if anything was there."""
+    if teardown_volume(executor, config.name):
+        return True
+    plan = plan_volume(config, executor.cluster, version or server_version(executor), source)
+    by_host: dict[str, list[str]] = {}
+    for b in plan.bricks:
+        by_host.setdefault(b.host.address, []).append(b.path)
+    found = executor.run_many(by_host, lambda a: shell(
+        "n=0; for d in " + " ".join(map(shlex.quote, by_host[a])) + '; do if [ -e "$d" ]; then rm -rf -- "$d"; '
+        'n=$((n+1)); fi; done; echo "$n"'))
+    return any(r.stdout.strip() not in ("", "0") for r in found.values())
+
+
 def _brick_host(cluster: ClusterSpec, name: str, brick: BrickStatus) -> Host:
     host = next((h for h in cluster.hosts if brick.host in (h.address, h.name)), None)
     if host is None:
