@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from pathlib import Path
 
@@ -113,3 +115,47 @@ def fitted_model(factory: pytest.TempPathFactory, name: str, write_table: Callab
     glmodel("fit", "--data", str(d / "train.csv"), *fit_args, "--out", str(d / "model.json"), check=True,
             timeout=300)
     return d / "model.json"
+
+
+def _iozone_master_of(pid: int) -> bool:
+    """Whether the process ``pid`` has an iozone child (the distributed master collect starts here)."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+        if name == "iozone" and int(rest.split()[1]) == pid:
+            return True
+    return False
+
+
+@contextmanager
+def collect_at_iozone_start(lab: LabState, plan: Path, store: str) -> Iterator[subprocess.Popen[str]]:
+    """`glmodel collect` of ``plan`` in the background, handed over once its iozone master has started (the
+    run had room and its volume is mounted; the children have not written yet); killed if it still runs after."""
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
+                             "--plan", str(plan), "--store", store], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None and not _iozone_master_of(proc.pid):
+            time.sleep(0.05)
+        assert proc.poll() is None, "collect ended before iozone started"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def completes_on_second_attempt(lab: LabState, plan: Path, store: str) -> None:
+    """The same collect again completes the plan's one failed run: a second attempt, one trial kept."""
+    from gluster_model.store import open_store
+
+    again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
+                    timeout=300, check=True)
+    assert "1 run(s) done now" in again.stdout
+    with open_store(store, create=False) as st:
+        (run,) = st.runs()
+        assert run["status"] == "done" and run["attempts"] == 2
+        assert [t["status"] for t in st.trials(int(run["id"]))] == ["ok"]

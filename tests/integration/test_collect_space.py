@@ -5,8 +5,6 @@ bricks that fill while a trial runs: the run fails in one line saying so, and co
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import glmodel, lab_processes
+from .conftest import collect_at_iozone_start, completes_on_second_attempt, glmodel, lab_processes
 
 PLAN = {"name": "toobig", "factors": {"layout": "replicate", "replica": 3, "file_size": "48MB", "record_size": "1MB",
                                      "threads": 3, "sync": "none"},
@@ -64,19 +62,6 @@ FILL = {"name": "filled", "factors": {"layout": "replicate", "replica": 3, "file
         "baselines": {"network": False, "disk": False}}
 
 
-def _iozone_master_of(pid: int) -> bool:
-    """Whether the process ``pid`` has an iozone child (the distributed master collect starts here)."""
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (proc / "stat").read_text()
-        except OSError:
-            continue
-        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
-        if name == "iozone" and int(rest.split()[1]) == pid:
-            return True
-    return False
-
-
 def test_a_disk_that_fills_during_a_trial_fails_the_run_in_one_line_and_collect_completes_after(
         lab: LabState, tmp_path: Path) -> None:
     """The run had room when it started (collect checked); then something else filled every brick's
@@ -89,21 +74,11 @@ def test_a_disk_that_fills_during_a_trial_fails_the_run_in_one_line_and_collect_
     fillers = [Path(n.bricks) / "filler" for n in lab.nodes]
     try:
         glmodel("lab", "brick", "--dir", d, "--backing", "tmpfs", "--size", "64MB", check=True)
-        proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
-                                 str(lab.cluster_file), "--plan", str(plan), "--store", store],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline and proc.poll() is None and not _iozone_master_of(proc.pid):
-                time.sleep(0.05)
-            assert proc.poll() is None, "collect ended before iozone started"
+        with collect_at_iozone_start(lab, plan, store) as proc:
             for f in fillers:  # 56 of 64 MB: less room than one 16 MB file
                 with open(f, "wb") as fh:
                     os.posix_fallocate(fh.fileno(), 0, 56 << 20)
             out, err = proc.communicate(timeout=300)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
         for f in fillers:
             f.unlink(missing_ok=True)
         text = " ".join((out + err).split())
@@ -114,13 +89,7 @@ def test_a_disk_that_fills_during_a_trial_fails_the_run_in_one_line_and_collect_
             assert run["status"] == "failed" and "\n" not in (run["error"] or "")
             assert "filled during the trial" in run["error"] and run["error_host"] in {n.address for n in lab.nodes}
         assert lab_processes(lab, r"iozone -[+]s") == []
-        again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
-                        timeout=300, check=True)
-        assert "1 run(s) done now" in again.stdout
-        with open_store(store, create=False) as st:
-            (run,) = st.runs()
-            assert run["status"] == "done" and run["attempts"] == 2
-            assert [t["status"] for t in st.trials(int(run["id"]))] == ["ok"]
+        completes_on_second_attempt(lab, plan, store)
     finally:
         for f in fillers:
             f.unlink(missing_ok=True)
