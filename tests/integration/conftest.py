@@ -158,4 +158,5 @@ def completes_on_second_attempt(lab: LabState, plan: Path, store: str) -> None:
     with open_store(store, create=False) as st:
         (run,) = st.runs()
         assert run["status"] == "done" and run["attempts"] == 2
-        assert [t["status"] for t in st.trials(int(run["id"]))] == ["ok"]
+        # one kept; a trial disturbed by a busy machine is flagged with its reason and measured again
+        assert [t["status"] for t in kept_trials(st.trials(int(run["id"])))] == ["ok"]
