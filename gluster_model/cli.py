@@ -355,9 +355,12 @@ def bench_iperf(cluster: Path, seconds: int, streams: int, directions: tuple[str
 @click.option("--test", "tests", type=click.Choice(["seq_write", "seq_read", "rand_read", "rand_write"]),
               multiple=True, default=("seq_write", "seq_read", "rand_read", "rand_write"), show_default=True,
               help="Tests to run (repeatable).")
-@click.option("--parallel", is_flag=True, help="Measure all hosts at once (only when bricks are on separate disks).")
+@click.option("--parallel", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+              help="Hosts at once: auto where that cannot lower a figure (hosts on machines of their own; on a "
+              "shared machine, bricks whose device has a limit, measured again alone when short of it); yes: "
+              "every host, checked the same way; no: one host after another.")
 @json_option
-def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], parallel: bool, as_json: bool) -> None:
+def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], parallel: str, as_json: bool) -> None:
     """Sequential and random read/write with O_DIRECT on the filesystem under each brick path (buffered with
     fsync where the filesystem refuses O_DIRECT, which the output says); exit 1 if any brick failed.
 
@@ -368,7 +371,8 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
     from .present.console import spinner
 
     with spinner(not as_json) as progress:
-        bricks = api.bench_disk(cluster, dict(size=size, runtime=runtime, tests=list(tests), parallel=parallel),
+        at_once = {"auto": "auto", "yes": True, "no": False}[parallel]
+        bricks = api.bench_disk(cluster, dict(size=size, runtime=runtime, tests=list(tests), parallel=at_once),
                                 progress=progress)
     _echo_json([b.to_json() for b in bricks]) if as_json else _console().print(disk_table(bricks))
     failed = [b for b in bricks if b.error]

@@ -328,9 +328,14 @@ def gather_facts(executor: Executor) -> dict[str, dict[str, object]]:
     if unreachable:
         raise MultiHostError(unreachable)
     facts = {r.host.address: {"name": r.host.name, "roles": sorted(r.host.roles), **r.facts} for r in result.reports}
-    for address, f in facts.items():
-        f["cpu_score"] = cpu_score(executor, address)
+    for address, score in cpu_scores(executor).items():
+        facts[address]["cpu_score"] = score
     return facts
+
+
+def cpu_scores(executor: Executor) -> dict[str, float]:
+    """Every host's CPU score (``cpu_score``), by address."""
+    return {h.address: cpu_score(executor, h.address) for h in executor.cluster.hosts}
 
 
 def cpu_score(executor: Executor, address: str) -> float:

@@ -15,12 +15,13 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
@@ -28,7 +29,7 @@ from ..remote.executor import join_prefix
 from ..gluster.apply import drop_caches, mount
 from ..remote.executor import Executor, shell
 from .engine import EngineResult, Measurement, TrialRequest
-from .iozone_parse import UNIT, IozoneOutput, parse_throughput
+from .iozone_parse import UNIT, IozoneOutput, parse_throughput, results_complete
 from .iozone_ports import free_master_port
 from .workload import _TEST_NUMBER, Workload
 
@@ -47,8 +48,9 @@ def build_argv(w: Workload, client_file: str, master: str, iozone: str = "iozone
         argv.append("-c")
     if not w.retests:
         argv.append("-+n")
-    if w.keep_files:
-        argv.append("-w")
+    # -w: iozone leaves its files; the trial's directory is removed afterwards (``_cleanup``). Its own unlink
+    # pass starts every child again over SSH and then sleeps 2 s: 3.3 s of a 8.5 s trial on the lab, unmeasured.
+    argv.append("-w")
     return argv
 
 
@@ -141,6 +143,7 @@ class IozoneRun:
 
 STARTUP_TIMEOUT_S = 60.0  # a trial whose children did no I/O for this long is stopped
 STOP_GRACE_S = 5.0        # after SIGTERM to iozone's process group, how long before SIGKILL
+RESULTS_GRACE_S = 0.2     # after its last result is printed, how long the master may end on its own
 
 
 def run_iozone(executor: Executor, volume: str, workload: Workload,
@@ -170,7 +173,7 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
         f"{reap}; mkdir -p {dirs}" if a == first.address else f"{reap} || [ $? -eq 1 ]"), timeout=60)  # 1: none
     notes = [f"# ended a stale iozone left by an earlier trial: {h}" for h in free_master_port()]
     text = client_file(workload.threads, workdirs)
-    master_done = False
+    master_done = reap_once = False
     try:
         with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
             cf = Path(tmp) / "clients"
@@ -194,9 +197,9 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
             try:
                 master = master_address(clients[0])
                 watch = _watch_master(proc, started, timeout, ended, startup_timeout,
-                                      lambda: children_io(executor, clients, master))
+                                      lambda: children_io(executor, clients, master), workload.expected_metrics())
             except BaseException:  # Ctrl-C, SIGTERM, or a Python caller's own exception
-                stop_group(proc)
+                end_group(proc)
                 raise
             seconds = time.monotonic() - started
             if watch.failure is not None:
@@ -207,14 +210,20 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
                                  failure, watch.host)
             stdout, stderr = watch.stdout, watch.stderr
             master_done = True
+            # ended after its last result: its children had reported and sleep before they exit; one look ends
+            # them (every child's session had started long before, so none can come after it)
+            reap_once = watch.ended_after_results
+            if watch.ended_after_results:
+                notes.append(f"# glmodel ended the master {RESULTS_GRACE_S:g} s after its last result (iozone "
+                             "sleeps 4 s before it says it is complete)")
     finally:
-        _cleanup(executor, clients, mount_points, run_dir, reap=not master_done)
+        _cleanup(executor, clients, mount_points, run_dir, reap=not master_done, reap_once=reap_once)
     raw = "\n".join([*notes, stdout]) + (("\n[stderr]\n" + stderr) if stderr.strip() else "")
-    if proc.returncode != 0:
+    if proc.returncode != 0 and not watch.ended_after_results:
         err = CommandFailed("local", shlex.join(argv), proc.returncode, stderr or stdout)
         return IozoneRun(argv, text, None, raw, seconds, str(err))
     try:
-        output = parse_throughput(stdout, workload.expected_metrics())
+        output = parse_throughput(stdout, workload.expected_metrics(), ended_after_results=watch.ended_after_results)
         if output.unit != UNIT:  # the store holds kB/s; a wrapper that added -O must not pass as throughput
             raise ParseError("iozone output", f"figures are in {output.unit}, not {UNIT}")
     except ParseError as exc:
@@ -234,10 +243,12 @@ class Watch:
     failure: str | None = None
     host: str | None = None
     stalled: bool = False
+    ended_after_results: bool = False  # glmodel ended it once every expected result was printed
 
 
 def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
-                  startup_timeout: float, progress: Callable[[], Mapping[str, int]]) -> Watch:
+                  startup_timeout: float, progress: Callable[[], Mapping[str, int]],
+                  expected: Sequence[str] = ()) -> Watch:
     """Wait for the iozone master. It is stopped (its whole process group) at the timeout; when a child's ssh
     failed and the master had not finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the
     timeout); and when its children did no I/O over ``startup_timeout`` (iozone's distributed mode stops at
@@ -245,25 +256,38 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
     process's bytes read and written so far (sockets included); a child process new since the earlier look counts
     from zero, because iozone starts new ones for each test and a sum over the living ones can fall.
 
+    Once every ``expected`` result has been printed (``results_complete``) the master is ended after
+    ``RESULTS_GRACE_S``: it would only sleep 4 s (two sleep(2) calls) and print that it is complete, half a
+    short trial's time on the lab; nothing it measures comes after its results.
+
     The children are looked at every half ``startup_timeout`` and never in a trial shorter than that: a look
     every few seconds from the start slowed short O_DIRECT reads."""
+    streams = _Streams(proc)
     deadline = started + timeout
     failed_at: float | None = None
+    complete_at: float | None = None
     step = startup_timeout / 2
     next_look: float = started + step
     seen: list[Mapping[str, int]] = [{}]  # I/O per child process at each look, none at the start
     while True:
         try:
-            out, err = proc.communicate(timeout=0.5)  # retrying after TimeoutExpired loses no output
+            proc.wait(timeout=0.1)
+            out, err = streams.finish()
             return Watch(out, err)
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
+        if expected and complete_at is None and results_complete(streams.text()[0], list(expected)):
+            complete_at = now
+        if complete_at is not None and now - complete_at >= RESULTS_GRACE_S:
+            end_group(proc)
+            out, err = streams.finish()
+            return Watch(out, err, ended_after_results=True)
         lost = ended_children(ended.read_text()) if ended.exists() else []
         if lost and failed_at is None:
             failed_at = now
         stalled = False
-        if now >= next_look:
+        if now >= next_look and complete_at is None:
             seen.append(progress())
             # No I/O over the last two intervals, each judged on its own: a look that lands between two tests
             # finds no child at all (the last test's have ended, the next one's are not yet started), which
@@ -272,7 +296,8 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
             next_look = now + step
         if not (now >= deadline or stalled or (failed_at is not None and now - failed_at >= CHILD_GRACE_S)):
             continue
-        out, err = stop_group(proc)
+        end_group(proc)
+        out, err = streams.finish()
         if lost:
             hosts = ", ".join(dict.fromkeys(h for h, _ in lost))
             codes = ", ".join(dict.fromkeys(str(c) for _, c in lost))
@@ -285,26 +310,50 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
         return Watch(out, err, f"timed out after {timeout:g}s")
 
 
-def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
+class _Streams:
+    """The master's stdout and stderr, read line by line as they come on two threads: the watch needs its
+    results before it ends."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self._parts: tuple[list[str], list[str]] = ([], [])
+        self._threads = [threading.Thread(target=_read_lines, args=(stream, into), daemon=True)
+                         for stream, into in zip((proc.stdout, proc.stderr), self._parts) if stream is not None]
+        for t in self._threads:
+            t.start()
+
+    def text(self) -> tuple[str, str]:
+        return "".join(self._parts[0]), "".join(self._parts[1])
+
+    def finish(self, timeout: float = 10.0) -> tuple[str, str]:
+        """All of both streams once the process has ended (what arrived within ``timeout`` where something
+        outside its group still holds a pipe)."""
+        for t in self._threads:
+            t.join(timeout)
+        return self.text()
+
+
+def _read_lines(stream: IO[str], into: list[str]) -> None:
+    for line in iter(stream.readline, ""):
+        into.append(line)
+
+
+def end_group(proc: subprocess.Popen[str]) -> None:
     """Stop an iozone master the way it expects: SIGTERM to its process group (its handler tells the children
-    to end and the forked listener exits with it), SIGKILL to whatever of the group outlives ``STOP_GRACE_S``.
-    Returns what it printed."""
+    to end and the forked listener exits with it), SIGKILL to whatever of the group outlives ``STOP_GRACE_S``."""
     for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             pass  # the whole group has ended
         try:
-            out, err = proc.communicate(timeout=wait)
+            proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             continue
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # a listener that ignored SIGTERM while the master ended
         except ProcessLookupError:
             pass
-        return out, err
-    proc.wait()  # something outside the group holds its pipes (the reap that follows ends remote children)
-    return "", ""
+        return
 
 
 def io_moved(before: Mapping[str, int], after: Mapping[str, int]) -> bool:
@@ -382,10 +431,11 @@ def reap_until_quiet_script(master: str, quiet: int = REAP_QUIET_LOOKS, interval
 
 
 def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str,
-             reap: bool) -> None:
-    if reap:  # the master was interrupted or timed out: its children would spin on, waiting for it
+             reap: bool, reap_once: bool = False) -> None:
+    if reap or reap_once:  # the master was interrupted or timed out: its children would spin on, waiting for it
         # Best effort: a client that dropped off cannot be reached, and that must not hide the trial's own error.
-        script = reap_until_quiet_script(master_address(clients[0]))
+        master = master_address(clients[0])
+        script = reap_until_quiet_script(master) if reap else f"{shlex.join(reap_argv(master))}; true"
         executor.map([h.address for h in clients], lambda a: executor.run(
             a, shell(script), timeout=30, check=False), timeout=40)
     # One client removes the run's directory for all (it is one shared volume).

@@ -113,12 +113,30 @@ def parse_runs(text: str, expected: list[str] | None = None) -> list[IozoneOutpu
     return [parse_iozone(part, expected) for part in split_runs(text)]
 
 
-def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutput:
+def results_complete(text: str, expected: list[str]) -> bool:
+    """Whether every expected test's block has been printed to its last line ("Min xfer"): all iozone still
+    does after that is sleep and say it is complete."""
+    done: set[str] = set()
+    current: str | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        m = _CHILDREN.search(line)
+        if m:
+            current = _metric_name(m.group(2))
+        elif current is not None and _MINXFER.search(line):
+            done.add(current)
+            current = None
+    return bool(expected) and all(name in done for name in expected)
+
+
+def parse_throughput(text: str, expected: list[str] | None = None, ended_after_results: bool = False) -> IozoneOutput:
     """Parse throughput-mode output ("Children see throughput for N <test> = X kB/sec" blocks) of one run.
 
     Raises ParseError naming what is missing: the completion line (truncated output), a block's
     min/max/avg lines, or an expected metric; and for a file holding several runs (use ``parse_runs``) or
-    one test reported twice, which would otherwise leave only the last figure.
+    one test reported twice, which would otherwise leave only the last figure. ``ended_after_results``: the
+    master was ended once its last result was printed (``results_complete``), before its completion line;
+    every expected block must then be whole to its "Min xfer" line instead.
     """
     if "Children see throughput" not in text:
         raise ParseError("iozone output", "no 'Children see throughput' line (did iozone run in -t mode?)")
@@ -165,7 +183,11 @@ def parse_throughput(text: str, expected: list[str] | None = None) -> IozoneOutp
         metrics[name] = ThroughputMetric(name, threads, children, parent, stats["min"], stats["max"], stats["avg"],
                                          min_xfer)
         i = j
-    if "iozone test complete." not in text:
+    if ended_after_results:
+        if expected is None or not results_complete(text, expected):
+            raise ParseError("iozone output", f"output truncated after {', '.join(metrics) or 'no test'}: a "
+                             "result block is not whole")
+    elif "iozone test complete." not in text:
         raise ParseError("iozone output", f"no 'iozone test complete.' line: output truncated after "
                          f"{', '.join(metrics) or 'no test'}")
     for name in expected or []:

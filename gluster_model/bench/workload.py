@@ -28,7 +28,6 @@ class Workload(Frozen):
     include_flush: bool = True   # -e: fsync/fflush inside the timing, so writes are not just page cache
     include_close: bool = True   # -c: close() inside the timing (NFS/FUSE flush on close)
     retests: bool = False        # without it -+n: no rewrite/reread passes
-    keep_files: bool = False     # -w: leave files behind
     clients: int | None = Field(default=None, ge=1, description="how many of the cluster's clients to use")
     engine: Literal["iozone", "dd"] = "iozone"
     target: Literal["gluster", "local"] = "gluster"

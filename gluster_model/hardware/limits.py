@@ -103,25 +103,44 @@ def parse_cpu_score(text: str, nbytes: int = SCORE_BYTES, host: str | None = Non
     return nbytes / (min(times) / 1e9) / 1e6
 
 
+_V2_KINDS = {"rbps": "read_bps", "wbps": "write_bps", "riops": "read_iops", "wiops": "write_iops"}
+
+
 def throttle_script(brick_paths: list[str]) -> str:
-    """Shell text printing each brick's device (MAJ:MIN) and the block throttle entries of cgroup v1's root."""
+    """Shell text printing each brick's device (MAJ:MIN), the block throttle entries of cgroup v1's root, and
+    cgroup v2's ``io.max`` lines of the shell's own group and each group above it (a lab node's limit is in the
+    node's group, which its sshd and every session it starts belong to)."""
     parts = [f"printf 'dev %s %s\\n' {shlex.quote(p)} \"$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null)\""
              for p in brick_paths]
     files = " ".join(f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps", "read_iops", "write_iops"))
     parts.append(f"for f in {files}; do [ -r /sys/fs/cgroup/blkio/$f ] && sed \"s/^/$f /\" /sys/fs/cgroup/blkio/$f; "
                  "done; true")
+    parts.append("g=$(sed -n 's/^0:://p' /proc/self/cgroup 2>/dev/null); "
+                 "for r in /sys/fs/cgroup /sys/fs/cgroup/unified; do [ -n \"$g\" ] || break; d=$r$g; "
+                 "while [ \"${#d}\" -ge \"${#r}\" ]; do [ -r \"$d/io.max\" ] && sed 's/^/io.max /' \"$d/io.max\"; "
+                 "[ \"$d\" = \"$r\" ] && break; d=${d%/*}; done; done; true")
     return "; ".join(parts)
 
 
 def parse_throttles(text: str) -> dict[str, dict[str, int]]:
-    """{brick path: {read_bps, write_bps, read_iops, write_iops}} for bricks whose device is throttled."""
+    """{brick path: {read_bps, write_bps, read_iops, write_iops}} for bricks whose device is throttled (v1 or
+    v2; where several groups limit a device, the least limit)."""
     devices: dict[str, str] = {}
     limits: dict[str, dict[str, int]] = {}
+
+    def limit(device: str, kind: str, value: int) -> None:
+        have = limits.setdefault(device, {})
+        have[kind] = min(value, have.get(kind, value))
+
     for line in text.splitlines():
         words = line.split()
         if len(words) == 3 and words[0] == "dev":
             devices[words[1]] = words[2]
         elif len(words) == 3 and words[0].startswith("blkio.throttle.") and words[2].isdigit():
-            kind = words[0].removeprefix("blkio.throttle.").removesuffix("_device")
-            limits.setdefault(words[1], {})[kind] = int(words[2])
+            limit(words[1], words[0].removeprefix("blkio.throttle.").removesuffix("_device"), int(words[2]))
+        elif len(words) >= 3 and words[0] == "io.max":
+            for word in words[2:]:
+                key, _, value = word.partition("=")
+                if key in _V2_KINDS and value.isdigit():
+                    limit(words[1], _V2_KINDS[key], int(value))
     return {path: limits[dev] for path, dev in devices.items() if dev in limits}

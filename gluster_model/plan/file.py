@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from ..bench.fio import DiskSpec
+from ..bench.fio import DiskSpec, DiskTest
 from ..bench.iperf import IperfSpec
 from ..bench.metrics import Metric
 from ..config.cluster import ClusterSpec, Frozen
@@ -110,11 +110,19 @@ class FixedWorkload(Frozen):
     retests: bool = False
 
 
+class CampaignDisk(DiskSpec):
+    """A campaign's disk baseline: by default the sequential figures the models take (``disk_read_mbps``,
+    ``disk_write_mbps``); random 4 KB tests when asked for (``tests``), which measure hosts one at a time
+    where they share a machine: beside each other they slow each other (``bench.fio.measuring_order``)."""
+
+    tests: list[DiskTest] = Field(default=["seq_write", "seq_read"], min_length=1)
+
+
 class Baselines(Frozen):
     network: bool = True
     disk: bool = True
     iperf: IperfSpec = IperfSpec()
-    fio: DiskSpec = DiskSpec(size="64MB", runtime=5)
+    fio: CampaignDisk = CampaignDisk(size="64MB", runtime=5)
 
 
 Study = Literal["read_cost", "concurrent_reads", "block_size_sweep", "replication_overhead", "study_hardware",

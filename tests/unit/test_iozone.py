@@ -10,7 +10,8 @@ import pytest
 from gluster_model.bench.iozone import build_argv, client_file, rsh_wrapper
 
 from gluster_model.bench.workload import Workload
-from gluster_model.bench.iozone_parse import parse_auto, parse_iozone, parse_runs, parse_throughput, split_runs
+from gluster_model.bench.iozone_parse import (parse_auto, parse_iozone, parse_runs, parse_throughput, results_complete,
+                                             split_runs)
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ParseError
 
@@ -74,8 +75,8 @@ def test_argv() -> None:
     w = Workload(threads=3, file_size="16MB", record_size="64KB", tests=["random", "read"], sync="odirect")
     assert build_argv(w, "/tmp/c", "10.0.0.9") == [
         "iozone", "-+m", "/tmp/c", "-+h", "10.0.0.9", "-t", "3", "-s", "16384k", "-r", "64k",
-        "-i", "0", "-i", "1", "-i", "2", "-I", "-e", "-c", "-+n"]
-    osync = Workload(tests=["write"], sync="osync", include_flush=False, retests=True, keep_files=True)
+        "-i", "0", "-i", "1", "-i", "2", "-I", "-e", "-c", "-+n", "-w"]
+    osync = Workload(tests=["write"], sync="osync", include_flush=False, retests=True)
     assert build_argv(osync, "c", "m")[-3:] == ["-o", "-c", "-w"]
     assert osync.expected_metrics() == ["write", "rewrite"]
 
@@ -199,3 +200,20 @@ def test_reap_until_quiet_ends_a_child_that_starts_after_the_first_look(tmp_path
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_results_are_complete_only_once_the_last_expected_block_is_whole() -> None:
+    every = ["write", "read", "random_read", "random_write"]
+    before_end = DIST[: DIST.index("iozone test complete.")]
+    assert results_complete(before_end, every) and results_complete(DIST, every)
+    # cut inside the last block: its "Min xfer" line is not printed yet
+    cut = before_end[: before_end.rindex("Min xfer")]
+    assert not results_complete(cut, every) and results_complete(cut, every[:3])
+    assert not results_complete(before_end, [*every, "rewrite"]) and not results_complete(before_end, [])
+    # a master ended once its results were whole reads like one that said it was complete
+    early = parse_throughput(before_end, every, ended_after_results=True)
+    assert early.metrics == parse_throughput(DIST, every).metrics
+    with pytest.raises(ParseError, match="truncated"):
+        parse_throughput(before_end, every)  # not ended by glmodel: a missing end is a truncated output
+    with pytest.raises(ParseError, match="not whole"):
+        parse_throughput(cut, every, ended_after_results=True)

@@ -167,3 +167,24 @@ def test_a_look_between_two_tests_that_finds_no_child_does_not_stop_the_trial(tm
     watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: next(looks))
     assert watch.stalled and "did no more I/O" in (watch.failure or "")
     assert next(looks) == {"c1:20": 7}  # stopped at the fifth look: the two intervals before it idle
+
+
+def test_a_master_is_ended_once_its_last_expected_result_is_printed(tmp_path: Path) -> None:
+    """iozone sleeps 4 s after its last result before it says it is complete: the watch ends it instead, with
+    SIGTERM to its group, and keeps everything it printed."""
+    marker = tmp_path / "term"
+    block = ("Children see throughput for 2 initial writers = 100.00 kB/sec\\nMin throughput per process = 50.00 "
+             "kB/sec\\nMax throughput per process = 50.00 kB/sec\\nAvg throughput per process = 50.00 kB/sec\\n"
+             "Min xfer = 1024.00 kB\\n")
+    proc = _group(f"trap 'echo term > {marker}; exit 0' TERM; printf '{block}'; sleep 30 & wait; "
+                  "echo 'iozone test complete.'")
+    started = time.monotonic()
+    watch = iozone._watch_master(proc, started, 600, tmp_path / "ended", 600, lambda: {}, ["write"])
+    assert watch.ended_after_results and watch.failure is None
+    assert time.monotonic() - started < iozone.RESULTS_GRACE_S + 2
+    assert "Min xfer" in watch.stdout and "complete" not in watch.stdout
+    assert marker.read_text().strip() == "term" and _gone(proc.pid)
+    # a master that has not printed every expected result is left to run
+    proc = _group(f"printf '{block}'; sleep 0.8; echo 'iozone test complete.'")
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 600, lambda: {}, ["write", "read"])
+    assert not watch.ended_after_results and "iozone test complete." in watch.stdout

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.bench.fio import DiskSpec, disk_script, fio_argv, parse_fio_json
+from gluster_model.bench.fio import (BrickBaseline, DiskJob, DiskSpec, DiskTest, HostDisks, disk_script, fio_argv,
+                                    measuring_order, parse_fio_json, slowed)
+from gluster_model.hardware.limits import parse_throttles
 from gluster_model.bench.iperf import (
     IperfMatrix,
     IperfSpec,
@@ -273,3 +275,46 @@ def test_baselines_come_out_in_the_store_shape_with_raw_output_once() -> None:
                                                                                  "refused")]
     assert [(r.host, r.target, r.test, r.value, r.unit, r.error) for r in m.measured()] == [
         ("a", "s1", "write", 9.0, "bit/s", None), ("b", "s1", "read", None, "bit/s", "refused")]
+
+
+# -- which hosts' disks are measured at once -------------------------------------------------------------------
+
+def _brick(test_mbps: dict[str, float], error: str | None = None) -> BrickBaseline:
+    jobs = {t: DiskJob(t, v * 1e6 if t.endswith("read") else 0.0, 0.0 if t.endswith("read") else v * 1e6,
+                       v * 1e6 / 4096 if t.endswith("read") else 0.0, 0.0 if t.endswith("read") else v * 1e6 / 4096,
+                       None) for t, v in test_mbps.items()}
+    return BrickBaseline("10.0.0.1", "/b", True, jobs=jobs, error=error)
+
+
+SEQ: list[DiskTest] = ["seq_write", "seq_read"]
+LIMIT = {"/b": {"read_bps": 100_000_000, "write_bps": 100_000_000}}
+
+
+def test_hosts_on_machines_of_their_own_are_measured_at_once_and_shared_ones_only_with_limits() -> None:
+    own = {a: HostDisks(f"boot-{a}") for a in ("a", "b", "c")}
+    assert measuring_order(own, SEQ) == (["a", "b", "c"], [])
+    lab = {a: HostDisks("one", shared=True, limits=LIMIT) for a in ("a", "b")}
+    lab["c"] = HostDisks("one", shared=True)  # its device has no limit: it could be held back unseen
+    assert measuring_order(lab, SEQ) == (["a", "b"], ["c"])
+    # a random test's limit is in operations/s: a byte rate alone does not bound it
+    assert measuring_order(lab, [*SEQ, "rand_read"]) == ([], ["a", "b", "c"])
+    assert measuring_order(lab, SEQ, every_host=True) == (["a", "b", "c"], [])
+    # one host at once is one host alone
+    assert measuring_order({"a": HostDisks("x", shared=True, limits=LIMIT), "b": HostDisks("x", shared=True)},
+                           SEQ) == ([], ["a", "b"])
+
+
+def test_a_figure_short_of_its_limit_beside_others_is_measured_again() -> None:
+    at_limit = _brick({"seq_write": 99.9, "seq_read": 99.8})
+    assert not slowed(at_limit, LIMIT["/b"], SEQ)
+    assert slowed(_brick({"seq_write": 99.9, "seq_read": 64.0}), LIMIT["/b"], SEQ)  # a neighbour held it back
+    assert slowed(at_limit, None, SEQ)  # nothing says what it could have been
+    assert slowed(_brick({"seq_write": 99.9}), LIMIT["/b"], SEQ)  # a test missing
+    assert slowed(_brick({}, error="fio exited 1"), LIMIT["/b"], SEQ)
+
+
+def test_brick_limits_are_read_from_cgroup_v2_io_max_too() -> None:
+    text = ("dev /l/n1/bricks 7:2\nio.max 7:2 rbps=120000000 wbps=max riops=max wiops=500\n"
+            "io.max 7:2 rbps=90000000 wbps=60000000 riops=max wiops=max\nio.max 8:0 rbps=5 wbps=5\n")
+    assert parse_throttles(text) == {"/l/n1/bricks": {"read_bps": 90000000, "write_bps": 60000000,
+                                                      "write_iops": 500}}

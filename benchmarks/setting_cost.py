@@ -1,0 +1,110 @@
+"""What a hardware setting costs before its first trial, phase by phase, and whether measuring the hosts'
+disks at once changes their figures.
+
+A plan over hardware settings (the bottleneck plan, `glmodel verify`) makes each setting a campaign of its own:
+the setting is applied, the host facts are gathered (a probe per host, then a CPU score per host, one after
+another) and the network (iperf3) and disk (fio) baselines are measured before the first trial. This script
+applies three settings on an N-node lab (default 8) and times each phase with the bottleneck plan's baselines
+(iperf3 3 s + 1 s omitted; fio 64 MB, 3 s a test, the sequential tests the models take). The disk baseline is
+measured three ways: one host after another, as collect does it (``parallel: auto``: at once where each brick's
+device has a limit, a figure short of it measured again alone), and one host after another again (the spread
+of measuring the same way twice). It prints the times and each way's figures per test.
+
+Target (issue 44): a setting's fixed cost (apply + facts + iperf3 + fio as collect does it) <= 20 s on 8 nodes,
+its figures those of one host after another within their own spread.
+
+Run: .venv/bin/python benchmarks/setting_cost.py [--nodes 8] [--cluster glmodel-lab/lab.yaml]
+     (without --cluster it brings up a lab in a temporary directory and removes it afterwards)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gluster_model.bench.fio import DiskSpec, run_disk
+from gluster_model.bench.iperf import IperfSpec, run_iperf
+from gluster_model.campaign.lab_setting import apply_lab_setting
+from gluster_model.config.cluster import load_cluster
+from gluster_model.preflight import cpu_scores, run_check
+from gluster_model.remote.executor import SSHExecutor
+
+T = TypeVar("T")
+# Limited disks (the figures collect measures at once) and an unlimited one (measured one host after another).
+SETTINGS = ((("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("disk", "40MB/s")),
+            (("link", "1gbit"), ("disk", "unlimited")))
+IPERF = IperfSpec(seconds=3, omit=1)
+FIO = DiskSpec(size="64MB", runtime=3, steady=True, tests=["seq_write", "seq_read"])
+
+
+def timed(what: str, times: dict[str, float], fn: Callable[[], T]) -> T:
+    started = time.monotonic()
+    out = fn()
+    times[what] = time.monotonic() - started
+    return out
+
+
+def fio_figures(bricks: list[Any], test: str) -> list[float]:
+    return [b.jobs[test].bytes_per_s / 1e6 for b in bricks if not b.error and test in b.jobs]
+
+
+def spread(values: list[float]) -> str:
+    if not values:
+        return "no figures"
+    return (f"median {statistics.median(values):6.1f} MB/s, {min(values):.1f}-{max(values):.1f} "
+            f"over {len(values)} figure(s)")
+
+
+def measure(cluster_file: Path) -> None:
+    spec = load_cluster(cluster_file)
+    with SSHExecutor(spec) as ex:
+        for setting in SETTINGS:
+            times: dict[str, float] = {}
+            timed("apply the setting", times, lambda: apply_lab_setting(ex, setting, lambda m: None))
+            timed("host probes (all hosts at once)", times, lambda: run_check(ex))
+            scores = timed("CPU scores", times, lambda: cpu_scores(ex))
+            matrix = timed("iperf3 (every pair of a direction at once)", times, lambda: run_iperf(ex, IPERF))
+            ways = {"one host after another": timed("fio one host after another", times,
+                                                    lambda: run_disk(ex, FIO.model_copy(update={"parallel": False}))),
+                    "as collect does (auto)": timed("fio as collect does (auto)", times, lambda: run_disk(ex, FIO)),
+                    "one after another, again": timed("fio one host after another, again", times,
+                                                      lambda: run_disk(ex, FIO.model_copy(update={"parallel": False})))}
+            fixed = sum(v for k, v in times.items() if "one host after another" not in k)
+            name = ", ".join(f"{k}={v}" for k, v in setting)
+            print(f"setting {name} on {len(spec.hosts)} host(s)")
+            for what, seconds in times.items():
+                print(f"  {what:<44} {seconds:6.1f} s")
+            print(f"  CPU scores: {spread(list(scores.values()))}")
+            bps = matrix.median_pair_bps()
+            print(f"  iperf3 median pair: {bps / 1e9 if bps else float('nan'):.3f} Gbit/s")
+            print(f"  {'fixed cost as collect pays it':<44} {fixed:6.1f} s")
+            for test in FIO.tests:
+                for way, bricks in ways.items():
+                    print(f"  fio {test:<9} {way:<26} {spread(fio_figures(bricks, test))}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cluster", type=Path)
+    parser.add_argument("--nodes", type=int, default=8)
+    args = parser.parse_args()
+    if args.cluster:
+        measure(args.cluster)
+        return
+    from gluster_model.lab import lab_down, lab_up
+
+    with tempfile.TemporaryDirectory(prefix="glmodel-bench-") as d:
+        state = lab_up(Path(d) / "lab", nodes=args.nodes, brick_size=1 << 30)
+        try:
+            measure(state.cluster_file)
+        finally:
+            lab_down(Path(d) / "lab")
+
+
+if __name__ == "__main__":
+    main()
