@@ -14,14 +14,16 @@ from ..store.store import Store
 from ..units import parse_size
 
 DD_STARTUP_S = 0.5
-BASELINE_S = 60.0  # network and disk baselines of one hardware setting
+# iozone between two tests of a trial: it sleeps 4 s, then starts every child again over SSH
+IOZONE_NEXT_TEST_S = 4.5
+BASELINE_S = 20.0  # facts, network and disk baselines of one hardware setting (17.5 s on 8 lab nodes)
 
 
 @dataclass(frozen=True)
 class TrialCost:
     """What a trial costs: fixed start-up seconds plus bytes moved (per test pass) at a rate."""
 
-    startup_s: float = 9.0
+    startup_s: float = 2.0  # a distributed iozone trial of one test on the lab: its children's SSH start-up
     bytes_per_s: float = 100 * 2**20
     volume_s: float = 9.0
     source: str = "lab defaults"
@@ -59,8 +61,8 @@ def stored_trial_cost(store: Store, cluster_name: str) -> TrialCost | None:
 
 def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, cost: TrialCost = TrialCost()) -> float:
     """Campaign duration: per trial, the start-up plus the data of every test pass at the cost's rate (or the
-    auto-sizing target); per volume, creating, mounting and removing it; a minute for the baselines of
-    each lab hardware setting."""
+    auto-sizing target); per volume, creating, mounting and removing it; ``BASELINE_S`` for the facts and
+    baselines of each lab hardware setting."""
     per_trial = 0.0
     for run in expanded.runs:
         data = parse_size(run.workload.file_size) * run.workload.threads
@@ -68,7 +70,8 @@ def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, co
         io = passes * data / cost.bytes_per_s
         if p.target_seconds:
             io = max(io, p.target_seconds)
-        startup = DD_STARTUP_S if run.workload.engine == "dd" else cost.startup_s  # dd: one SSH round trip
+        startup = DD_STARTUP_S if run.workload.engine == "dd" else \
+            cost.startup_s + IOZONE_NEXT_TEST_S * (passes - 1)  # dd: one SSH round trip
         per_trial += (startup + io) * (p.warmups + p.repetitions)
     total = per_trial + cost.volume_s * len(expanded.volumes)
     # Each lab hardware setting is a campaign with baselines of its own.

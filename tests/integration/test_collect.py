@@ -21,7 +21,7 @@ from gluster_model.store import open_store
 from .conftest import glmodel, kept_trials, lab_processes
 from .postgres import PORT, postgres_control, postgres_server
 
-# 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~9 s of
+# 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~1.5 s of
 # iozone's own start-up and barriers on the lab, whatever the file size).
 PLAN = {
     "name": "ci",

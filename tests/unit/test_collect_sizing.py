@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gluster_model.bench.workload import Workload
-from gluster_model.campaign.estimate import TrialCost, estimate_seconds, fit_trial_cost
+from gluster_model.campaign.estimate import IOZONE_NEXT_TEST_S, TrialCost, estimate_seconds, fit_trial_cost
 from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram
 from gluster_model.units import parse_size
 from gluster_model.plan.file import Expanded
@@ -69,7 +69,8 @@ def test_estimate_uses_the_cost_model() -> None:
     ex = Expanded(runs=[run])
     p = Protocol(warmups=1, repetitions=3)
     cost = TrialCost(startup_s=5, bytes_per_s=100 * 2**20, volume_s=10)
-    # per trial: 5 s + 2 passes x 200 MiB at 100 MiB/s = 9 s; 4 trials; one volume; no baselines.
-    assert estimate_seconds(ex, p, baselines=False, cost=cost) == pytest.approx(4 * 9 + 10)
+    # per trial: 5 s + iozone's pause before its second test + 2 passes x 200 MiB at 100 MiB/s = 13.5 s;
+    # 4 trials; one volume; no baselines.
+    assert estimate_seconds(ex, p, baselines=False, cost=cost) == pytest.approx(4 * (9 + IOZONE_NEXT_TEST_S) + 10)
     slow = TrialCost(startup_s=5, bytes_per_s=50 * 2**20, volume_s=10)
-    assert estimate_seconds(ex, p, baselines=False, cost=slow) == pytest.approx(4 * 13 + 10)
+    assert estimate_seconds(ex, p, baselines=False, cost=slow) == pytest.approx(4 * (13 + IOZONE_NEXT_TEST_S) + 10)
