@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 VERIFY_PREFIX = "verify."  # plan names of verification campaigns (see gluster_model.verify)
 from .bench.metrics import METRICS as METRICS
+from .store.store import open_store
+from .errors import ConfigError
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
            "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
@@ -216,7 +218,6 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from .errors import ConfigError
 
     p = Path(path)
     try:
@@ -265,8 +266,6 @@ def model_frame(store: str | Path, data: Path | None = None, campaigns: Sequence
         frame = measured(read_table(data), outliers=True)
         known, source = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
     else:
-        from .store.store import open_store  # only here: a fit from a table file needs no SQLAlchemy
-
         with open_store(store, create=False) as st:
             known = {c["name"] for c in st.campaigns()}
             frame = trial_frame(st, include_outliers=True)
@@ -326,8 +325,6 @@ def export_trials(store: str | Path, out: Path, fmt: str = "csv", campaign: str 
                   all_trials: bool = False) -> pd.DataFrame:
     """Write the store's trials as one table (CSV or Parquet); warm-ups, outliers and failed runs only with
     ``all_trials`` (their flag columns say which). Returns what was written."""
-    from .store.store import open_store
-
     with open_store(store, create=False) as st:
         frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
                             include_failed=all_trials)

@@ -34,6 +34,10 @@ from ..store.store import Store
 from .collector import Collector
 from .progress import CampaignSummary, PlanReporter
 from .records import ensure_campaign, runs_done
+from ..design.committee import next_batch
+from ..design.matrix import RIDGE, with_intercept
+from ..design.registry import Space, choose
+from ..dataset import trial_frame
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,7 +78,6 @@ def round_figures(x: np.ndarray, names: Sequence[str], chosen: Sequence[int], me
     last round, its importance ranking (|effect| across each input's range), and its leave-one-out R²."""
     import numpy as np
 
-    from ..design.matrix import RIDGE, with_intercept
 
     z = with_intercept(x)
     y = np.asarray(measured, dtype=float)
@@ -140,9 +143,6 @@ def run_adaptive(executor: Executor, plan: PlanFile, expanded: Expanded, store: 
 
     cluster = executor.cluster
 
-    from ..dataset import trial_frame
-    from ..design.committee import next_batch
-    from ..design.registry import Space, choose
 
     d = plan.design
     runs = expanded.runs

@@ -39,6 +39,7 @@ from .progress import CampaignSummary, Reporter, SilentReporter
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram
 from .trial_context import disturbances, heal_pending, snapshot, summary
+from ..preflight import gather_facts
 
 
 class TrialFailed(GlmodelError):
@@ -232,8 +233,6 @@ class Collector:
     # -- facts and baselines --------------------------------------------------------------------------------
     def _facts(self, cid: int) -> str:
         """Host facts into the store; the campaign's hardware key."""
-        from ..preflight import gather_facts
-
         self.report.status("host facts")
         facts = self.facts_fn() if self.facts_fn else gather_facts(self.ex)
         self.store.put_hosts(cid, facts)

@@ -17,6 +17,8 @@ from ..hardware.emulation import EMULATED, apply_hardware, is_share, parse_share
 from ..errors import ConfigError, LabError
 from ..remote.executor import Executor
 from .records import LabSetting
+from ..hardware.settings import PAIRS, parse_setting
+from ..lab import LabState, load_lab, restore as restore_nodes, set_hardware, snapshot
 
 
 def apply_lab_setting(executor: Executor, setting: LabSetting,
@@ -24,7 +26,6 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
     """Give every node (lab) or host (emulation) the setting's hardware; ``note`` is told, per host of a
     cluster, what was changed there."""
     cluster = executor.cluster
-    from ..hardware.settings import PAIRS, parse_setting  # the one parser of hardware settings' text
 
     if cluster.lab_dir is None:
         other = [f for f, _ in setting if f not in EMULATED]
@@ -44,7 +45,6 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
         for host, words in apply_hardware(executor, knobs).items():
             note(f"{host}: {words}")
         return
-    from ..lab import load_lab, set_hardware
 
     state = load_lab(cluster.lab_dir)
     settings: dict[str, Any] = {}
@@ -64,8 +64,6 @@ class HardwareSnapshot:
 def lab_snapshot(cluster: ClusterSpec, progress: Callable[[str], None] = lambda m: None) -> HardwareSnapshot:
     """The hardware before a plan changes it, for ``restore_lab``. On a lab it is recorded in the lab's state
     first; one an earlier plan recorded and never put back (it was killed) is the lab's own, and is used."""
-    from ..lab import LabState, snapshot
-
     state = LabState.load(cluster.lab_dir) if cluster.lab_dir else None
     if state is None:
         return HardwareSnapshot(None)
@@ -85,8 +83,6 @@ def restore_lab(executor: Executor, snap: HardwareSnapshot,
         for host, outcome in restore(executor).items():
             progress(f"{host}: {outcome}")
         return
-    from ..lab import load_lab
-    from ..lab import restore as restore_nodes
 
     assert cluster.lab_dir is not None
     restore_nodes(load_lab(cluster.lab_dir), snap.lab, progress)

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ..errors import ConfigError
 from .yamlio import parse_yaml, read_text, validation_message
+from .inventory import in_inventory_terms, inventory_to_cluster_data, is_yaml_inventory, looks_like_inventory
 
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9._+@%=/-]*$")
@@ -386,8 +387,6 @@ def cluster_from_data(data: Any, source: str, base: Path) -> ClusterSpec:
 
 def load_cluster(path: str | Path) -> ClusterSpec:
     """Load a cluster file, or an Ansible inventory (INI or YAML) with server and client groups."""
-    from .inventory import in_inventory_terms, inventory_to_cluster_data, is_yaml_inventory, looks_like_inventory
-
     p = Path(path)
     text = read_text(p)
     source = str(p)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import GlmodelError
+from ..units import parse_size
 
 if TYPE_CHECKING:
     from ..remote.executor import Executor
@@ -61,8 +62,6 @@ def bytes_per_brick(plan: VolumePlan, files: int, file_size: int) -> int:
     c = plan.config
     subvolumes = max(1, len(plan.bricks) // c.set_size)
     if c.shard is not None and c.shard.enabled:
-        from ..units import parse_size
-
         block = parse_size(c.shard.block_size)
         blocks_per_file = max(1, math.ceil(file_size / block))
         data = worst_share(files * blocks_per_file, subvolumes) * min(block, file_size)

@@ -32,6 +32,7 @@ from . import bricks, cgroups, cpu, disk, links, ram
 from .clusterfile import write_cluster_file
 from .run import Progress, quiet
 from .state import LabState
+from .state import find_node, load_lab
 
 _DISK_KEYS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
               "disk_write_iops": "write_iops"}
@@ -183,8 +184,6 @@ def set_nodes(lab_dir: Path, nodes: Sequence[str], settings: Mapping[str, Any], 
               progress: Callable[[str], None] = lambda m: None) -> list[tuple[str, dict[str, str]]]:
     """Give the nodes named (address, index or nodeN; every node when none is) the settings, then read back every
     node's settings as (address, {knob: shown value})."""
-    from .state import find_node, load_lab
-
     state = load_lab(lab_dir)
     targets = [find_node(lab_dir, n)[1].address for n in nodes] if nodes else [n.address for n in state.nodes]
     if settings or brick_size is not None:

@@ -9,6 +9,10 @@ from pathlib import Path
 
 from . import netns
 from .state import LabState
+from ..config.cluster import load_cluster
+from ..gluster.apply import apply_volume, mount, teardown_volume, unmount
+from ..gluster.volume import VolumeConfig
+from ..remote.executor import SSHExecutor
 
 
 def brick_reads(state: LabState) -> dict[str, int]:
@@ -30,11 +34,6 @@ def brick_reads(state: LabState) -> dict[str, int]:
 def replica_read_spread(state: LabState, size: int = 32 << 20) -> dict[str, int]:
     """Bytes served by each node's bricks when every node, as a client, reads back its own ``size`` file of a
     replica-N volume (N = the nodes) after its cache was dropped; the volume is removed afterwards."""
-    from ..config.cluster import load_cluster
-    from ..gluster.apply import apply_volume, mount, teardown_volume, unmount
-    from ..gluster.volume import VolumeConfig
-    from ..remote.executor import SSHExecutor
-
     spec = load_cluster(state.cluster_file)
     cfg = VolumeConfig(name="spread", layout="replicate", replica=len(state.nodes))  # Gluster's default read policy
     with SSHExecutor(spec) as ex:

@@ -22,6 +22,9 @@ from .. import __version__
 from ..errors import GlmodelError
 from .features import Schema
 from .groups import n_groups
+from .domain import Domain
+from .features import with_derived
+from .learners import load_fitted
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,8 +141,6 @@ class ModelFile:
         return Schema.from_json(self._metric(metric)["schema"])
 
     def domain(self, metric: str) -> Domain:
-        from .domain import Domain
-
         return Domain.from_json(self._metric(metric)["domain"])
 
     def selected(self, metric: str) -> str:
@@ -150,8 +151,6 @@ class ModelFile:
         return list(self._metric(metric)["models"])
 
     def model(self, metric: str, name: str | None = None) -> Fitted:
-        from .learners import load_fitted
-
         entry = self._metric(metric)
         name = name or entry["report"]["selected"]
         if name not in entry["models"]:
@@ -171,8 +170,6 @@ class ModelFile:
         ``observed_change`` of a measured one (each configuration benchmarked once); a model without a
         covariance spends up to ``change_refits`` bootstrap refits on the first (none: no interval). Intervals
         are for a mean of ``trials`` trials where the model can tell the trials' noise from its own error."""
-        from .features import with_derived
-
         model = self.model(metric, use)
         cols = with_derived(config_columns(configs), metric)
         lo, hi = model.interval(cols, level, trials)

@@ -61,6 +61,7 @@ from .columns import Columns, n_rows
 from .features import Schema, Term, design_matrix, main_effect_terms
 from .physics import STAGES, stages
 from .groups import GROUP, cv_groups
+from ..errors import GlmodelError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -183,8 +184,6 @@ class BottleneckModel:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BottleneckModel:
-        from ..errors import GlmodelError
-
         try:
             terms = [Term.from_json(t) for t in d["terms"]]
             log_eff = [float(v) for v in d["log_eff"]]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .columns import Columns as Columns, n_rows as n_rows, numbers as numbers, strings as strings
 from .physics import bottleneck_mbps
+from ..hardware.settings import campaign_setting
 
 if TYPE_CHECKING:
     import numpy as np
@@ -137,8 +138,6 @@ def held_by_design(rows: pd.DataFrame) -> dict[str, str]:
     and disks leaves the CPU as it is). Such an input still varies from campaign to campaign, by measurement noise alone
     (a CPU score measured on a busy machine: 191-342 at one CPU): left in, its slope is fitted to the noise and
     moves every prediction whose own measurement differs, so it is left out."""
-    from ..hardware.settings import campaign_setting
-
     if "campaign" not in rows or rows.empty:
         return {}
     campaigns = rows["campaign"].astype(str).unique()

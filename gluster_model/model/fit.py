@@ -19,6 +19,7 @@ from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
 from .replicates import Replication, lack_of_fit, noise_cv, pure_error
 from .groups import cv_groups
 from .validate import CrossValidation, Holdout, grouped_cv, holdout, r2
+from ..bench.metrics import METRICS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -255,8 +256,6 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
 
 def metrics_asked(frame: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
     """The metrics named (each checked), or every metric with data in ``frame``."""
-    from ..bench.metrics import METRICS
-
     unknown = [m for m in metrics or () if m not in METRICS]
     if unknown:
         raise FitError(f"--metric: unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")

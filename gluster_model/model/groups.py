@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .features import HARDWARE_INPUTS
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -50,7 +52,6 @@ def cv_groups(frame: pd.DataFrame) -> tuple[np.ndarray, str]:
     import numpy as np
     import pandas as pd
 
-    from .features import HARDWARE_INPUTS
 
     varied = [c for c in HARDWARE_INPUTS if c in frame and frame[c].notna().all() and frame[c].nunique() > 1]
     if varied:

@@ -30,6 +30,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .features import Columns, Schema, Term, main_effect_terms, n_rows, numbers, strings
 from .groups import GROUP, group_folds, group_resamples, n_groups
 from .linear import LinearModel, fit_linear, fit_point
+from ..errors import GlmodelError
+from .bottleneck import BottleneckModel, conformal_quantiles, fit_bottleneck, raw_binding, runs_of, usable
+from .groups import cv_groups
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,8 +134,6 @@ def with_stage_intervals(model: LinearModel, frame: pd.DataFrame, y: np.ndarray,
     the unit and the stage the category). Left as it is with fewer than 3 settings or unmeasured stages."""
     import numpy as np
 
-    from .bottleneck import conformal_quantiles, raw_binding, runs_of, usable
-    from .groups import cv_groups
 
     if not usable(frame, metric):
         return
@@ -149,8 +150,6 @@ def with_stage_intervals(model: LinearModel, frame: pd.DataFrame, y: np.ndarray,
 
 
 def bottleneck(schema: Schema, metric: str) -> Learner:
-    from .bottleneck import fit_bottleneck
-
     def fit(frame: pd.DataFrame, y: np.ndarray, intervals: bool) -> Fitted:
         return fit_bottleneck(frame, y, schema, metric, intervals)
     return Learner("bottleneck", "log MB/s = slowest stage x its efficiency (elasticity 1 where it binds), plus "
@@ -306,7 +305,6 @@ class GbmModel:
             return cls._from_skops(d)
         import numpy as np
 
-        from ..errors import GlmodelError
 
         name = d.get("name", "gbm")
         try:
@@ -341,7 +339,6 @@ class GbmModel:
         of (never a pickle)."""
         import skops.io as sio
 
-        from ..errors import GlmodelError
 
         import binascii
         import zipfile
@@ -406,9 +403,6 @@ def load_fitted(d: Mapping[str, Any]) -> Fitted:
     if d["type"] == "gbm":
         return GbmModel.from_json(d)
     if d["type"] == "bottleneck":
-        from .bottleneck import BottleneckModel
-
         return BottleneckModel.from_json(d)
-    from ..errors import GlmodelError
 
     raise GlmodelError(f"model type {d['type']!r} is not one glmodel writes (linear, gbm, bottleneck)")

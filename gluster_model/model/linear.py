@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .features import Columns, Term, design_matrix, n_rows
+from .bottleneck import lookup, raw_binding
+from .physics import STAGES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,9 +111,6 @@ class LinearModel:
         from scipy.special import stdtrit
 
         if self.conformal and self.response == "log":
-            from .bottleneck import lookup, raw_binding
-            from .physics import STAGES
-
             yhat = self.predict(frame)
             q = np.array([lookup(self.conformal, STAGES[s], level, trials)
                           for s in raw_binding(frame, self.metric)])

@@ -16,6 +16,9 @@ from typing import Any, Literal
 from ..bench.workload import Workload
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
+from ..hardware.emulation import is_share, parse_share
+from ..hardware.settings import canonical
+from ..units import gluster_size
 
 Family = Literal["volume", "workload", "cluster", "lab"]
 Kind = Literal["int", "size", "bool", "choice", "hardware"]
@@ -90,9 +93,6 @@ def normalize_level(factor: Factor, value: Any) -> Level:
             raise ValueError(f"{value!r} is more than {MAX_SIZE >> 40} TB; no trial of that size would end")
         return n
     if factor.kind == "hardware":
-        from ..hardware.emulation import is_share, parse_share
-        from ..hardware.settings import canonical
-
         if is_share(value):  # a share of each host's own hardware (emulation on a cluster): "50%"
             return str(parse_share(str(value)) or "100%")
         return canonical(factor.name, str(value))  # canonical text: "1gbit", "150MB/s", "unlimited"
@@ -126,8 +126,6 @@ def _show(v: Level) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
     if isinstance(v, int) and v >= 1024 and v % 1024 == 0:
-        from ..units import gluster_size
-
         return gluster_size(v)
     return str(v)
 

@@ -20,6 +20,8 @@ from ..errors import ConfigError
 from .design import NEEDS_N, DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from .protocol import Protocol
+from ..config.yamlio import validation_message
+from ..gluster.volume import VolumeConfig, plan_volume
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -175,8 +177,6 @@ class PlanFile(Frozen):
         try:
             return PlanFile.model_validate(data)
         except ValidationError as exc:
-            from ..config.yamlio import validation_message
-
             err = validation_message(exc, source, PlanFile)
             raise ConfigError(source, f"variants.{name}.{err.key}", err.problem) from None
 
@@ -208,8 +208,6 @@ class PlanFile(Frozen):
     @field_validator("volume_options")
     @classmethod
     def _options(cls, v: dict[str, str]) -> dict[str, str]:
-        from ..gluster.volume import VolumeConfig
-
         try:
             VolumeConfig(options=v)  # same checks as a volume file
         except ValidationError as exc:
@@ -342,8 +340,6 @@ def execution_order(runs: list[RunSpec]) -> list[RunSpec]:
 
 def check_buildable(run: RunSpec, cluster: ClusterSpec, source: str) -> None:
     """Raise ValueError/ConfigError when the cluster cannot hold the run's volume or its clients."""
-    from ..gluster.volume import plan_volume
-
     plan_volume(run.volume, cluster, None, source)
     _check_cluster(run, cluster)
 

@@ -38,6 +38,8 @@ from ..config.yamlio import load_model
 from ..errors import ConfigError
 from ..model.features import SIZE_FEATURES, Feature
 from ..units import parse_size, parse_switch
+from ..config.yamlio import parse_yaml
+from ..plan.factors import FACTORS, LAB_FACTORS, normalize_level
 
 
 class _Strict(BaseModel):
@@ -60,7 +62,6 @@ class ScenarioSpec(_Strict):
     def _lab(cls, v: Any) -> Any:
         if not isinstance(v, dict):
             raise ValueError("lab must map lab settings to values, e.g. {cpu: 0.5, disk: 120MB/s}")
-        from ..plan.factors import FACTORS, LAB_FACTORS, normalize_level
 
         out: dict[str, str] = {}
         for name, value in v.items():
@@ -244,8 +245,6 @@ def measured_extremes(raw: Mapping[str, Any], base: Mapping[str, Any],
 
 def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> dict[str, Any]:
     """``--set name=value`` options (YAML scalars: 10, 64MB, true, xfs) checked against the model's inputs."""
-    from ..config.yamlio import parse_yaml
-
     raw: dict[str, Any] = {}
     for item in items:
         name, sep, text = item.partition("=")

@@ -31,6 +31,7 @@ from ..errors import GlmodelError
 from ..units import gluster_size
 from .scenarios import parse_sets
 from .whatif import judge, model_inputs, show_value
+from ..model.features import SIZE_FEATURES, label
 
 if TYPE_CHECKING:
     from ..model.artifact import ModelFile
@@ -131,8 +132,6 @@ class Advice:
         """The advice as a what-if file (`glmodel predict` / `glmodel verify --scenarios`): Gluster's defaults as
         the baseline, each recommendation a candidate, the workload spelled out in full so what is measured is
         what was predicted."""
-        from ..model.features import SIZE_FEATURES
-
         def spelled(options: Mapping[str, Any]) -> dict[str, Any]:
             values = {**self.assumed, **self.workload, **options}
             return {k: (gluster_size(int(v)) if k in SIZE_FEATURES and not isinstance(v, bool)
@@ -372,6 +371,4 @@ def _balanced(mf: ModelFile, metrics: Sequence[str], grids: Mapping[str, Any], l
 
 def describe(options: Mapping[str, Any]) -> str:
     """Option set as text: write-behind on, io-cache size 64MB, ..."""
-    from ..model.features import label
-
     return ", ".join(f"{label(n)} {show_value(n, v)}" for n, v in options.items())

@@ -34,6 +34,7 @@ from ..model.features import SIZE_FEATURES, Feature, label, with_derived
 from ..model.physics import STAGES, stages
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
+from ..model.artifact import json_safe
 
 if TYPE_CHECKING:
     from ..model.artifact import ModelFile
@@ -195,8 +196,6 @@ class Answer:
     source: str = ""  # the scenario file asked, if any
 
     def to_json(self) -> dict[str, Any]:
-        from ..model.artifact import json_safe
-
         out: dict[str, Any] = json_safe(asdict(self))
         for m, mj in zip(self.metrics, out["metrics"]):
             for p, pj in zip(m.predictions, mj["predictions"]):

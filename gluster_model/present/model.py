@@ -9,6 +9,7 @@ from typing import Any
 from ..model.design_size import DesignSize
 from ..model.features import label, readable
 from ..model.fit import MetricFit
+from ..model.artifact import metric_report
 
 
 def _f(value: float | None, fmt: str = ".3f") -> str:
@@ -53,7 +54,6 @@ def comparison_rows(report: dict[str, Any]) -> list[dict[str, str]]:
 def comparison_table(f: MetricFit) -> Any:
     from rich.table import Table
 
-    from ..model.artifact import metric_report
 
     t = Table(title=f"{f.metric}: models on the same data ({f.n_rows} trials, {f.n_configs} configurations)",
               title_justify="left")
@@ -134,7 +134,6 @@ def print_fits(console: Any, fits: Sequence[MetricFit], skipped: Sequence[str]) 
         if not f.diagnostics.findings and f.diagnostics.reset_p is not None:
             console.print(f"  {f.metric}: RESET p = {f.diagnostics.reset_p:.2g}, Breusch–Pagan p = "
                           f"{_f(f.diagnostics.breusch_pagan_p, '.2g')}: no evidence against the linear model")
-        from ..model.artifact import metric_report
 
         for line in replication_lines(metric_report(f)):
             console.print(f"  {f.metric}: {line}", highlight=False)

@@ -13,6 +13,7 @@ from typing import Any
 from ..model.features import label
 from ..predict.whatif import Answer, MetricAnswer, Prediction, show_value
 from ..text import printable
+from ..predict.whatif import HEADROOM_DROP
 
 
 _BASIS_STYLE = {"measured": "green", "interpolated": "", "bounded": "cyan", "extrapolated": "yellow"}
@@ -185,8 +186,6 @@ def headroom_lines(a: Answer) -> list[str]:
 
 def headroom_line(m: MetricAnswer) -> str:
     """How far each hardware input can fall before the metric drops: 'none' for what limits it."""
-    from ..predict.whatif import HEADROOM_DROP
-
     if not m.headroom:
         return ""
     parts = []

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .predict import name_text, rich_table, num
 from ..text import printable
+from ..campaign.records import setting_campaign
 
 if TYPE_CHECKING:
     from ..verify import Check, Verification, Work
@@ -63,8 +64,6 @@ def _gain_cells(c: Check) -> list[str]:
 
 def verify_plan_lines(work: Work, model_file: str) -> list[str]:
     """``verify --dry-run``: each scenario's run and the campaign that would measure it, or why it cannot be."""
-    from ..campaign.records import setting_campaign
-
     out = [f"verify {', '.join(work.metrics)} of {model_file}: {len(work.expanded.runs)} run(s) in "
            f"{len(work.campaigns)} campaign(s)"]
     for t in work.targets:

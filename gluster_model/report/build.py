@@ -16,6 +16,15 @@ from ..text import printable
 from . import figures, tables
 from .data import CampaignView, baselines, campaigns, study_trials
 from .document import Doc, to_html, to_markdown
+from ..model.artifact import load
+from ..model.features import with_derived
+from ..model.fit import rows_for
+from ..predict.scenarios import from_file
+from ..predict.whatif import measured_settings, model_inputs, what_if
+from ..studies.stats import plateau
+from ..dataset import read_table, trial_frame
+from ..verify import from_store
+from .decision import add_answer, add_limits, context_rows, settings_count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,8 +98,6 @@ def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int
                                                    "components by BIC)")
         doc.img(figures.read_times(groups, out, f"study{n}_read_times.png"), "distribution of read times")
     elif view.study == "block_size_sweep":
-        from ..studies.stats import plateau
-
         curves = tables.sweep_curves(df)
         doc.table(tables.sweep_table(curves), "throughput (MB/s) against block size; plateau: under 5% gain per "
                                               "doubling from there on")
@@ -99,8 +106,6 @@ def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int
     else:
         doc.table(tables.config_table(df), "mean throughput per run (MB/s)")
         if view.study == "study_gluster":
-            from ..dataset import trial_frame
-
             doc.img(figures.block_size_sync(trial_frame(store, view.name), out, f"study{n}_block_size_sync.png"),
                     "throughput against block size by O_SYNC mode")
         doc.p("Fit these runs with `glmodel fit --campaign " + view.name + " --family "
@@ -110,8 +115,6 @@ def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int
 
 def _model_frame(store: Store, provenance: dict[str, Any]) -> pd.DataFrame | None:
     """The rows a model was fitted on: its campaigns from the store, or the table file it names."""
-    from ..dataset import read_table, trial_frame
-
     names = list(provenance.get("campaigns") or [])
     known = {c["name"] for c in store.campaigns()}
     if names and all(n in known for n in names):
@@ -127,8 +130,6 @@ def _model_frame(store: Store, provenance: dict[str, Any]) -> pd.DataFrame | Non
 def _model_section(doc: Doc, store: Store, mf: ModelFile, model_path: Path, out: Path) -> None:
     import pandas as pd
 
-    from ..model.features import with_derived
-    from ..model.fit import rows_for
 
     prov = mf.doc.get("provenance", {})
     doc.h2(f"Model: {model_path.name}", "model")
@@ -204,15 +205,10 @@ def answered(store: Store, model: Path | None, question: Path | None = None) -> 
         raise GlmodelError("--scenarios needs --model: the question is answered with a fitted model")
     if model is None:
         return None
-    from ..model.artifact import load
 
     mf = load(model)
     if question is None:
         return Answered(mf, model)
-    from ..predict.scenarios import from_file
-    from ..predict.whatif import measured_settings, model_inputs, what_if
-    from ..verify import from_store
-    from .decision import context_rows, settings_count
 
     q = from_file(question, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
     answer = what_if(mf, q)
@@ -263,8 +259,6 @@ def _document(store: Store, out: Path, results: Answered | None, views: list[Any
     question = results.question if results is not None else None
     doc = Doc("glmodel report" + (f": {printable(question.name)}" if question is not None else ""))
     if results is not None and results.answer is not None:
-        from .decision import add_answer, add_limits
-
         add_answer(doc, results.answer, results.verification, out, results.context)
         add_limits(doc, results.answer, results.domains, results.settings)
         doc.h2("Appendix for engineers", "appendix")

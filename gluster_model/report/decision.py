@@ -13,6 +13,7 @@ from ..predict.whatif import Answer, show_value
 from ..present.predict import change, change_words, money, num, rank_cell
 from ..text import printable
 from . import figures
+from ..present.predict import gain_figure
 
 if TYPE_CHECKING:
     from ..model.domain import Domain
@@ -112,7 +113,6 @@ def add_answer(doc: Doc, a: Answer, v: Verification | None, out: Path,
     limits of the data."""
     import pandas as pd
 
-    from ..present.predict import gain_figure
 
     doc.h2("The answer", "answer")
     for line in answer_lines(a, v):

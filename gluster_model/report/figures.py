@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model.features import label
+from ..units import gluster_size
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -48,8 +51,6 @@ def read_cost(table: pd.DataFrame, out: Path, name: str) -> str:
 
 def read_times(groups: Sequence[ReadTimes], out: Path, name: str) -> str:
     """Histogram of per-reader read times per (readers, buffer), with the detected modes marked."""
-    from ..units import gluster_size
-
     plt = _plt()
     n = max(len(groups), 1)
     cols = min(n, 2)
@@ -109,7 +110,6 @@ def importance(rows: list[dict[str, Any]], title: str, out: Path, name: str) -> 
     vi = [float(r.get("vi") or 0.0) for r in rows]
     lo = [max(0.0, v - float(r["vi_low"] if r.get("vi_low") is not None else v)) for v, r in zip(vi, rows)]
     hi = [max(0.0, float(r["vi_high"] if r.get("vi_high") is not None else v) - v) for v, r in zip(vi, rows)]
-    from ..model.features import label
 
     ax.barh([label(r["feature"]) for r in rows], vi, xerr=[lo, hi], color="#55a868", capsize=3)
     ax.set_xlabel("share of explained variance (S_i / ΣS_i)")

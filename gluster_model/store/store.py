@@ -25,6 +25,7 @@ from ..errors import ConfigError, StoreError
 from . import schema as t
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
+from ..processes import zombie
 
 DEFAULT_STORE = "glmodel.db"
 _FEATURE_COLUMNS = ("layout", "replica", "disperse", "redundancy", "shard", "shard_block_size", "write_behind",
@@ -471,6 +472,4 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
 
 def _alive(pid: int) -> bool:
     """Whether a process of this host still runs (and is not a zombie)."""
-    from ..processes import zombie
-
     return not zombie(int(pid))

@@ -16,6 +16,7 @@ from ..plan.factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level
 from ..plan.file import Expanded, PlanFile, check_buildable, execution_order
 from ..predict.scenarios import Question, Scenario
 from ..predict.whatif import resolve
+from ..campaign.records import campaign_name, setting_campaign
 
 if TYPE_CHECKING:
     from ..config.cluster import ClusterSpec
@@ -202,8 +203,6 @@ class Work:
 def prepare(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile,
             metrics: Sequence[str] | None = None) -> Work:
     """Every check that needs no host: the metrics, each scenario's run (or why not), the campaigns."""
-    from ..campaign.records import campaign_name, setting_campaign
-
     asked = _metrics(mf, plan, metrics)
     found = targets(mf, q, plan, cluster, asked)
     runs = list({t.run.config_hash: t.run for t in found if t.run is not None}.values())

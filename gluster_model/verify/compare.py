@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..predict.scenarios import Question, Scenario
 from ..predict.whatif import what_if
 from .build import MEASURED_INPUTS, Target
+from ..model.artifact import json_safe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,8 +81,6 @@ class Verification:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        from ..model.artifact import json_safe
-
         out: dict[str, Any] = json_safe(asdict(self))
         return out
 

@@ -13,6 +13,11 @@ from ..plan.file import PlanFile
 from ..predict.scenarios import Question
 from .build import _metrics, prepare, targets
 from .compare import Verification, compare
+from ..campaign.plan_run import run_plan
+from ..config.cluster import cluster_from_data
+from ..remote.executor import SSHExecutor
+from ..dataset import trial_frame
+from ..store import open_store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,9 +40,6 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
     """
     from contextlib import ExitStack
 
-    from ..campaign.plan_run import run_plan
-    from ..remote.executor import SSHExecutor
-    from ..store import open_store
 
     work = prepare(cluster, mf, q, plan, metrics)
     asked, found, vplan, base, expanded, names = (work.metrics, work.targets, work.plan, work.base, work.expanded,
@@ -55,7 +57,6 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
 def measured_frame(store: Store, campaigns: Sequence[str]) -> pd.DataFrame:
     import pandas as pd
 
-    from ..dataset import trial_frame
 
     parts = [trial_frame(store, c) for c in campaigns]
     parts = [p for p in parts if not p.empty]
@@ -90,8 +91,6 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
 
 def stored_cluster(record: Mapping[str, Any], on_lab: bool) -> ClusterSpec:
     """A cluster as a campaign recorded it (hosts, roles, bricks; no SSH settings), enough to rebuild runs."""
-    from ..config.cluster import cluster_from_data
-
     hosts = record["hosts"]
     data: dict[str, Any] = {"name": record["name"],
                             "servers": [{"host": h["address"], "brick_paths": list(h["brick_paths"])}
