@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from .design.registry import STRATEGIES  # the design registry: no heavy import
+from .hardware.settings import OPTIONS as HARDWARE_KNOBS  # the hardware knobs: no heavy import
 from .units import parse_ints, parse_size
 
 T = TypeVar("T")
@@ -757,18 +758,8 @@ lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path
 
 def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The per-node hardware options shared by `lab up` and `lab node` (see gluster_model.lab.hardware)."""
-    for option, help_text in reversed([
-            ("--link", "Link rate, shaped with tc: 100mbit, 1gbit, 10gbit, unlimited."),
-            ("--backing", "Brick backing: dir (the lab directory), ext4 or xfs (a loop device), tmpfs."),
-            ("--disk", "Disk read and write rate of the brick device (block throttling): 40MB/s, 150MB/s, "
-                       "unlimited. Gives dir-backed nodes an ext4 loop device."),
-            ("--disk-read", "Disk read rate only, e.g. 120MB/s."),
-            ("--disk-write", "Disk write rate only, e.g. 60MB/s."),
-            ("--disk-iops", "Disk read and write IOPS limit, e.g. 500, or unlimited."),
-            ("--ram", "RAM of the node's processes and page cache (a memory cgroup): 512MB, 2GB, unlimited."),
-            ("--cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.")]):
-        name = option.lstrip("-").replace("-", "_")
-        f = click.option(option, name, type=_setting(name), help=help_text)(f)
+    for knob in reversed(HARDWARE_KNOBS):
+        f = click.option("--" + knob.name.replace("_", "-"), knob.name, type=_setting(knob.name), help=knob.help)(f)
     return f
 
 

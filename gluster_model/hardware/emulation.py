@@ -44,9 +44,8 @@ from .link import removal_argv, shaping_argv, show_rate
 from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
                          show_limits, targets, unthrottlable, v1_argv)
 from ..units import gluster_size
+from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
 
-# the plan factors a cluster can emulate
-EMULATED = ("link", "disk", "disk_read", "disk_write", "disk_iops", "ram", "cpu")
 DISK_KNOBS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
               "disk_write_iops": "write_iops"}
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")

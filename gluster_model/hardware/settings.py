@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -92,19 +93,77 @@ def show_cpu(cores: float | None) -> str:
     return "unlimited" if cores is None else f"{cores:g}"
 
 
-# name -> (parser of its text, shower of its value); "unlimited" parses to None everywhere but backing.
+@dataclass(frozen=True)
+class Knob:
+    """One hardware setting, wherever it is given: a lab node's (``lab up``/``lab node --NAME``, with dashes),
+    a plan's factor (``factor``, where its name differs), a what-if file's ``lab:`` entry, an emulated setting on a
+    cluster (``emulated``). ``parse`` reads its text ("unlimited" is None everywhere but backing) and ``show``
+    writes it back; a shorthand (``sets``) gives two knobs one value. ``moves``: the measured model inputs a
+    change of it moves (``model.features.held_by_design``). A new knob is an entry here and its mechanism: a
+    lab node's (``lab/hardware.py`` and a module of ``lab/``) and, for ``emulated``, a host's (``emulation``)."""
+
+    name: str
+    help: str
+    parse: Callable[[str], Any] | None = None  # None: a shorthand, parsed as its first knob
+    show: Callable[[Any], str] | None = None
+    sets: tuple[str, ...] = ()
+    moves: tuple[str, ...] = ()
+    emulated: bool = False
+    factor: str | None = None  # the plan factor's name, where it differs from ``name``
+    option: bool = True  # a CLI option and a plan factor (False: reached through a shorthand only)
+
+    @property
+    def factor_name(self) -> str:
+        return self.factor or self.name
+
+
+_DISK = ("disk_read_mbps", "disk_write_mbps")
+
+
+def _show_iops(v: int | None) -> str:
+    return "unlimited" if v is None else str(v)
+
+
+# In the order the CLI lists them.
+KNOB_LIST: tuple[Knob, ...] = (
+    Knob("link", "Link rate, shaped with tc: 100mbit, 1gbit, 10gbit, unlimited.", parse_rate, show_rate,
+         moves=("network_gbps",), emulated=True),
+    Knob("backing", "Brick backing: dir (the lab directory), ext4 or xfs (a loop device), tmpfs.", parse_backing, str,
+         moves=_DISK, factor="brick_backing"),
+    Knob("disk", "Disk read and write rate of the brick device (block throttling): 40MB/s, 150MB/s, unlimited. "
+         "Gives dir-backed nodes an ext4 loop device.", sets=("disk_read", "disk_write"), moves=_DISK, emulated=True),
+    Knob("disk_read", "Disk read rate only, e.g. 120MB/s.", parse_disk_rate, show_disk_rate,
+         moves=("disk_read_mbps",), emulated=True),
+    Knob("disk_write", "Disk write rate only, e.g. 60MB/s.", parse_disk_rate, show_disk_rate,
+         moves=("disk_write_mbps",), emulated=True),
+    Knob("disk_iops", "Disk read and write IOPS limit, e.g. 500, or unlimited.",
+         sets=("disk_read_iops", "disk_write_iops"), moves=_DISK, emulated=True),
+    Knob("disk_read_iops", "Disk read IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False),
+    Knob("disk_write_iops", "Disk write IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False),
+    Knob("ram", "RAM of the node's processes and page cache (a memory cgroup): 512MB, 2GB, unlimited.",
+         parse_ram, show_ram, moves=("client_ram_gb",), emulated=True),
+    Knob("cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.", parse_cpu, show_cpu,
+         moves=("cpu_score",), emulated=True),
+)
+# name -> (parser of its text, shower of its value), for the knobs that hold a value.
 KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
-    "link": (parse_rate, show_rate),
-    "backing": (parse_backing, str),
-    "disk_read": (parse_disk_rate, show_disk_rate),
-    "disk_write": (parse_disk_rate, show_disk_rate),
-    "disk_read_iops": (parse_iops, lambda v: "unlimited" if v is None else str(v)),
-    "disk_write_iops": (parse_iops, lambda v: "unlimited" if v is None else str(v)),
-    "ram": (parse_ram, show_ram),
-    "cpu": (parse_cpu, show_cpu),
-}
+    k.name: (k.parse, k.show) for k in KNOB_LIST if k.parse is not None and k.show is not None}
 # Shorthands that set a read and a write knob to one value.
-PAIRS = {"disk": ("disk_read", "disk_write"), "disk_iops": ("disk_read_iops", "disk_write_iops")}
+PAIRS = {k.name: k.sets for k in KNOB_LIST if k.sets}
+# The knobs a plan and the CLI name (shorthands included; not the ones reached through a shorthand only).
+OPTIONS: tuple[Knob, ...] = tuple(k for k in KNOB_LIST if k.option)
+# The plan factors a cluster that allows it can emulate on its hosts.
+EMULATED: tuple[str, ...] = tuple(k.factor_name for k in OPTIONS if k.emulated)
+
+
+def moved_by(measured: str) -> tuple[str, ...]:
+    """Every name (knob and plan factor) of the settings that move a measured input: 'network_gbps' ->
+    ('link',)."""
+    names: list[str] = []
+    for k in KNOB_LIST:
+        if measured in k.moves:
+            names += [k.name, *([k.factor] if k.factor else [])]
+    return tuple(names)
 
 
 def parse_setting(name: str, text: str, *, on_this_machine: bool = True) -> dict[str, Any]:

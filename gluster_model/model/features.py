@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .columns import Columns as Columns, n_rows as n_rows, numbers as numbers, strings as strings
 from .physics import bottleneck_mbps
-from ..hardware.settings import campaign_setting
+from ..hardware.settings import campaign_setting, moved_by
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,13 +31,9 @@ MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a do
 # actually measured, as points (model/domain.py), not input by input.
 HARDWARE_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
                    "base_filesystem")
-# The hardware setting names (hardware/settings.py) that move each measured input.
-# (a brick's backing and an IOPS limit move the disk figures as a rate limit does).
-_DISK_BY = ("disk_iops", "disk_read_iops", "disk_write_iops", "backing", "brick_backing")
-SET_BY: dict[str, tuple[str, ...]] = {"network_gbps": ("link",),
-                                      "disk_read_mbps": ("disk", "disk_read", *_DISK_BY),
-                                      "disk_write_mbps": ("disk", "disk_write", *_DISK_BY),
-                                      "client_ram_gb": ("ram",), "cpu_score": ("cpu",)}
+# The hardware setting names that move each measured input (``hardware.settings.KNOB_LIST``: a brick's backing
+# and an IOPS limit move the disk figures as a rate limit does).
+SET_BY: dict[str, tuple[str, ...]] = {m: moved_by(m) for m in HARDWARE_INPUTS if moved_by(m)}
 
 # What a person reads for each input (terminal and report); JSON and CSV keep the raw names.
 LABELS: dict[str, str] = {

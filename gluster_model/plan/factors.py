@@ -17,7 +17,7 @@ from ..bench.workload import Workload
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 from ..hardware.emulation import is_share, parse_share
-from ..hardware.settings import canonical
+from ..hardware.settings import BACKINGS, OPTIONS as HARDWARE_KNOBS, canonical
 from ..units import gluster_size
 
 Family = Literal["volume", "workload", "cluster", "lab"]
@@ -56,16 +56,11 @@ _F = [
     Factor("cache", "workload", "choice", ("dropped", "kept"), "caches dropped before each pass, or kept warm"),
     Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
     Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
-    # Hardware a plan can only change on the local lab: the driver asks the lab between volumes.
-    Factor("link", "lab", "hardware", help="every lab node's link rate (tc), e.g. 1gbit, 10gbit, unlimited"),
-    Factor("brick_backing", "lab", "choice", ("dir", "ext4", "xfs", "tmpfs"),
-           "every lab node's brick backing: a loop device formatted ext4/xfs, tmpfs, or the lab directory"),
-    Factor("disk", "lab", "hardware", help="every lab node's disk read and write rate (block throttling), e.g. 150MB/s"),
-    Factor("disk_read", "lab", "hardware", help="every lab node's disk read rate, e.g. 120MB/s"),
-    Factor("disk_write", "lab", "hardware", help="every lab node's disk write rate, e.g. 60MB/s"),
-    Factor("disk_iops", "lab", "hardware", help="every lab node's disk read and write IOPS limit, e.g. 500"),
-    Factor("ram", "lab", "hardware", help="every lab node's RAM (a memory cgroup), e.g. 1GB, 4GB, unlimited"),
-    Factor("cpu", "lab", "hardware", help="every lab node's CPU in cores (a CPU quota), e.g. 0.25, 0.5, 1"),
+    # Hardware a plan changes on the local lab (every node; the driver asks the lab between volumes) or, for
+    # the knobs a cluster can emulate, on its hosts: one factor per knob of hardware.settings.
+    *(Factor(k.factor_name, "lab", "choice" if k.name == "backing" else "hardware",
+             BACKINGS if k.name == "backing" else (), f"every node's {k.help[0].lower()}{k.help[1:]}")
+      for k in HARDWARE_KNOBS),
 ]
 FACTORS: dict[str, Factor] = {f.name: f for f in _F}
 LAB_FACTORS = tuple(f.name for f in _F if f.family == "lab")
