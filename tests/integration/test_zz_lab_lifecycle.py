@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,13 @@ def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
         ex.run("10.213.1.2", ["sh", "-c", "setsid sleep 4321 </dev/null >/dev/null 2>&1 &"])
-    orphan = int(subprocess.run(["pgrep", "-f", "^sleep 4321$"], capture_output=True, text=True).stdout.split()[0])
+    # the shell returned once it forked: on a busy machine the orphan may exec a moment later
+    deadline = time.monotonic() + 30
+    while not (found := subprocess.run(["pgrep", "-f", "^sleep 4321$"], capture_output=True,
+                                       text=True).stdout.split()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert found, "the orphan never started"
+    orphan = int(found[0])
     before = lab_pids(lab.path)
     assert orphan in before
     proc = glmodel("lab", "down", "--dir", str(lab.path))
