@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
@@ -144,6 +144,7 @@ class IozoneRun:
 STARTUP_TIMEOUT_S = 60.0  # a trial whose children did no I/O for this long is stopped
 STOP_GRACE_S = 5.0        # after SIGTERM to iozone's process group, how long before SIGKILL
 RESULTS_GRACE_S = 0.2     # after its last result is printed, how long the master may end on its own
+Reap = Literal["no", "once", "until_quiet"]  # how a trial's children are ended at its end (``_cleanup``)
 
 
 def run_iozone(executor: Executor, volume: str, workload: Workload,
@@ -173,7 +174,9 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
         f"{reap}; mkdir -p {dirs}" if a == first.address else f"{reap} || [ $? -eq 1 ]"), timeout=60)  # 1: none
     notes = [f"# ended a stale iozone left by an earlier trial: {h}" for h in free_master_port()]
     text = client_file(workload.threads, workdirs)
-    master_done = reap_once = False
+    # what the children need at the end: a master that was stopped leaves them waiting for it (reaped until
+    # none comes back); one that ran to its end, none
+    ending: Reap = "until_quiet"
     try:
         with tempfile.TemporaryDirectory(prefix="glmodel-iozone-") as tmp:
             cf = Path(tmp) / "clients"
@@ -209,15 +212,14 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
                 return IozoneRun(argv, text, None, "\n".join([*notes, watch.stdout + watch.stderr]), seconds,
                                  failure, watch.host)
             stdout, stderr = watch.stdout, watch.stderr
-            master_done = True
             # ended after its last result: its children had reported and sleep before they exit; one look ends
             # them (every child's session had started long before, so none can come after it)
-            reap_once = watch.ended_after_results
+            ending = "once" if watch.ended_after_results else "no"
             if watch.ended_after_results:
                 notes.append(f"# glmodel ended the master {RESULTS_GRACE_S:g} s after its last result (iozone "
                              "sleeps 4 s before it says it is complete)")
     finally:
-        _cleanup(executor, clients, mount_points, run_dir, reap=not master_done, reap_once=reap_once)
+        _cleanup(executor, clients, mount_points, run_dir, ending)
     raw = "\n".join([*notes, stdout]) + (("\n[stderr]\n" + stderr) if stderr.strip() else "")
     if proc.returncode != 0 and not watch.ended_after_results:
         err = CommandFailed("local", shlex.join(argv), proc.returncode, stderr or stdout)
@@ -431,17 +433,19 @@ def reap_until_quiet_script(master: str, quiet: int = REAP_QUIET_LOOKS, interval
 
 
 def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, str], run_dir: str,
-             reap: bool, reap_once: bool = False) -> None:
-    if reap or reap_once:  # the master was interrupted or timed out: its children would spin on, waiting for it
-        # Best effort: a client that dropped off cannot be reached, and that must not hide the trial's own error.
-        master = master_address(clients[0])
-        script = reap_until_quiet_script(master) if reap else f"{shlex.join(reap_argv(master))}; true"
-        executor.map([h.address for h in clients], lambda a: executor.run(
-            a, shell(script), timeout=30, check=False), timeout=40)
-    # One client removes the run's directory for all (it is one shared volume).
-    first = clients[0]
-    executor.run(first.address, ["rm", "-rf", "--", f"{mount_points[first.address]}/{run_dir}"], timeout=600,
-                 check=False)
+             reap: Reap) -> None:
+    """One round trip per client, all at once: end this trial's children as ``reap`` says, and the first client
+    removes the run's directory for all (it is one shared volume). Best effort: a client that dropped off cannot
+    be reached, and that must not hide the trial's own error."""
+    master = master_address(clients[0])
+    ending = {"no": "", "once": f"{shlex.join(reap_argv(master))}; ",
+              "until_quiet": f"({reap_until_quiet_script(master)}); "}[reap]
+    first = clients[0].address
+    remove = shlex.join(["rm", "-rf", "--", f"{mount_points[first]}/{run_dir}"])
+    scripts = {h.address: ending + (remove if h.address == first else "true") for h in clients}
+    hosts = [a for a, script in scripts.items() if script != "true"]
+    executor.map(hosts, lambda a: executor.run(a, shell(scripts[a]), timeout=600 if a == first else 30,
+                                               check=False), timeout=610)
 
 
 class IozoneEngine:

@@ -17,7 +17,7 @@ from ..hardware.emulation import EMULATED, apply_hardware, is_share, parse_share
 from ..errors import ConfigError, LabError
 from ..remote.executor import Executor
 from .records import LabSetting
-from ..hardware.settings import PAIRS, parse_setting
+from ..hardware.settings import PAIRS, knob_of, parse_setting
 from ..lab import LabState, load_lab, restore as restore_nodes, set_hardware, snapshot
 
 
@@ -49,7 +49,7 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
     state = load_lab(cluster.lab_dir)
     settings: dict[str, Any] = {}
     for factor, text in setting:
-        settings.update(parse_setting("backing" if factor == "brick_backing" else factor, text))
+        settings.update(parse_setting(knob_of(factor), text))
     progress("lab: every node's " + ", ".join(f"{k}={v}" for k, v in setting))
     set_hardware(state, [n.address for n in state.nodes], settings, progress=progress)
 

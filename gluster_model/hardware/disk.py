@@ -24,7 +24,7 @@ from dataclasses import dataclass
 KINDS = ("read_bps", "write_bps", "read_iops", "write_iops")
 _V1_FILES = {"read_bps": "blkio.throttle.read_bps_device", "write_bps": "blkio.throttle.write_bps_device",
              "read_iops": "blkio.throttle.read_iops_device", "write_iops": "blkio.throttle.write_iops_device"}
-_V2_KEYS = {"read_bps": "rbps", "write_bps": "wbps", "read_iops": "riops", "write_iops": "wiops"}
+V2_KEYS = {"read_bps": "rbps", "write_bps": "wbps", "read_iops": "riops", "write_iops": "wiops"}
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]i?)?b(?:/s|ps)?$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30,
           "ti": 1 << 40}
@@ -86,7 +86,7 @@ def v1_entries(majmin: str, limits: Mapping[str, int]) -> list[tuple[str, str]]:
 
 def v2_line(majmin: str, limits: Mapping[str, int]) -> str:
     """The ``io.max`` line that gives device ``majmin`` exactly ``limits`` on cgroup v2 ("max" is no limit)."""
-    return majmin + "".join(f" {_V2_KEYS[k]}={limits.get(k, 'max')}" for k in KINDS)
+    return majmin + "".join(f" {V2_KEYS[k]}={limits.get(k, 'max')}" for k in KINDS)
 
 
 def v1_argv(majmin: str, limits: Mapping[str, int], root: str = V1_ROOT) -> list[list[str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 
 from ..errors import ParseError
+from .disk import V2_KEYS
 
 # Limits at or above this are "no limit" (cgroup v1 prints 2^63 rounded down to a page).
 _UNLIMITED = 1 << 60
@@ -103,7 +104,7 @@ def parse_cpu_score(text: str, nbytes: int = SCORE_BYTES, host: str | None = Non
     return nbytes / (min(times) / 1e9) / 1e6
 
 
-_V2_KINDS = {"rbps": "read_bps", "wbps": "write_bps", "riops": "read_iops", "wiops": "write_iops"}
+_V2_KINDS = {v2: kind for kind, v2 in V2_KEYS.items()}  # io.max key -> limit kind
 
 
 def throttle_script(brick_paths: list[str]) -> str:

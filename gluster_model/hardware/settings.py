@@ -156,6 +156,11 @@ OPTIONS: tuple[Knob, ...] = tuple(k for k in KNOB_LIST if k.option)
 EMULATED: tuple[str, ...] = tuple(k.factor_name for k in OPTIONS if k.emulated)
 
 
+def knob_of(factor: str) -> str:
+    """The knob a plan factor sets: 'brick_backing' -> 'backing'; a knob's own name otherwise."""
+    return next((k.name for k in KNOB_LIST if k.factor == factor), factor)
+
+
 def moved_by(measured: str) -> tuple[str, ...]:
     """Every name (knob and plan factor) of the settings that move a measured input: 'network_gbps' ->
     ('link',)."""

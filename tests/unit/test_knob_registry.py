@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from gluster_model.cli import cli
 from gluster_model.hardware.emulation import EMULATED
-from gluster_model.hardware.settings import KNOB_LIST, KNOBS, PAIRS, parse_setting
+from gluster_model.hardware.settings import KNOB_LIST, KNOBS, PAIRS, knob_of, parse_setting
 from gluster_model.model.features import SET_BY
 from gluster_model.plan.factors import FACTORS, LAB_FACTORS
 
@@ -24,6 +24,7 @@ def test_every_knob_reaches_the_cli_the_plan_and_the_parser() -> None:
         else:
             assert PAIRS[k.name] == k.sets and all(s in KNOBS for s in k.sets)
     assert FACTORS["brick_backing"].choices == ("dir", "ext4", "xfs", "tmpfs")
+    assert knob_of("brick_backing") == "backing" and knob_of("disk_read") == "disk_read"
     assert parse_setting("disk", "40MB/s") == {"disk_read": 40_000_000, "disk_write": 40_000_000}
 
 
