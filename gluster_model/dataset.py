@@ -29,7 +29,7 @@ from .bench.metrics import METRICS as METRICS
 from .store.store import open_store
 from .errors import ConfigError
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
+           "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
 BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
 # The study's feature families. "hardware": what is bought and how the cluster is laid out; "gluster": the
@@ -51,7 +51,9 @@ FAMILIES["unified"] = tuple(dict.fromkeys((*FAMILIES["hardware"], *FAMILIES["glu
 GLUSTER_DEFAULTS: dict[str, Any] = {"write_behind": True, "read_ahead": False, "io_cache": False,
                                     "quick_read": True, "md_cache": True, "cache_size": 32 << 20, "shard": False,
                                     "shard_block_size": 64 << 20}
-_UNIT_TO_MBPS = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20)}
+# A metric's column holds throughputs in MB/s and small-file rates in files/s; measurements in other units (per
+# reader seconds, IOPS, latency percentiles) stay out of the table.
+_UNIT_SCALE = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20), "files/s": 1.0}
 
 
 def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
@@ -135,8 +137,8 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
             t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features", "plan_name")}
             t.update(hw.get(r["campaign"], {}))
             trials[r["trial_id"]] = t
-        if r["metric"] is not None and r["unit"] in _UNIT_TO_MBPS:  # throughputs; per-reader seconds stay out
-            t[r["metric"]] = r["value"] * _UNIT_TO_MBPS.get(r["unit"], float("nan"))
+        if r["metric"] in METRICS and r["unit"] in _UNIT_SCALE:
+            t[r["metric"]] = r["value"] * _UNIT_SCALE[r["unit"]]
     frame = pd.DataFrame(list(trials.values()))
     if frame.empty:
         return frame

@@ -19,6 +19,7 @@ from .engine import EngineResult, TrialRequest
 from .workload import Workload
 
 RUN_DIR = "glmodel-dd"
+DD_STARTUP_S = 0.5
 
 
 @dataclass
@@ -136,3 +137,6 @@ class DdEngine:
     def after_run(self, request: TrialRequest) -> None:
         # dd's files outlive trials (reads reuse them); local ones would outlive the volume too
         remove_dd_files(request.executor, request.workload, dict(request.points))
+
+    def overhead_seconds(self, workload: Workload, first_test_s: float) -> float:
+        return DD_STARTUP_S * len(workload.tests)  # one SSH round trip per pass

@@ -87,3 +87,8 @@ class TrialEngine(Protocol):
     def after_run(self, request: TrialRequest) -> None:
         """Clean up what the run's trials shared (dd keeps its files between trials); may raise GlmodelError."""
         ...
+
+    def overhead_seconds(self, workload: Workload, first_test_s: float) -> float:
+        """A trial's seconds beyond moving its data, for estimates (``first_test_s``: the start-up of a trial's
+        first test as calibrated on the store, or the lab's default)."""
+        ...

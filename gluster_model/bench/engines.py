@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from .dd_trial import DdEngine
 from .engine import TrialEngine
+from .fio_trial import FioEngine
 from .iozone import IozoneEngine
 
-TRIAL_ENGINES: Mapping[str, TrialEngine] = {e.name: e for e in (IozoneEngine(), DdEngine())}
+TRIAL_ENGINES: Mapping[str, TrialEngine] = {e.name: e for e in (IozoneEngine(), DdEngine(), FioEngine())}

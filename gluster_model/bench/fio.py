@@ -147,7 +147,7 @@ def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
         name = str(job["jobname"])
         if job.get("error"):
             raise ParseError("fio JSON output", f"job {name} failed with error {job['error']}"
-                             f" ({_errno_name(int(job['error']))})", host)
+                             f" ({errno_name(int(job['error']))})", host)
         try:
             sides = [_side(job["read"]), _side(job["write"])]
         except (KeyError, TypeError, ValueError):
@@ -181,7 +181,7 @@ def _side(side: dict[str, object]) -> tuple[float, float, float, int]:
     return bps, iops, lat_us, ios
 
 
-def _errno_name(code: int) -> str:
+def errno_name(code: int) -> str:
     import errno
     import os
 

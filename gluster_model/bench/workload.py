@@ -9,16 +9,19 @@ from pydantic import Field, field_validator, model_validator
 
 from ..config.cluster import Frozen
 from ..units import parse_size
-from .metrics import RETESTS, TEST_METRICS, Test
+from .metrics import FILE_TESTS, RETESTS, TEST_METRICS, TESTS, Test
 
 # iozone test numbers; write (-i 0) always runs first because the others need its files.
 _TEST_NUMBER = {"write": "0", "read": "1", "random": "2"}
+FILES_DEFAULT = 1000
 IOZONE_MAX_RECORD = 16 << 20
 
 
 class Workload(Frozen):
-    """A run's workload. ``engine`` picks iozone (distributed, -+m) or dd (whole files, one process per thread,
-    any block size); ``target`` reads and writes the Gluster mount or each client's own filesystem."""
+    """A run's workload. ``engine`` picks iozone (distributed, -+m), dd (whole files, one process per thread,
+    any block size) or fio (``fio --server`` on each client: the same throughput tests with IOPS and latency, and
+    the small-file ``file_*`` tests over ``files`` files per thread); ``target`` reads and writes the Gluster
+    mount or each client's own filesystem."""
 
     threads: int = Field(default=1, ge=1, le=1024)
     file_size: str = "64MB"
@@ -29,7 +32,9 @@ class Workload(Frozen):
     include_close: bool = True   # -c: close() inside the timing (NFS/FUSE flush on close)
     retests: bool = False        # without it -+n: no rewrite/reread passes
     clients: int | None = Field(default=None, ge=1, description="how many of the cluster's clients to use")
-    engine: Literal["iozone", "dd"] = "iozone"
+    engine: Literal["iozone", "dd", "fio"] = "iozone"
+    files: int = Field(default=FILES_DEFAULT, ge=1, le=1_000_000,
+                       description="files per thread for the small-file tests (engine fio)")
     target: Literal["gluster", "local"] = "gluster"
     degraded: bool = Field(default=False, description="read with one replica's brick stopped")
     cache: Literal["dropped", "kept"] | None = Field(default=None, description="drop caches before each pass, or "
@@ -48,8 +53,8 @@ class Workload(Frozen):
     @classmethod
     def _tests(cls, v: list[str]) -> list[str]:
         if not v:
-            raise ValueError("name at least one test: write, read, random")
-        return sorted(set(v), key=list(_TEST_NUMBER).index)
+            raise ValueError(f"name at least one test: {', '.join(TESTS)}")
+        return sorted(set(v), key=TESTS.index)
 
     @model_validator(mode="before")
     @classmethod
@@ -75,8 +80,16 @@ class Workload(Frozen):
                 raise ValueError("iozone records go up to 16MB; use engine dd above that")
             if self.target != "gluster" or self.degraded:
                 raise ValueError("local targets and degraded reads run with engine dd")
-        elif "random" in self.tests:
+        elif self.engine == "dd" and not set(self.tests) <= {"write", "read"}:
             raise ValueError("engine dd runs the write and read tests only")
+        if self.engine == "fio" and (self.target != "gluster" or self.degraded):
+            raise ValueError("engine fio measures the Gluster mount; local targets and degraded reads run with "
+                             "engine dd")
+        files = [t for t in self.tests if t in FILE_TESTS]
+        if files and self.engine != "fio":
+            raise ValueError(f"the small-file tests ({', '.join(files)}) run with engine fio")
+        if files and files[0] != "file_create":
+            raise ValueError("the small-file tests start with file_create (the others need its files)")
         return self
 
     @property
@@ -84,11 +97,21 @@ class Workload(Frozen):
         """The workload as it enters a run's config hash: settings at their defaults that older versions did not
         have are left out, so runs stored before them keep their hash (and a resume finds them done)."""
         out = self.model_dump(mode="json")
-        for key, default in (("engine", "iozone"), ("target", "gluster"), ("degraded", False), ("cache", None)):
+        for key, default in (("engine", "iozone"), ("target", "gluster"), ("degraded", False), ("cache", None),
+                             ("files", FILES_DEFAULT)):
             if out.get(key) == default:
                 out.pop(key)
         return out
 
+    @property
+    def file_tests(self) -> list[str]:
+        """The small-file tests of this workload, in the order they run."""
+        return [t for t in self.tests if t in FILE_TESTS]
+
     def expected_metrics(self) -> list[str]:
-        tests = ["write", *(t for t in self.tests if t != "write")]  # iozone always writes first
+        large = [t for t in self.tests if t not in FILE_TESTS]
+        # iozone and dd write first (the other tests need their files); fio lays out a file it reads itself
+        if large and self.engine != "fio":
+            large = ["write", *(t for t in large if t != "write")]
+        tests = [*large, *self.file_tests]
         return [m for t in tests for m in TEST_METRICS[t] if self.retests or m not in RETESTS]

@@ -8,14 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..bench.engines import TRIAL_ENGINES
 from ..plan.file import Expanded
 from ..plan.protocol import Protocol
 from ..store.store import Store
 from ..units import parse_size
 
-DD_STARTUP_S = 0.5
-# iozone between two tests of a trial: it sleeps 4 s, then starts every child again over SSH
-IOZONE_NEXT_TEST_S = 4.5
 BASELINE_S = 20.0  # facts, network and disk baselines of one hardware setting (17.5 s on 8 lab nodes)
 
 
@@ -65,13 +63,16 @@ def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, co
     baselines of each lab hardware setting."""
     per_trial = 0.0
     for run in expanded.runs:
-        data = parse_size(run.workload.file_size) * run.workload.threads
-        passes = 1 + len([t for t in run.workload.tests if t != "write"])
-        io = passes * data / cost.bytes_per_s
+        w = run.workload
+        data = parse_size(w.file_size) * w.threads
+        large = [t for t in w.tests if t not in w.file_tests]
+        # passes that move the data: the large-file tests (iozone and dd write first), small files written, read
+        passes = len(large) + bool(large and "write" not in large and w.engine != "fio")
+        passes_small = len({"file_create", "file_read"} & set(w.file_tests))
+        io = (passes + passes_small * w.files) * data / cost.bytes_per_s
         if p.target_seconds:
             io = max(io, p.target_seconds)
-        startup = DD_STARTUP_S if run.workload.engine == "dd" else \
-            cost.startup_s + IOZONE_NEXT_TEST_S * (passes - 1)  # dd: one SSH round trip
+        startup = TRIAL_ENGINES[w.engine].overhead_seconds(w, cost.startup_s)
         per_trial += (startup + io) * (p.warmups + p.repetitions)
     total = per_trial + cost.volume_s * len(expanded.volumes)
     # Each lab hardware setting is a campaign with baselines of its own.

@@ -50,7 +50,9 @@ _F = [
     Factor("record_size", "workload", "size", help="block size: iozone -r (1KB..16MB), dd bs= (from 1 byte)"),
     Factor("threads", "workload", "int", help="iozone -t, spread over the clients used"),
     Factor("sync", "workload", "choice", ("none", "osync", "odirect"), "O_SYNC (-o) or O_DIRECT (-I)"),
-    Factor("engine", "workload", "choice", ("iozone", "dd"), "iozone -+m, or dd per file (any block size)"),
+    Factor("engine", "workload", "choice", ("iozone", "dd", "fio"),
+           "iozone -+m, dd per file (any block size), or fio --client (IOPS, latency, small files)"),
+    Factor("files", "workload", "int", help="files per thread of the small-file tests (engine fio)"),
     Factor("target", "workload", "choice", ("gluster", "local"), "the Gluster mount or each client's own disk"),
     Factor("degraded", "workload", "bool", help="reads with one replica's brick stopped (layout replicate)"),
     Factor("cache", "workload", "choice", ("dropped", "kept"), "caches dropped before each pass, or kept warm"),
@@ -166,7 +168,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     for name in ("file_size", "record_size"):
         if name in p:
             wl[name] = f"{int(p[name])}"
-    for name in ("threads", "sync", "engine", "target", "degraded", "cache"):
+    for name in ("threads", "sync", "engine", "target", "degraded", "cache", "files"):
         if name in p:
             wl[name] = p[name]
     if "clients" in p:
@@ -181,7 +183,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
                  threads=workload.threads, sync=workload.sync)
     # Only away from their defaults: older runs, which had no such setting, keep their features and hash.
     feats.update({k: v for k, v in workload.identity.items()  # type: ignore[misc]
-                  if k in ("engine", "target", "degraded", "cache")})
+                  if k in ("engine", "target", "degraded", "cache", "files")})
     if workload.clients is not None:
         feats["clients"] = workload.clients
     volume_body = VolumeConfig.model_validate({**vol, "name": "probe"}).model_dump(exclude={"name"}, mode="json")

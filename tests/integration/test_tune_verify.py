@@ -16,7 +16,7 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from gluster_model.dataset import _UNIT_TO_MBPS
+from gluster_model.dataset import _UNIT_SCALE
 
 from .conftest import fitted_model, glmodel, kept_trials
 
@@ -88,7 +88,7 @@ def test_tuned_options_are_built_measured_and_judged_against_the_defaults(lab: L
         # the measured gain recomputed from the store's own kept trials (MB/s of each read), not from verify
         means = {}
         for on, r in runs.items():
-            reads = [m["value"] * _UNIT_TO_MBPS[m["unit"]] for t in kept_trials(st.trials(int(r["id"])))
+            reads = [m["value"] * _UNIT_SCALE[m["unit"]] for t in kept_trials(st.trials(int(r["id"])))
                      for m in t["measurements"] if m["metric"] == "read"]
             assert reads, r
             means[on] = sum(reads) / len(reads)

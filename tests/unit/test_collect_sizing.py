@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gluster_model.bench.workload import Workload
-from gluster_model.campaign.estimate import IOZONE_NEXT_TEST_S, TrialCost, estimate_seconds, fit_trial_cost
+from gluster_model.bench.iozone import IOZONE_NEXT_TEST_S
+from gluster_model.campaign.estimate import TrialCost, estimate_seconds, fit_trial_cost
 from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram
 from gluster_model.units import parse_size
 from gluster_model.plan.file import Expanded

@@ -1,0 +1,193 @@
+"""fio as a trial engine, the pure half: each client's job file for a workload, the ``--client`` argv, and the
+parser of fio's JSON into per-metric figures. The side effects (servers, the run, the listing pass) are in
+``bench.fio_trial``.
+
+A client's job file holds one section per thread and metric, named ``<metric>.<thread>``; every metric's first
+section starts a group (``stonewall`` + ``new_group``), so with ``group_reporting`` fio reports one entry per
+metric and client, and the metrics run one after the other, as iozone's tests do. Large-file metrics reuse one
+file per thread (``big.<thread>``): the read finds what the write wrote. Small-file metrics work over ``files``
+files per thread in ``files.<thread>/`` (fio's server puts the name its client reached it by before each name,
+``10.0.0.5.files.0``, and makes the directories): ``file_create`` opens (creates), writes and closes each, ``file_stat``
+stats each (fio's filestat engine), ``file_read`` reads each whole, ``file_delete`` unlinks each (filedelete).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import ParseError
+from ..units import parse_size
+from .fio import errno_name
+from .jsonout import find_json_object
+from .metrics import FILE_TESTS, TEST_METRICS, UNITS
+from .workload import Workload
+
+PORT = 8765  # fio's own default server port
+# fio's job per metric: rw mode, or an engine that does one file operation per file
+_JOB: dict[str, dict[str, str]] = {
+    "write": {"rw": "write"}, "read": {"rw": "read"},
+    "random_read": {"rw": "randread"}, "random_write": {"rw": "randwrite"},
+    "file_create": {"rw": "write", "create_on_open": "1"}, "file_stat": {"ioengine": "filestat"},
+    "file_read": {"rw": "read"}, "file_delete": {"ioengine": "filedelete"},
+}
+# which side of fio's report a metric's figures are in (filestat and filedelete count as reads)
+_SIDE = {"write": "write", "random_write": "write", "file_create": "write"}
+PERCENTILES = {"p50": "50.000000", "p99": "99.000000"}
+
+
+def fio_metrics(workload: Workload) -> list[str]:
+    """The metrics fio measures for a workload, in the order they run (no re-tests: fio has none; the listing,
+    ``file_list``, is timed by glmodel between fio's runs)."""
+    return [m for t in workload.tests for m in TEST_METRICS[t] if m not in ("rewrite", "reread", "file_list")]
+
+
+def split_at_listing(workload: Workload) -> tuple[list[str], list[str]]:
+    """(metrics fio runs before the listing, metrics after it): one fio run per trial, two when ``file_list`` is
+    asked for (the listing needs the created files and comes before they are read and deleted)."""
+    metrics = fio_metrics(workload)
+    if "file_list" not in workload.tests:
+        return metrics, []
+    before = [m for m in metrics if m in ("write", "read", "random_read", "random_write", "file_create",
+                                          "file_stat")]
+    return before, [m for m in metrics if m not in before]
+
+
+def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str]) -> str:
+    """The job file one client's fio server runs: ``threads`` sections per metric in ``directory``."""
+    size, record = parse_size(workload.file_size), parse_size(workload.record_size)
+    lines = ["[global]", "ioengine=psync", f"directory={directory}", "group_reporting=1", "fallocate=none",
+             "invalidate=1", "percentile_list=50:99"]
+    if workload.sync == "odirect":
+        lines.append("direct=1")
+    elif workload.sync == "osync":
+        lines.append("sync=1")
+    for metric in metrics:
+        small = metric in FILE_TESTS
+        for k in range(threads):
+            lines += ["", f"[{metric}.{k}]"]
+            if k == 0:
+                lines += ["stonewall", "new_group"]
+            lines += [f"{key}={value}" for key, value in _JOB[metric].items()]
+            if small:
+                lines += [f"filename_format=files.{k}/f.$filenum", f"nrfiles={workload.files}",
+                          f"filesize={size}", f"size={size * workload.files}", f"bs={min(record, size)}",
+                          "openfiles=1", "file_service_type=sequential"]
+            else:
+                lines += [f"filename=big.{k}", f"size={size}", f"bs={record}"]
+                if metric == "write" and workload.include_flush:
+                    lines.append("end_fsync=1")  # as iozone -e: the flush to stable storage is timed
+    return "\n".join(lines) + "\n"
+
+
+def server_address(address: str, port: int = PORT) -> str:
+    """fio's server/client address form: ``ip:A,port`` for IPv4, ``ip6:A,port`` for IPv6, a name as is."""
+    try:
+        kind = "ip6" if ipaddress.ip_address(address).version == 6 else "ip"
+    except ValueError:
+        return f"{address},{port}"
+    return f"{kind}:{address},{port}"
+
+
+def client_argv(job_files: Mapping[str, str], port: int = PORT, fio: str = "fio") -> list[str]:
+    """The one local fio that drives every client's server: ``--client=<server> <job file>`` per client."""
+    argv = [fio, "--output-format=json"]
+    for address, path in job_files.items():
+        argv += [f"--client={server_address(address, port)}", path]
+    return argv
+
+
+@dataclass
+class ClientFigure:
+    """One metric on one client: its rate (kB/s or files/s), IOPS and completion-latency percentiles (us)."""
+
+    rate: float
+    iops: float
+    latency_us: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class FioFigures:
+    """Per metric, per client address: what fio measured."""
+
+    by_metric: dict[str, dict[str, ClientFigure]]
+
+    def totals(self) -> dict[str, float]:
+        """Each metric summed over the clients (as iozone sums its children)."""
+        return {m: sum(c.rate for c in per.values()) for m, per in self.by_metric.items()}
+
+    def measurements(self) -> list[tuple[str, float, str, float | None, float | None]]:
+        """Per metric its total with the slowest and fastest client's rate; its IOPS (sum over clients); its
+        latency percentiles as the worst client's (with the best and worst)."""
+        out: list[tuple[str, float, str, float | None, float | None]] = []
+        for m, per in self.by_metric.items():
+            rates = [c.rate for c in per.values()]
+            out.append((m, sum(rates), UNITS[m], min(rates), max(rates)))
+            out.append((f"{m}.iops", sum(c.iops for c in per.values()), "op/s", None, None))
+            for name in PERCENTILES:
+                lat = [c.latency_us[name] for c in per.values() if name in c.latency_us]
+                if lat:
+                    out.append((f"{m}.{name}_us", max(lat), "us", min(lat), max(lat)))
+        return out
+
+
+def parse_client_json(text: str, metrics: Sequence[str], clients: Sequence[str], file_size: int) -> FioFigures:
+    """Per metric and client from ``fio --client ... --output-format=json``: every client must report every
+    metric; a job fio marks as failed is a ParseError naming its client, metric and errno."""
+    data = find_json_object(text, "fio client output")
+    entries = data.get("client_stats")
+    if not isinstance(entries, list):
+        raise ParseError("fio client output", "no 'client_stats' list")
+    out: dict[str, dict[str, ClientFigure]] = {m: {} for m in metrics}
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        name, host = str(e.get("jobname", "")), str(e.get("hostname", ""))
+        metric = name.rsplit(".", 1)[0]
+        if metric not in out:
+            continue  # "All clients": fio's merge over every group, not one metric's
+        if e.get("error"):
+            raise ParseError("fio client output", f"{metric} failed with error {e['error']} "
+                             f"({errno_name(int(e['error']))})", host)
+        try:
+            side = e[_SIDE.get(metric, "read")]
+            bps = float(side["bw_bytes"])
+            iops = float(side["iops"])
+        except (KeyError, TypeError, ValueError):
+            raise ParseError("fio client output", f"{metric} lacks bw_bytes or iops", host) from None
+        if not math.isfinite(bps) or bps <= 0:
+            raise ParseError("fio client output", f"{metric} moved nothing (bw {bps:g})", host)
+        rate = bps / file_size if metric in FILE_TESTS else bps / 1024
+        pct = (side.get("clat_ns") or {}).get("percentile") or {}
+        lat = {k: float(pct[v]) / 1000 for k, v in PERCENTILES.items() if v in pct}
+        out[metric][host] = ClientFigure(rate, iops, lat)
+    for metric, per in out.items():
+        missing = [c for c in clients if c not in per]
+        if missing:
+            raise ParseError("fio client output", f"no {metric} figure from {', '.join(missing)}")
+    return FioFigures(out)
+
+
+def listing_script(directory: str, threads: int) -> str:
+    """Time ``ls -l`` (readdir and a stat per entry, what md-cache and readdir-ahead serve) over a client's
+    small-file directories (fio's server puts its client's name before a file name: ``<name>.files.<k>``); prints
+    ``GLMLS <files listed> <nanoseconds>``."""
+    d = shlex.quote(directory)
+    dirs = " ".join(f"{d}/*files.{k}" for k in range(threads))
+    return (f"export LC_ALL=C; s=$(date +%s%N); n=$(ls -lU -- {dirs} | grep -c '^-'); e=$(date +%s%N); "
+            "echo \"GLMLS $n $((e - s))\"")
+
+
+def parse_listing(text: str, host: str, expected: int) -> float:
+    """Files per second of one client's listing; ParseError when it listed fewer files than were created."""
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "GLMLS" and parts[1].isdigit() and parts[2].isdigit():
+            n, ns = int(parts[1]), int(parts[2])
+            if n < expected:
+                raise ParseError("file listing", f"listed {n} of {expected} files", host)
+            return n / (ns / 1e9) if ns > 0 else math.inf
+    raise ParseError("file listing", f"no GLMLS line in {text.strip()[:120]!r}", host)

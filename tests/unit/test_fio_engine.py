@@ -1,0 +1,155 @@
+"""fio as a trial engine, its pure half: what a workload allows, the job files, and the parser, checked against
+real fio servers on this machine's loopback (the lab tests run it on Gluster)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, job_file, listing_script, parse_client_json,
+                                          parse_listing, server_address, split_at_listing)
+from gluster_model.bench.workload import Workload
+from gluster_model.errors import ParseError
+
+pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is installed by scripts/setup.sh")
+
+
+def test_small_file_tests_need_fio_and_start_with_create() -> None:
+    with pytest.raises(ValueError, match="run with engine fio"):
+        Workload(tests=["file_create"])
+    with pytest.raises(ValueError, match="start with file_create"):
+        Workload(engine="fio", tests=["file_stat", "file_read"])
+    with pytest.raises(ValueError, match="engine fio measures the Gluster mount"):
+        Workload(engine="fio", tests=["read"], target="local")
+    w = Workload(engine="fio", tests=["file_delete", "file_list", "file_create", "write"], file_size="16KB")
+    assert w.tests == ["write", "file_create", "file_list", "file_delete"]  # the order they run in
+    assert w.expected_metrics() == ["write", "file_create", "file_list", "file_delete"]
+    # fio lays out a file it reads itself: no write is added (iozone's always writes first)
+    assert Workload(engine="fio", tests=["read"]).expected_metrics() == ["read"]
+    assert Workload(tests=["read"]).expected_metrics() == ["write", "read"]
+    assert split_at_listing(w) == (["write", "file_create"], ["file_delete"])
+    assert split_at_listing(Workload(engine="fio", tests=["random"])) == (["random_read", "random_write"], [])
+
+
+def test_job_file_has_one_group_per_metric_and_a_section_per_thread() -> None:
+    w = Workload(engine="fio", tests=["write", "read", "file_create", "file_stat"], file_size="32KB",
+                 record_size="8KB", files=20, sync="osync")
+    text = job_file(w, "/mnt/v/run/c1", 3, fio_metrics(w))
+    sections = re.findall(r"^\[([a-z_]+)\.(\d+)\]$", text, re.M)
+    assert sections == [(m, str(k)) for m in ("write", "read", "file_create", "file_stat") for k in range(3)]
+    assert text.count("new_group") == 4 and text.count("stonewall") == 4
+    assert "directory=/mnt/v/run/c1" in text and "sync=1" in text and "direct=1" not in text
+    assert text.count("end_fsync=1") == 3  # the large write only, as iozone -e times its flush
+    assert "filename_format=files.2/f.$filenum" in text and "nrfiles=20" in text and f"size={32 * 1024 * 20}" in text
+    assert "ioengine=filestat" in text and "create_on_open=1" in text
+    assert "end_fsync" not in job_file(w.model_copy(update={"include_flush": False}), "/d", 1, ["write"])
+
+
+def test_server_addresses_in_fios_forms() -> None:
+    assert server_address("10.0.0.5", 9000) == "ip:10.0.0.5,9000"
+    assert server_address("fd00::5") == "ip6:fd00::5,8765"
+    assert server_address("node-1.example") == "node-1.example,8765"
+    assert client_argv({"10.0.0.5": "/t/a.fio"}, 9000)[-2:] == ["--client=ip:10.0.0.5,9000", "/t/a.fio"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture()
+def servers(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
+    port = _free_port()
+    addresses = ["127.0.0.1", "127.0.0.2"]
+    procs = [subprocess.Popen(["fio", f"--server={server_address(a, port)}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for a in addresses]
+    deadline = time.monotonic() + 10
+    for a in addresses:
+        while True:
+            try:
+                socket.create_connection((a, port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+    yield port, addresses
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def _run(tmp_path: Path, port: int, addresses: list[str], w: Workload, metrics: list[str],
+         threads: int = 2) -> tuple[str, dict[str, Path]]:
+    dirs, files = {}, {}
+    for i, a in enumerate(addresses):
+        d = tmp_path / f"client{i}"
+        d.mkdir()
+        dirs[a] = d
+        f = tmp_path / f"job{i}.fio"
+        f.write_text(job_file(w, str(d), threads, metrics))
+        files[a] = str(f)
+    done = subprocess.run(client_argv(files, port), capture_output=True, text=True, timeout=120)
+    return done.stdout, dirs
+
+
+def test_real_fio_figures_per_metric_and_client(tmp_path: Path, servers: tuple[int, list[str]]) -> None:
+    port, addresses = servers
+    w = Workload(engine="fio", tests=["write", "read", "file_create", "file_stat", "file_read", "file_delete"],
+                 file_size="16KB", record_size="16KB", files=40)
+    metrics = fio_metrics(w)
+    out, dirs = _run(tmp_path, port, addresses, w, metrics)
+    figures = parse_client_json(out, metrics, addresses, 16 * 1024)
+    assert set(figures.by_metric) == set(metrics)
+    for m in metrics:
+        assert set(figures.by_metric[m]) == set(addresses) and all(c.rate > 0 for c in figures.by_metric[m].values())
+    totals = figures.totals()
+    assert totals["write"] == pytest.approx(sum(c.rate for c in figures.by_metric["write"].values()))
+    for a, d in dirs.items():
+        # fio's server names files after the address its client reached it by; the read read what was written
+        assert (d / f"{a}.big.0").stat().st_size == 16 * 1024 and (d / f"{a}.big.1").exists()
+        assert not list((d / f"{a}.files.0").iterdir())  # every small file was created, then deleted
+    kept = {name: (value, unit, lo, hi) for name, value, unit, lo, hi in figures.measurements()}
+    assert kept["file_create"][1] == "files/s" and kept["write"][1] == "kB/s"
+    assert kept["file_stat.iops"][1] == "op/s"
+    assert kept["read.p99_us"][0] >= kept["read.p50_us"][0] > 0
+    lo, hi = kept["file_read"][2], kept["file_read"][3]
+    assert lo is not None and hi is not None and lo <= hi
+    # a client that reported nothing is named
+    with pytest.raises(ParseError, match="no write figure from 10.9.9.9"):
+        parse_client_json(out, metrics, [*addresses, "10.9.9.9"], 16 * 1024)
+
+
+def test_a_failed_fio_job_is_named_with_its_errno(tmp_path: Path, servers: tuple[int, list[str]]) -> None:
+    port, addresses = servers
+    w = Workload(engine="fio", tests=["file_create"], file_size="4KB", record_size="4KB", files=3)
+    (tmp_path / "plain").write_text("a file where its directory should be")
+    text = job_file(w, str(tmp_path / "plain"), 1, ["file_create"])
+    (tmp_path / "j.fio").write_text(text)
+    done = subprocess.run(client_argv({addresses[0]: str(tmp_path / "j.fio")}, port), capture_output=True,
+                          text=True, timeout=60)
+    with pytest.raises(ParseError) as err:
+        parse_client_json(done.stdout, ["file_create"], [addresses[0]], 4096)
+    assert err.value.host == addresses[0] or "127.0.0.1" in str(err.value)
+
+
+def test_listing_counts_and_times_every_file(tmp_path: Path) -> None:
+    for k in range(2):
+        (tmp_path / f"10.0.0.5.files.{k}").mkdir()
+        for i in range(25):
+            (tmp_path / f"10.0.0.5.files.{k}" / f"f.{i}").write_text("x")
+    out = subprocess.run(["sh", "-c", listing_script(str(tmp_path), 2)], capture_output=True, text=True,
+                         check=True).stdout
+    assert parse_listing(out, "c1", 50) > 0
+    with pytest.raises(ParseError, match="listed 50 of 60 files"):
+        parse_listing(out, "c1", 60)
+    with pytest.raises(ParseError, match="no GLMLS line"):
+        parse_listing("ls: cannot access", "c1", 1)
