@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import GlmodelError
+from .gluster.tunables import ADMIN_TUNABLES, DEFAULTS as TUNABLE_DEFAULTS
 from .units import parse_size, parse_switch
 
 if TYPE_CHECKING:
@@ -29,9 +30,12 @@ from .bench.metrics import METRICS as METRICS
 from .store.store import open_store
 from .errors import ConfigError
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
-CATEGORICAL = ("layout", "sync", "base_filesystem", "regime")
-BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache")
+           "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb",
+           "cpu_score", *(t.name for t in ADMIN_TUNABLES if t.kind in ("int", "size")))
+CATEGORICAL = ("layout", "sync", "base_filesystem", "regime", *(t.name for t in ADMIN_TUNABLES if t.kind == "choice"))
+BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache",
+           *(t.name for t in ADMIN_TUNABLES if t.kind in ("bool", "group")))
+_JSON_FEATURES = frozenset({"files", *(t.name for t in ADMIN_TUNABLES)})
 # The study's feature families. "hardware": what is bought and how the cluster is laid out; "gluster": the
 # volume's tuning once the hardware is fixed; "unified": everything, the study's future work.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -40,7 +44,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # The study's second model: volume options with the workload they serve (O_SYNC on and off; file size puts a
     # run in the cached or uncached regime when the hardware is fixed).
     "gluster": ("record_size", "cache_size", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache",
-                "sync", "file_size"),
+                "sync", "file_size", *(t.name for t in ADMIN_TUNABLES)),
 }
 FAMILIES["unified"] = tuple(dict.fromkeys((*FAMILIES["hardware"], *FAMILIES["gluster"], "layout", "disperse",
                                             "redundancy", "shard_block_size", "threads")))
@@ -48,9 +52,7 @@ FAMILIES["unified"] = tuple(dict.fromkeys((*FAMILIES["hardware"], *FAMILIES["glu
 # What a volume has when a plan leaves a knob alone (GlusterFS 10, `gluster volume get VOL all` on a new volume;
 # an integration test checks these against the lab's servers). Filling them lets campaigns that varied
 # different knobs be pooled.
-GLUSTER_DEFAULTS: dict[str, Any] = {"write_behind": True, "read_ahead": False, "io_cache": False,
-                                    "quick_read": True, "md_cache": True, "cache_size": 32 << 20, "shard": False,
-                                    "shard_block_size": 64 << 20}
+GLUSTER_DEFAULTS: dict[str, Any] = {**TUNABLE_DEFAULTS, "shard": False, "shard_block_size": 64 << 20}
 # A metric's column holds throughputs in MB/s and small-file rates in files/s; measurements in other units (per
 # reader seconds, IOPS, latency percentiles) stay out of the table.
 _UNIT_SCALE = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20), "files/s": 1.0}
@@ -135,6 +137,8 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
         t = trials.get(r["trial_id"])
         if t is None:
             t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features", "plan_name")}
+            # features the store keeps only in a run's JSON (the admin tunables, files per thread)
+            t.update({k: v for k, v in (r["features"] or {}).items() if k in _JSON_FEATURES and k not in t})
             t.update(hw.get(r["campaign"], {}))
             trials[r["trial_id"]] = t
         if r["metric"] in METRICS and r["unit"] in _UNIT_SCALE:

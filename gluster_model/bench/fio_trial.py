@@ -41,21 +41,28 @@ def _pattern(address: str, port: int) -> str:
 
 def start_script(address: str, port: int, dirs: list[str]) -> str:
     """End a server a killed glmodel left on this address and port, make ``dirs``, start a server bound to the
-    address and wait until it listens (fio's daemon returns before its socket is open)."""
-    pid = shlex.quote(f"/tmp/glmodel-fio-{port}.pid")
+    address and wait until it listens (fio's daemon returns before its socket is open). A port another program
+    holds is an error naming it: fio's client would otherwise talk to that program."""
+    # one per address: hosts may share /tmp (containers, the lab's nodes)
+    pid = shlex.quote(f"/tmp/glmodel-fio-{address}-{port}.pid")
     mk = f"mkdir -p -- {' '.join(shlex.quote(d) for d in dirs)} && " if dirs else ""
-    tcp = f":{port:04X} 00000000000000000000000000000000:0000 0A|:{port:04X} 00000000:0000 0A"
+    listening = (f"grep -qiE {shlex.quote(f':{port:04X} [0-9A-F:]+ 0A')} /proc/net/tcp /proc/net/tcp6 "
+                 "2>/dev/null")
     tries = int(LISTEN_WAIT_S / 0.02)
-    return (f"pkill -KILL -f {shlex.quote(_pattern(address, port))}; {mk}"
+    return (f"pkill -KILL -f {shlex.quote(_pattern(address, port))}; rm -f {pid}; "
+            f"for i in $(seq 50); do {listening} || break; sleep 0.02; done; "
+            f"if {listening}; then echo 'port {port} is held by another program (fio --server needs it)' >&2; "
+            f"exit 1; fi; {mk}"
             f"fio --server={shlex.quote(server_address(address, port))} --daemonize={pid} || exit 1; "
-            f"for i in $(seq {tries}); do grep -qiE {shlex.quote(tcp)} /proc/net/tcp /proc/net/tcp6 2>/dev/null "
-            f"&& exit 0; sleep 0.02; done; echo 'fio --server did not listen within {LISTEN_WAIT_S:g} s' >&2; exit 1")
+            f"for i in $(seq {tries}); do {listening} && exit 0; sleep 0.02; done; "
+            f"echo 'fio --server did not listen within {LISTEN_WAIT_S:g} s' >&2; exit 1")
 
 
 def stop_script(address: str, port: int, remove: str | None) -> str:
     """End this client's server (and its jobs); the first client also removes the run directory."""
     rm = f"; rm -rf -- {shlex.quote(remove)}" if remove else ""
-    return f"pkill -KILL -f {shlex.quote(_pattern(address, port))}{rm}; true"
+    pid = shlex.quote(f"/tmp/glmodel-fio-{address}-{port}.pid")
+    return f"pkill -KILL -f {shlex.quote(_pattern(address, port))}; rm -f {pid}{rm}; true"
 
 
 def _run_client(argv: list[str], timeout: float) -> tuple[str, str, int]:

@@ -32,3 +32,15 @@ UNITS: dict[str, str] = {m: (FILES_PER_S if m.startswith("file_") else "kB/s") f
 def first_metric(tests: Sequence[str]) -> Metric:
     """The metric a list of tests is first measured by (``write`` when there are none)."""
     return TEST_METRICS[tests[0]][0] if tests else "write"
+
+
+def display_unit(metric: str) -> str:
+    """The unit a metric is shown and modelled in: MB/s for throughputs, files/s for small-file rates."""
+    return FILES_PER_S if metric.startswith("file_") else "MB/s"
+
+
+def show_stored(metric: str, value: float) -> str:
+    """A stored figure as people read it: ``write 16.9 MB/s`` (stored in kB/s), ``file_create 614 files/s``."""
+    if UNITS.get(metric) == FILES_PER_S:
+        return f"{metric} {value:,.0f} {FILES_PER_S}"
+    return f"{metric} {value / 1024:,.1f} MB/s"

@@ -20,6 +20,7 @@ from ..bench.engine import Measured, TrialEngine, TrialRequest
 from ..bench.engines import TRIAL_ENGINES
 from ..bench.fio import run_disk
 from ..bench.iperf import run_iperf
+from ..bench.metrics import show_stored
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
@@ -387,8 +388,8 @@ class Collector:
         rg = regime(workload, self.client_ram, clients_used)
         self.store.finish_run(run_id, "done", regime=rg, unstable=unstable)
         means = {m: sum(v[m] for _, v in kept) / len(kept) for m in kept[0][1]} if kept else {}
-        line = (f"{run.label}: " + ", ".join(f"{m} {v / 1024:,.1f}" for m, v in means.items()) +
-                f" MB/s over {len(kept)} trial(s) [{rg}{', UNSTABLE: ' + reason if unstable else ''}]"
+        line = (f"{run.label}: " + ", ".join(show_stored(m, v) for m, v in means.items()) +
+                f" over {len(kept)} trial(s) [{rg}{', UNSTABLE: ' + reason if unstable else ''}]"
                 + (f"; {len(remeasured)} disturbed trial(s) flagged and measured again (`glmodel runs show "
                    f"{run_id}` says what disturbed them)" if remeasured else ""))
         return line, engine_total, idx

@@ -11,11 +11,13 @@ from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError
 from ..remote.executor import Executor, shell
 from .cli import GlusterCommandError, GlusterVersion, parse_version
+from .tunables import TUNABLE_KEYS
 from .volume import (
     BrickStatus,
     VolumeConfig,
     VolumeInfo,
     VolumePlan,
+    parse_help_xml,
     parse_volume_get_xml,
     parse_volume_info_xml,
     parse_volume_status_xml,
@@ -50,6 +52,26 @@ def server_version(executor: Executor) -> GlusterVersion:
     cluster = executor.cluster
     host = _admin(cluster)
     return parse_version(executor.run(host.address, ["gluster", "--version"], timeout=30).stdout)
+
+
+def server_options(executor: Executor) -> dict[str, str]:
+    """The options the servers' Gluster documents (`gluster volume set help-xml`), with their defaults."""
+    host = _admin(executor.cluster)
+    return parse_help_xml(_gluster(executor, host, "volume", "set", "help-xml", timeout=60), host.address)
+
+
+def check_tunables(executor: Executor, wanted: dict[str, str], version: GlusterVersion) -> None:
+    """Refuse, in one line and before any change, an option of glmodel's tunables the servers' Gluster does not
+    have (an older release; free-form volume_options are checked by `volume set` itself)."""
+    asked = [k for k in wanted if k in TUNABLE_KEYS]
+    if not asked:
+        return
+    known = server_options(executor)
+    missing = [k for k in asked if k not in known]
+    if missing:
+        host = _admin(executor.cluster).address
+        raise VolumeError(f"GlusterFS {version} on {host} has no option {', '.join(missing)} (its `gluster volume "
+                          "set help`); leave the factor setting it out of the plan")
 
 
 def volume_info(executor: Executor, name: str) -> VolumeInfo | None:
@@ -124,6 +146,7 @@ def apply_volume(executor: Executor, config: VolumeConfig, source: str = "volume
     version = version or server_version(executor)
     plan = plan_volume(config, cluster, version, source)
     wanted = config.volume_options()
+    check_tunables(executor, wanted, version)
     existing = volume_info(executor, config.name)
     if existing is not None and _same_layout(plan, existing) and existing.status == "Started":
         current = read_options(executor, config.name)

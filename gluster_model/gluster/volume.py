@@ -50,6 +50,22 @@ def known_options() -> frozenset[str]:
     return frozenset(json.loads(text)["options"])
 
 
+def parse_help_xml(text: str, host: str | None = None) -> dict[str, str]:
+    """Option name -> default from `gluster volume set help-xml`: the options of the Gluster that answered."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ParseError("gluster volume set help-xml", f"not XML ({exc})", host) from None
+    out = {}
+    for opt in root.iter("option"):
+        name = opt.findtext("name")
+        if name:
+            out[name.strip()] = (opt.findtext("defaultValue") or "").strip()
+    if not out:
+        raise ParseError("gluster volume set help-xml", "no option in it", host)
+    return out
+
+
 class Shard(Frozen):
     enabled: bool = True
     block_size: str = "64MB"

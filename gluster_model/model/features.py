@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from .columns import Columns as Columns, n_rows as n_rows, numbers as numbers, strings as strings
 from .physics import bottleneck_mbps
 from ..hardware.settings import campaign_setting, moved_by
+from ..gluster.tunables import ADMIN_TUNABLES, TUNABLE_LIST
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,9 +23,11 @@ if TYPE_CHECKING:
 C = TypeVar("C")
 
 Kind = Literal["numeric", "bool", "categorical"]
-SIZE_FEATURES = frozenset({"file_size", "record_size", "cache_size", "shard_block_size"})
-CATEGORICAL_FEATURES = frozenset({"layout", "sync", "base_filesystem", "regime"})
-BOOL_FEATURES = frozenset({"shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache"})
+SIZE_FEATURES = frozenset({"file_size", "record_size", "cache_size", "shard_block_size",
+                           *(t.name for t in TUNABLE_LIST if t.kind == "size")})
+CATEGORICAL_FEATURES = frozenset({"layout", "sync", "base_filesystem", "regime",
+                                  *(t.name for t in TUNABLE_LIST if t.kind == "choice")})
+BOOL_FEATURES = frozenset({"shard", *(t.name for t in TUNABLE_LIST if t.kind in ("bool", "group"))})
 MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a document
 # Inputs a cluster *has* rather than is given: its hardware, measured once per campaign (host facts and
 # baselines), so constant within a campaign. A question about them is judged against the hardware settings
@@ -45,6 +48,7 @@ LABELS: dict[str, str] = {
     "cache_size": "io-cache size", "threads": "threads per client", "layout": "volume layout", "sync": "sync mode",
     "write_behind": "write-behind", "read_ahead": "read-ahead", "io_cache": "io-cache", "quick_read": "quick-read",
     "md_cache": "md-cache", "regime": "cache regime", "bottleneck_mbps": "slowest stage (MB/s)",
+    **{t.name: t.option if t.kind != "group" else f"{t.option} group" for t in ADMIN_TUNABLES},
 }
 
 

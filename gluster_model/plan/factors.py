@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..bench.workload import Workload
+from ..gluster.tunables import ADMIN_TUNABLES, options_of
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 from ..hardware.emulation import is_share, parse_share
@@ -21,6 +22,7 @@ from ..hardware.settings import BACKINGS, OPTIONS as HARDWARE_KNOBS, canonical
 from ..units import gluster_size
 
 Family = Literal["volume", "workload", "cluster", "lab"]
+READ_HASH_MODES = ("0", "1", "2", "3", "4", "5")  # cluster.read-hash-mode's values (GlusterFS 10)
 Kind = Literal["int", "size", "bool", "choice", "hardware"]
 
 
@@ -46,6 +48,10 @@ _F = [
     Factor("quick_read", "volume", "bool", help="performance.quick-read"),
     Factor("md_cache", "volume", "bool", help="performance.stat-prefetch"),
     Factor("cache_size", "volume", "size", help="performance.cache-size"),
+    # the options administrators ask about (gluster.tunables), with the option each sets
+    *(Factor(t.name, "volume", "bool" if t.kind == "group" else t.kind,
+             READ_HASH_MODES if t.kind == "choice" else (),
+             f"group {t.option}" if t.kind == "group" else t.option) for t in ADMIN_TUNABLES),
     Factor("file_size", "workload", "size", help="iozone -s / dd's file, per thread"),
     Factor("record_size", "workload", "size", help="block size: iozone -r (1KB..16MB), dd bs= (from 1 byte)"),
     Factor("threads", "workload", "int", help="iozone -t, spread over the clients used"),
@@ -163,7 +169,15 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
         vol["cache_size"] = f"{int(p['cache_size'])}"
     if "servers" in p:
         feats["servers"] = vol["servers"] = int(p["servers"])
-    vol["options"] = volume_options
+    tuned = {t.name: p[t.name] for t in ADMIN_TUNABLES if t.name in p}
+    if tuned.get("metadata_cache") and translators.get("md-cache") is False:
+        raise ValueError("metadata_cache turns md-cache (performance.stat-prefetch) on; not with md_cache off")
+    feats.update(tuned)
+    set_by_factors = options_of(tuned)
+    clash = sorted(k for k in set_by_factors if k in volume_options)
+    if clash:
+        raise ValueError(f"volume_options sets {', '.join(clash)}, which a factor of the plan sets too")
+    vol["options"] = {**volume_options, **set_by_factors}
     wl = dict(fixed_workload)
     for name in ("file_size", "record_size"):
         if name in p:

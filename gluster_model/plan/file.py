@@ -12,7 +12,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..bench.fio import DiskSpec, DiskTest
 from ..bench.iperf import IperfSpec
-from ..bench.metrics import Metric
+from ..bench.metrics import Metric, Test
 from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
 from ..hardware.emulation import check_factors, is_share
@@ -106,7 +106,7 @@ class Design(Frozen):
 class FixedWorkload(Frozen):
     """Workload settings every run shares (varied ones go under factors)."""
 
-    tests: list[Literal["write", "read", "random"]] = ["write", "read", "random"]
+    tests: list[Test] = ["write", "read", "random"]
     include_flush: bool = True
     include_close: bool = True
     retests: bool = False

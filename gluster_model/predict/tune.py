@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dataset import GLUSTER_DEFAULTS
 from ..errors import GlmodelError
+from ..gluster.tunables import TUNABLE_LIST, TUNABLES
 from ..units import gluster_size
 from .scenarios import parse_sets
 from .whatif import judge, model_inputs, show_value
@@ -37,11 +38,8 @@ if TYPE_CHECKING:
     from ..model.artifact import ModelFile
     from ..model.domain import Domain
 
-# The volume options tune chooses, and the `gluster volume set` key of each.
-OPTION_KEYS: dict[str, str] = {
-    "write_behind": "performance.write-behind", "read_ahead": "performance.read-ahead",
-    "io_cache": "performance.io-cache", "quick_read": "performance.quick-read",
-    "md_cache": "performance.stat-prefetch", "cache_size": "performance.cache-size"}
+# The volume options tune chooses (the study's six and those admins ask about), and the key each sets.
+OPTION_KEYS: dict[str, str] = {t.name: t.option for t in TUNABLE_LIST}
 MAX_CANDIDATES = 20_000  # configurations predicted per metric; the options' grid is far smaller in practice
 # A change smaller than this share of the throughput is no reason to set an option: below what one benchmark
 # run can confirm (run-to-run noise on the lab is several percent), and where a fitted model's interactions find
@@ -100,22 +98,31 @@ class MetricAdvice:
     unclear: list[str] = field(default_factory=list)  # neither shown to matter nor shown equivalent: measure it
     contrasts: int = 0  # option changes tested (the Bonferroni correction's count)
 
+    def changed(self) -> dict[str, Any]:
+        """The options the recommendation sets away from the defaults (as predicted: a default size the data
+        lack stands at its nearest measured one)."""
+        return {n: v for n, v in self.recommended.options.items()
+                if n in TUNABLES and v != self.defaults.options.get(n, GLUSTER_DEFAULTS.get(n))}
+
     def commands(self, volume: str) -> list[str]:
         """`gluster volume set` lines that turn Gluster's defaults into the recommendation."""
-        out = []
-        for name, value in self.recommended.options.items():
-            # against the defaults as predicted (a default size the data lack stands at its nearest measured one)
-            if name in OPTION_KEYS and value != self.defaults.options.get(name, GLUSTER_DEFAULTS.get(name)):
-                text = ("on" if value else "off") if isinstance(value, bool) else gluster_size(int(value))
-                out.append(f"gluster volume set {volume} {OPTION_KEYS[name]} {text}")
-        return out
+        return [c for n, v in self.changed().items() for c in TUNABLES[n].commands(volume, v)]
+
+    def checks(self, volume: str) -> list[str]:
+        """`gluster volume get` lines that show what the live volume has now, for each option to be set."""
+        return [f"gluster volume get {volume} {k}" for n in self.changed() for k in TUNABLES[n].keys]
+
+    def safety(self) -> dict[str, str]:
+        """What each option the recommendation sets trades (Gluster's documentation)."""
+        return {n: TUNABLES[n].note for n in self.changed()}
 
     def to_json(self, volume: str = "VOLNAME") -> dict[str, Any]:
         return {"metric": self.metric, "model": self.model, "recommended": self.recommended.to_json(),
                 "defaults": self.defaults.to_json(), "gain": self.gain, "gain_low": _nan_none(self.gain_low),
                 "gain_high": _nan_none(self.gain_high), "not_mattering": self.not_mattering,
                 "unclear": self.unclear, "equivalence_margin": EQUIVALENCE, "contrasts": self.contrasts,
-                "pitfall": self.pitfall.to_json() if self.pitfall else None, "commands": self.commands(volume)}
+                "pitfall": self.pitfall.to_json() if self.pitfall else None, "commands": self.commands(volume),
+                "check_first": self.checks(volume), "safety": self.safety()}
 
 
 @dataclass
@@ -172,7 +179,8 @@ def _options(domain: Domain, fixed: Mapping[str, Any]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for f in domain.varied:
         if f.name in OPTION_KEYS and f.name not in fixed:
-            out[f.name] = [False, True] if f.kind == "bool" else sorted(f.values)
+            out[f.name] = [False, True] if f.kind == "bool" else sorted(
+                f.levels if f.kind == "categorical" else f.values)
     return out
 
 
@@ -183,7 +191,7 @@ def _defaults(domain: Domain, names: Sequence[str]) -> dict[str, Any]:
     for name in names:
         f = domain.input(name)
         value = GLUSTER_DEFAULTS[name]
-        if f is not None and f.kind != "bool" and f.values and value not in f.values:
+        if f is not None and f.kind == "numeric" and f.values and value not in f.values:
             value = min(f.values, key=lambda v: abs(math.log(v / value)))
         out[name] = value
     return out
@@ -261,7 +269,9 @@ def _matters(change: float, low: float, high: float, base: float) -> bool:
 def _levels(domain: Domain, name: str) -> list[Any]:
     """The levels an option can take in the data: on/off, or its measured values."""
     f = domain.input(name)
-    return [False, True] if f is not None and f.kind == "bool" else list(f.values if f else ())
+    if f is None:
+        return []
+    return [False, True] if f.kind == "bool" else list(f.levels if f.kind == "categorical" else f.values)
 
 
 def _equivalent(change: float, low: float, high: float, base: float) -> bool:

@@ -41,7 +41,13 @@ def metric_lines(m: MetricAdvice, a: Advice) -> list[str]:
     if m.recommended.basis == "extrapolated":
         lines.append("  extrapolated: " + "; ".join(m.recommended.flags))
     commands = m.commands(a.volume)
-    lines += [f"  {c}" for c in commands] if commands else ["  (nothing to set)"]
+    if not commands:
+        return lines + ["  (nothing to set)"]
+    lines.append("  check the live volume first:")
+    lines += [f"    {c}" for c in m.checks(a.volume)]
+    lines.append("  then set:")
+    lines += [f"    {c}" for c in commands]
+    lines += [f"  trade-off of {label(n)}: {note}" for n, note in m.safety().items()]
     return lines
 
 

@@ -168,5 +168,17 @@ def test_model_defaults_match_a_new_volume(env: tuple[ClusterSpec, SSHExecutor])
         admin = spec.servers[0]
         out = ex.run(admin.address, volume_argv(admin, "volume", "get", "dflt", "performance.cache-size")).stdout
         assert parse_size(out.split()[-2] if "(DEFAULT)" in out else out.split()[-1]) == GLUSTER_DEFAULTS["cache_size"]
+        # the options admins ask about: each default, and a group's members, are what the volume has unset
+        from gluster_model.gluster.apply import server_options
+        from gluster_model.gluster.tunables import ADMIN_TUNABLES, TUNABLE_KEYS
+        from gluster_model.gluster.volume import values_match
+
+        documented = server_options(ex)
+        assert TUNABLE_KEYS <= set(documented)  # GlusterFS 10 has every key a tunable sets
+        for t in ADMIN_TUNABLES:
+            for key, value in t.settings(t.default).items():
+                assert values_match(value, server[key]), (t.name, key, server[key])
+            for key, on in t.with_on.items():  # a switch's companions and a group's members start elsewhere
+                assert not values_match(on, server[key]), (t.name, key)
     finally:
         teardown_volume(ex, "dflt")

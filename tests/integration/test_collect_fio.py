@@ -1,0 +1,103 @@
+"""fio as a trial engine on the real lab: a campaign of small-file and large-file tests through `glmodel collect`,
+every metric in the store with its IOPS and latency, no fio server left listening, and a fio that cannot start
+on one client named in one line."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from gluster_model.dataset import trial_frame
+from gluster_model.lab import LabState, find_node
+from gluster_model.store import open_store
+
+from .conftest import glmodel, kept_trials, lab_processes
+
+FILES = 150
+PLAN = {"name": "fioci", "factors": {"layout": "replicate", "replica": 3, "engine": "fio", "file_size": "16KB",
+                                     "record_size": "16KB", "threads": 3, "files": FILES, "sync": "none"},
+        "workload": {"tests": ["write", "read", "file_create", "file_stat", "file_list", "file_read", "file_delete"]},
+        "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
+        "baselines": {"network": False, "disk": False}}
+SMALL = ("file_create", "file_stat", "file_list", "file_read", "file_delete")
+
+
+def _collect(lab: LabState, tmp_path: Path, plan: dict[str, object]) -> tuple[subprocess.CompletedProcess[str], str]:
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan))
+    store = str(tmp_path / "s.db")
+    done = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(path), "--store", store,
+                   timeout=600)
+    return done, store
+
+
+def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, tmp_path: Path) -> None:
+    done, store = _collect(lab, tmp_path, PLAN)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    with open_store(store, create=False) as st:
+        camp = st.campaign("fioci@lab")
+        assert camp is not None
+        (run,) = st.runs(int(camp["id"]))
+        assert run["status"] == "done"
+        trials = kept_trials(st.trials(int(run["id"])))
+        listings = [st.raw_output(int(t["id"]), "listing") or "" for t in trials]
+        frame = trial_frame(st, "fioci@lab")
+    assert len(trials) == 2
+    clients = [f"10.213.1.{n}" for n in (1, 2, 3)]
+    for t, listing in zip(trials, listings):
+        m = {x["metric"]: x for x in t["measurements"]}
+        for metric in ("write", "read"):
+            assert m[metric]["unit"] == "kB/s" and m[metric]["value"] > 0
+            assert m[f"{metric}.iops"]["unit"] == "op/s"
+            # one 16 KB I/O per operation: IOPS and kB/s are the same figure, as fio counted it
+            assert abs(m[f"{metric}.iops"]["value"] * 16 - m[metric]["value"]) <= 0.02 * m[metric]["value"]
+            assert m[f"{metric}.p99_us"]["value"] >= m[f"{metric}.p50_us"]["value"] > 0
+        for metric in SMALL:
+            assert m[metric]["unit"] == "files/s" and m[metric]["value"] > 0, metric
+            # the sum over the three clients, with the slowest and fastest client's own rate
+            assert m[metric]["min_value"] <= m[metric]["value"] / 3 <= m[metric]["max_value"], metric
+        # a create on a replica-3 volume is a round trip to every brick; a stat after it is served from
+        # md-cache, a listing from readdirp: both are much faster than creating
+        assert m["file_stat"]["value"] > 2 * m["file_create"]["value"]
+        assert m["file_list"]["value"] > m["file_create"]["value"]
+        # every client ran its own server, reached at its own address; the listing named each client's count
+        argv = " ".join(t["argv"])
+        assert all(f"--client=ip:{c},8765" in argv for c in clients), argv
+        assert all(f"{c}: " in listing for c in clients), listing
+    assert set(SMALL) <= set(frame.columns) and frame["file_create"].gt(0).all() and len(frame) == 2
+    assert frame["files"].eq(FILES).all()
+    assert lab_processes(lab, r"fio --server") == []  # none is left listening on any node
+
+
+def test_a_fio_server_that_cannot_listen_is_named_in_one_line(lab: LabState, tmp_path: Path) -> None:
+    _, node = find_node(lab.path, "2")
+    # a foreign listener on fio's port at node 2's address: its server cannot bind
+    holder = subprocess.Popen(["ip", "netns", "exec", node.netns, "python3", "-c",
+                               "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
+                               "socket.SO_REUSEADDR, 1); s.bind(('%s', 8765)); s.listen(); print('up', flush=True); "
+                               "time.sleep(600)" % node.address], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "up"
+        plan = {**PLAN, "name": "fiobusy", "workload": {"tests": ["file_create"]},
+                "protocol": {**PLAN["protocol"], "repetitions": 1}}  # type: ignore[dict-item]
+        done, store = _collect(lab, tmp_path, plan)
+    finally:
+        holder.kill()
+        holder.wait()
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0 and "Traceback" not in out
+    with open_store(store, create=False) as st:
+        camp = st.campaign("fiobusy@lab")
+        assert camp is not None
+        (run,) = st.runs(int(camp["id"]))
+        (trial,) = st.trials(int(run["id"]))
+    assert run["status"] == "failed" and trial["status"] == "failed"
+    error = run["error"] or ""
+    assert "\n" not in error and node.address in error and "port 8765 is held by another program" in error, error
+    assert lab_processes(lab, r"fio --server") == []
+    with socket.socket() as s:  # and the port is free again once the holder is gone
+        s.settimeout(1)
+        assert s.connect_ex((node.address, 8765)) != 0
