@@ -16,6 +16,7 @@ from .collector import Collector, volumes_of
 from .lab_setting import lab_snapshot, restore_lab
 from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
 from .records import runs_done, setting_campaign
+from .search import run_search
 
 
 def run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
@@ -44,6 +45,9 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
         if plan.design.type == "adaptive":  # one campaign, its runs chosen as it goes (plan.expand allows no more)
             return run_adaptive(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
                                 fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
+        if plan.design.type == "search":  # rounds chosen from what the screening measured
+            return run_search(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
+                              fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes)
         for setting in settings:
             part = expanded.with_setting(setting)
             name = setting_campaign(base, setting)

@@ -25,7 +25,7 @@ __all__ = ["MAX_GRID", "DesignType", "Levels", "fractional", "grid", "grid_size"
            "main_effects_matrix", "make_design", "max_correlation", "n_main_effect_parameters", "nested",
            "space_filling"]
 
-DesignType = Literal["grid", "fractional", "lhs", "sobol", "random", "dopt", "iopt", "adaptive"]
+DesignType = Literal["grid", "fractional", "lhs", "sobol", "random", "dopt", "iopt", "adaptive", "search"]
 NEEDS_N = ("lhs", "sobol", "random", "dopt", "iopt")  # the designs that are told how many points
 
 

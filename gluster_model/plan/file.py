@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from .design import NEEDS_N, DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from .protocol import Protocol
+from .search import check_search_plan, screening_points
 from ..config.yamlio import validation_message
 from ..gluster.volume import VolumeConfig, plan_volume
 
@@ -70,7 +71,8 @@ class Design(Frozen):
     # disagrees, until `budget` runs or the stopping rule (see gluster_model.campaign.adaptive).
     initial: int | None = Field(default=None, ge=2, le=100000, description="adaptive: runs before the first fit "
                                 "(default: the model's parameters + 2)")
-    budget: int | None = Field(default=None, ge=2, le=100000, description="adaptive: at most this many runs")
+    budget: int | None = Field(default=None, ge=2, le=100000, description="adaptive, search: at most this many "
+                               "runs (search: 40 at most, its default)")
     batch: int = Field(default=4, ge=1, le=1000, description="adaptive: runs chosen per round")
     metric: Metric | None = Field(
         default=None, description="adaptive: the metric the committee models (default: the first test's)")
@@ -263,6 +265,8 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
             raise ConfigError(source, f"factors.{name}", f"{value!r} is a share of each host's own hardware, for a "
                               "cluster that allows emulation; on a glmodel lab give the setting itself (e.g. 500mbit, "
                               "60MB/s, 1GB, 0.5)")
+    if plan.design.type == "search":
+        check_search_plan(plan.factors, plan.protocol.repetitions, plan.design.budget, source)
     if plan.design.type == "adaptive":
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:
@@ -349,6 +353,8 @@ def design_points(plan: PlanFile, identity: Callable[[dict[str, Level]], str | N
     """The plan's design points; with a hardware design, lab factors outside and the rest inside (nested,
     each setting's inner points topped up to n distinct runs, ``identity`` naming the run a point becomes)."""
     d = plan.design
+    if d.type == "search":  # its first round; the search chooses the rest as it goes (campaign.search)
+        return screening_points(plan.factors)
     if d.hardware is None:
         return make_design(plan.factors, d.type, d.n, d.seed)
     outer = {k: v for k, v in plan.factors.items() if k in LAB_FACTORS}

@@ -1,0 +1,253 @@
+"""A tuning search: from Gluster's defaults, measure where a gain may be, combine what helped, and confirm the best
+against the defaults on fresh trials.
+
+A plan of design type ``search`` names the volume options to search (factors with several levels, each one of
+``gluster.tunables``) and fixes everything else (the workload, the layout). Its campaign runs in three rounds,
+each candidate measured with the protocol's trials (at least 3):
+
+1. **Screening**: the defaults, and each single change from them (one option at one other level).
+2. **Combination**: every change that beat the defaults clearly (Welch's one-sided test at ``ALPHA``, Holm-
+   corrected over the changes screened, and at least ``FLAT`` of the throughput) set together; with two or
+   more, also the combination less each one (an interaction that hurts shows there).
+3. **Confirmation**, a campaign of its own (``<name>.confirm``): the best candidate by its mean, and the defaults,
+   measured again side by side. The gain is read from these trials only: the screening's best is, by being
+   picked, luckier than it will be again (the winner's curse), so its own trials would overstate the gain.
+
+Why not expected improvement over a fitted surrogate: with 3 trials a candidate and at most 40 candidates, a
+surrogate over a dozen options has fewer points than parameters for most of the search; screening one change at
+a time costs one run per level, tests each with its own trials, and says plainly which option earned its place.
+Interactions beyond the winners' combination are not searched. Each round's decisions are written to the
+store's design log before its runs start; the choices follow from the stored trials alone, so an interrupted
+search resumes with the same rounds, and no configuration runs twice.
+
+References
+----------
+Holm, S. (1979), "A simple sequentially rejective multiple test procedure", *Scand. J. Statist.* 6, 65–70.
+Welch, B. L. (1947), "The generalization of 'Student's' problem when several different population variances are
+involved", *Biometrika* 34, 28–35.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bench.metrics import first_metric
+from ..gluster.tunables import TUNABLES
+from ..gluster.volume import VolumeConfig
+from ..plan.factors import Level, RunSpec, realize
+from ..plan.file import Expanded, PlanFile, check_buildable
+from ..plan.search import MAX_BUDGET, check_search_plan, screening_points, searched
+from ..remote.executor import Executor
+from ..store.store import Store
+from ..dataset import trial_frame
+from .collector import Collector
+from .progress import CampaignSummary, PlanReporter
+from .records import ensure_campaign, runs_done
+
+ALPHA = 0.10  # one-sided, before Holm's correction over the screened changes
+FLAT = 0.02  # a change smaller than this share of the throughput is no reason to set an option
+LEVEL = 0.90  # the confirmed gain's interval
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Candidate against the defaults: ratio of means with its interval, and the one-sided p-value of a gain."""
+
+    ratio: float
+    low: float
+    high: float
+    p_gain: float
+
+
+def compare(defaults: Sequence[float], other: Sequence[float], level: float = LEVEL) -> Comparison:
+    """Ratio of means (other / defaults) with a Welch interval on the log scale (delta method) and Welch's
+    one-sided p-value that ``other`` is larger."""
+    import numpy as np
+    from scipy import stats
+
+    a, b = np.asarray(defaults, float), np.asarray(other, float)
+    ma, mb = float(a.mean()), float(b.mean())
+    va = float(a.var(ddof=1)) / len(a) / ma**2 if len(a) > 1 else math.inf
+    vb = float(b.var(ddof=1)) / len(b) / mb**2 if len(b) > 1 else math.inf
+    se = math.sqrt(va + vb)
+    ratio = mb / ma
+    if se == 0:
+        return Comparison(ratio, ratio, ratio, 0.0 if ratio > 1 else 1.0)
+    df = (va + vb) ** 2 / ((va**2 / (len(a) - 1)) + (vb**2 / (len(b) - 1))) if math.isfinite(se) else 1.0
+    t = stats.t.ppf(0.5 + level / 2, df)
+    log_ratio = math.log(ratio)
+    p = float(stats.t.sf(log_ratio / se, df))
+    return Comparison(ratio, math.exp(log_ratio - t * se), math.exp(log_ratio + t * se), p)
+
+
+def holm(pvalues: Mapping[str, float], alpha: float = ALPHA) -> set[str]:
+    """The hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``."""
+    out: set[str] = set()
+    ranked = sorted(pvalues.items(), key=lambda kv: kv[1])
+    for k, (name, p) in enumerate(ranked):
+        if p > alpha / (len(ranked) - k):
+            break
+        out.add(name)
+    return out
+
+
+@dataclass
+class SearchResult:
+    """What a search found: the options to set, the confirmed gain over the defaults, and what it cost."""
+
+    metric: str
+    defaults: dict[str, Level]
+    best: dict[str, Level]  # the options only
+    gain: Comparison | None  # from the confirmation's trials; None while it has not run
+    runs: int  # candidates measured (screening, combination, confirmation)
+    decisions: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> dict[str, Level]:
+        return {n: v for n, v in self.best.items() if v != self.defaults.get(n)}
+
+    def commands(self, volume: str = "VOLNAME") -> list[str]:
+        return [c for n, v in self.changed.items() for c in TUNABLES[n].commands(volume, v)]
+
+    def to_json(self) -> dict[str, Any]:
+        g = self.gain
+        return {"metric": self.metric, "best": self.changed, "runs": self.runs, "decisions": self.decisions,
+                "gain": g.ratio if g else None, "ci_low": g.low if g else None, "ci_high": g.high if g else None,
+                "worse": bool(g and g.high < 1), "commands": self.commands(),
+                "safety": {n: TUNABLES[n].note for n in self.changed}}
+
+
+def _trials(store: Store, campaign: str, metric: str) -> dict[str, list[float]]:
+    frame = trial_frame(store, campaign)
+    if frame.empty or metric not in frame:
+        return {}
+    return {str(k): [float(x) for x in g.dropna()] for k, g in frame.groupby("config_hash", observed=True)[metric]}
+
+
+def _realize(plan: PlanFile, point: dict[str, Level], executor: Executor, source: str = "plan") -> RunSpec:
+    run = realize(point, plan.workload.model_dump(), plan.volume_options)
+    check_buildable(run, executor.cluster, source)
+    return run
+
+
+def combination(options: Mapping[str, list[Level]], screened: Mapping[str, tuple[Level, Comparison]],
+                defaults: dict[str, Level]) -> tuple[list[dict[str, Level]], list[str]]:
+    """Round 2's points: the clear winners set together, and with two or more, that set less each one."""
+    winners = holm({n: c.p_gain for n, (_, c) in screened.items() if c.ratio >= 1 + FLAT})
+    why = [f"{n}={screened[n][0]}: x{screened[n][1].ratio:.2f} [{screened[n][1].low:.2f}, "
+           f"{screened[n][1].high:.2f}], p={screened[n][1].p_gain:.3f}" for n in sorted(winners)]
+    if len(winners) < 2:
+        return [], why
+    together = {**defaults, **{n: screened[n][0] for n in winners}}
+    return [together, *({**together, n: defaults[n]} for n in sorted(winners))], why
+
+
+def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *, name: str,
+               fail_fast: bool, reporter: PlanReporter, plan_volumes: list[VolumeConfig]) -> list[CampaignSummary]:
+    """Run a search plan's rounds (module docstring) and report what it found; resumes from the store."""
+    check_search_plan(plan.factors, plan.protocol.repetitions, plan.design.budget)
+    metric = plan.design.metric or first_metric(plan.workload.tests)
+    options = searched(plan.factors)
+    points = screening_points(plan.factors)
+    defaults_point = points[0]
+    screening = [_realize(plan, p, executor) for p in points]
+    summaries: list[CampaignSummary] = []
+
+    def measure(campaign: str, runs: list[RunSpec], round_: int, reasons: list[str]) -> None:
+        cid = ensure_campaign(store, executor.cluster, plan, campaign)
+        logged = {e["config_hash"] for e in store.design_log(cid) if e["round"] == round_}
+        new: list[tuple[str | None, str, dict[str, Any]]] = [(r.config_hash, why, {}) for r, why in zip(runs, reasons) if r.config_hash not in logged]
+        if new:
+            store.add_design_log(cid, round_, new)  # the decision before its runs
+        part = Expanded(runs)
+        with reporter.campaign(campaign, len(runs), runs_done(store, campaign, part), store.where) as rep:
+            summaries.append(Collector(executor, plan, part, store, campaign=campaign, fail_fast=fail_fast,
+                                       reporter=rep, plan_volumes=plan_volumes).run())
+        reporter.finished(summaries[-1])
+
+    measure(name, screening, 0, ["defaults", *(f"screening: {_changes(p, defaults_point)}" for p in points[1:])])
+    trials = _trials(store, name, metric)
+    base = trials.get(screening[0].config_hash, [])
+    if len(base) < 2:
+        reporter.note(f"search: the defaults have {len(base)} {metric} trial(s); nothing to compare")
+        return summaries
+    screened: dict[str, tuple[Level, Comparison]] = {}
+    for run, point in zip(screening[1:], points[1:]):
+        (option,) = [n for n in options if point[n] != defaults_point[n]]
+        got = trials.get(run.config_hash, [])
+        if len(got) >= 2:
+            c = compare(base, got)
+            if option not in screened or c.ratio > screened[option][1].ratio:
+                screened[option] = (point[option], c)
+    combos, why = combination(options, screened, defaults_point)
+    reporter.note("search: clear gains in the screening: " + ("; ".join(why) if why else "none"))
+    room = (plan.design.budget or MAX_BUDGET) - len(screening) - 2  # the confirmation's two runs are kept
+    combos = combos[:max(room, 0)]
+    combo_runs = [_realize(plan, p, executor) for p in combos]
+    if combo_runs:
+        measure(name, combo_runs, 1, ["the clear gains together", *(f"without {n}" for n in sorted(
+            n for n in options if combos[0][n] != defaults_point[n]))])
+        trials = _trials(store, name, metric)
+    measured = {r.config_hash: (p, trials.get(r.config_hash, [])) for r, p in
+                zip([*screening, *combo_runs], [*points, *combos])}
+    best_hash = max((h for h, (_, t) in measured.items() if len(t) >= 2),
+                    key=lambda h: sum(measured[h][1]) / len(measured[h][1]))
+    best_point = measured[best_hash][0]
+    if best_hash != screening[0].config_hash and compare(base, measured[best_hash][1]).p_gain > ALPHA:
+        best_point = defaults_point  # the best by its mean is not clear of the defaults: keep them
+    confirm = [screening[0]] if best_point == defaults_point else [screening[0], _realize(plan, best_point, executor)]
+    measure(f"{name}.confirm", confirm, 2, ["defaults, measured again", *(["the best candidate, measured "
+                                                                           "again"] if len(confirm) > 1 else [])])
+    result = search_result(store, name, plan)
+    reporter.note(result_line(result))
+    return summaries
+
+
+def _changes(point: Mapping[str, Level], defaults: Mapping[str, Level]) -> str:
+    return ", ".join(f"{n}={v}" for n, v in point.items() if v != defaults.get(n)) or "defaults"
+
+
+def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
+    """The search's outcome from the store: its best options and the confirmed gain over the defaults."""
+    metric = plan.design.metric or first_metric(plan.workload.tests)
+    options = searched(plan.factors)
+    defaults = {n: v[0] for n, v in options.items()}
+    confirm = f"{name}.confirm"
+    camp = store.campaign(confirm)
+    search = store.campaign(name)
+    runs = [r for c in (search, camp) if c for r in store.runs(int(c["id"]))]
+    decisions = [str(e["reason"]) for c in (search, camp) if c for e in store.design_log(int(c["id"]))]
+    result = SearchResult(metric, defaults, dict(defaults), None, len(runs), decisions)
+    if camp is None:
+        return result
+    confirm_runs = store.runs(int(camp["id"]))
+    trials = _trials(store, confirm, metric)
+    features = [r["features"] for r in confirm_runs]
+    hashes = [str(r["config_hash"]) for r in confirm_runs]
+    is_default = [all(_same(f.get(n, defaults[n]), defaults[n]) for n in options) for f in features]
+    if len(confirm_runs) == 2 and is_default.count(True) == 1:
+        d, b = (0, 1) if is_default[0] else (1, 0)
+        result.best = {n: features[b].get(n, defaults[n]) for n in options}
+        if len(trials.get(hashes[d], [])) >= 2 and len(trials.get(hashes[b], [])) >= 2:
+            result.gain = compare(trials[hashes[d]], trials[hashes[b]])
+    elif hashes and len(trials.get(hashes[0], [])) >= 2:
+        result.gain = Comparison(1.0, 1.0, 1.0, 1.0)  # the defaults are the answer: no change, no gain
+    return result
+
+
+def _same(a: Any, b: Any) -> bool:
+    return str(a).lower() == str(b).lower()
+
+
+def result_line(r: SearchResult) -> str:
+    """The search's answer in one line, with the commands and each option's trade-off."""
+    if not r.changed:
+        return (f"search ({r.metric}, {r.runs} run(s)): keep Gluster's defaults; no option beat them clearly")
+    g = r.gain
+    gain = f"x{g.ratio:.2f} [{g.low:.2f}, {g.high:.2f}] ({LEVEL:.0%}, confirmation trials)" if g else "not confirmed"
+    notes = "; ".join(f"{n}: {TUNABLES[n].note}" for n in r.changed)
+    return (f"search ({r.metric}, {r.runs} run(s)): set {_changes(r.best, r.defaults)}; {r.metric} {gain} over the "
+            f"defaults; " + " && ".join(r.commands()) + f"; trade-offs: {notes}")

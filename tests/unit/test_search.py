@@ -1,0 +1,65 @@
+"""The tuning search's pure parts: what a search plan may vary, its screening round, the comparison of a candidate
+with the defaults, Holm's correction and the combination round."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gluster_model.campaign.search import Comparison, combination, compare, holm
+from gluster_model.errors import ConfigError
+from gluster_model.plan.file import PlanFile
+from gluster_model.plan.search import check_search_plan, screening_points, searched
+
+
+def test_screening_is_the_defaults_then_one_change_at_a_time() -> None:
+    factors = {"layout": ["replicate"], "read_hash_mode": ["3", "2"], "client_io_threads": [False],
+               "nl_cache": [True, False]}
+    assert searched(factors) == {"read_hash_mode": ["1", "3", "2"], "nl_cache": [False, True]}
+    points = screening_points(factors)
+    assert points[0] == {"layout": "replicate", "read_hash_mode": "1", "client_io_threads": False, "nl_cache": False}
+    assert points[1:] == [{**points[0], "read_hash_mode": "3"}, {**points[0], "read_hash_mode": "2"},
+                          {**points[0], "nl_cache": True}]
+
+
+def test_a_search_plan_varies_options_only_with_three_trials_and_a_budget() -> None:
+    with pytest.raises(ConfigError, match="varies volume options only"):
+        check_search_plan({"file_size": [1, 2], "nl_cache": [True, False]}, 3, None)
+    with pytest.raises(ConfigError, match="at least 3 times"):
+        check_search_plan({"nl_cache": [True, False]}, 2, None)
+    with pytest.raises(ConfigError, match="allowed budgets: 5 to 40"):
+        check_search_plan({"read_hash_mode": ["1", "2", "3"]}, 3, 4)
+    plan = PlanFile.model_validate({"name": "s", "factors": {"read_hash_mode": [1, 3]},
+                                    "design": {"type": "search", "budget": 10},
+                                    "protocol": {"repetitions": 3}})
+    assert plan.design.type == "search"
+
+
+def test_compare_covers_a_known_ratio_at_its_level() -> None:
+    rng = np.random.default_rng(3)
+    hits, gains = 0, 0
+    for _ in range(2000):
+        a = 100 * rng.lognormal(0, 0.05, 3)
+        b = 130 * rng.lognormal(0, 0.05, 3)
+        c = compare(a, b)
+        hits += c.low <= 1.3 * np.exp(0) <= c.high  # the true ratio of means is 1.3 (equal log-sd)
+        gains += c.p_gain < 0.1
+    assert 0.86 <= hits / 2000 <= 0.94
+    assert gains / 2000 > 0.95  # a 30% gain at 5% noise is found with 3 trials each
+    same = compare([100, 101, 99], [100, 102, 98])
+    assert same.low < 1 < same.high and same.p_gain > 0.3
+
+
+def test_holm_rejects_step_down_and_the_combination_sets_clear_winners_together() -> None:
+    assert holm({"a": 0.01, "b": 0.04, "c": 0.5}, 0.1) == {"a", "b"}
+    assert holm({"a": 0.04, "b": 0.04, "c": 0.04}, 0.1) == set()  # 0.04 > 0.1 / 3 stops it at once
+    defaults = {"read_hash_mode": "1", "nl_cache": False, "client_io_threads": True}
+    screened = {"read_hash_mode": ("3", Comparison(1.6, 1.4, 1.8, 0.001)),
+                "nl_cache": (True, Comparison(1.2, 1.1, 1.3, 0.004)),
+                "client_io_threads": (False, Comparison(1.01, 0.9, 1.1, 0.4))}
+    points, why = combination({}, screened, defaults)
+    assert points[0] == {**defaults, "read_hash_mode": "3", "nl_cache": True}
+    assert {**points[0], "nl_cache": False} in points and {**points[0], "read_hash_mode": "1"} in points
+    assert len(points) == 3 and len(why) == 2
+    one, _ = combination({}, {"nl_cache": screened["nl_cache"]}, defaults)
+    assert one == []  # a single winner was measured in the screening already
