@@ -47,7 +47,7 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
                                 fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         if plan.design.type == "search":  # rounds chosen from what the screening measured
             return run_search(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
-                              fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes)
+                              fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         for setting in settings:
             part = expanded.with_setting(setting)
             name = setting_campaign(base, setting)

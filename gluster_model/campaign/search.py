@@ -146,7 +146,8 @@ def combination(options: Mapping[str, list[Level]], screened: Mapping[str, tuple
 
 
 def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *, name: str,
-               fail_fast: bool, reporter: PlanReporter, plan_volumes: list[VolumeConfig]) -> list[CampaignSummary]:
+               fail_fast: bool, reporter: PlanReporter, plan_volumes: list[VolumeConfig],
+               setting: tuple[tuple[str, str], ...] = ()) -> list[CampaignSummary]:
     """Run a search plan's rounds (module docstring) and report what it found; resumes from the store."""
     check_search_plan(plan.factors, plan.protocol.repetitions, plan.design.budget)
     metric = plan.design.metric or first_metric(plan.workload.tests)
@@ -165,7 +166,7 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
         part = Expanded(runs)
         with reporter.campaign(campaign, len(runs), runs_done(store, campaign, part), store.where) as rep:
             summaries.append(Collector(executor, plan, part, store, campaign=campaign, fail_fast=fail_fast,
-                                       reporter=rep, plan_volumes=plan_volumes).run())
+                                       reporter=rep, plan_volumes=plan_volumes, setting=setting).run())
         reporter.finished(summaries[-1])
 
     measure(name, screening, 0, ["defaults", *(f"screening: {_changes(p, defaults_point)}" for p in points[1:])])
