@@ -5,12 +5,16 @@ A plan of design type ``search`` names the volume options to search (factors wit
 ``gluster.tunables``) and fixes everything else (the workload, the layout). Its campaign runs in three rounds,
 each candidate measured with the protocol's trials (at least 3):
 
-1. **Screening**: the defaults, and each single change from them (one option at one other level).
+1. **Screening**: the defaults, and each single change from them (one option at one other level). A change
+   that looks faster but is not yet clear of the defaults' noise is measured again with ``MORE`` times the
+   trials, and the defaults with it (``<name>.more``; racing: trials go where a gain may be, none to a change
+   that measured slower). A default whose figure is bimodal (Gluster's read policy puts two clients' files on
+   one server about half the time) needs them: 3 trials cannot tell its spread from a gain.
 2. **Combination**: every change that beat the defaults clearly (Welch's one-sided test at ``ALPHA``, Holm-
    corrected over the changes screened, and at least ``FLAT`` of the throughput) set together; with two or
    more, also the combination less each one (an interaction that hurts shows there).
 3. **Confirmation**, a campaign of its own (``<name>.confirm``): the best candidate by its mean, and the defaults,
-   measured again side by side. The gain is read from these trials only: the screening's best is, by being
+   measured again side by side, ``MORE`` times the protocol's trials each. The gain is read from these trials only: the screening's best is, by being
    picked, luckier than it will be again (the winner's curse), so its own trials would overstate the gain.
 
 Why not expected improvement over a fitted surrogate: with 3 trials a candidate and at most 40 candidates, a
@@ -50,6 +54,7 @@ from .records import ensure_campaign, runs_done
 ALPHA = 0.10  # one-sided, before Holm's correction over the screened changes
 FLAT = 0.02  # a change smaller than this share of the throughput is no reason to set an option
 LEVEL = 0.90  # the confirmed gain's interval
+MORE = 2  # racing and confirmation: this many times the protocol's trials
 
 
 @dataclass(frozen=True)
@@ -157,41 +162,56 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     screening = [_realize(plan, p, executor) for p in points]
     summaries: list[CampaignSummary] = []
 
-    def measure(campaign: str, runs: list[RunSpec], round_: int, reasons: list[str]) -> None:
+    def measure(campaign: str, runs: list[RunSpec], round_: int, reasons: list[str], trials: int = 0) -> None:
         cid = ensure_campaign(store, executor.cluster, plan, campaign)
         logged = {e["config_hash"] for e in store.design_log(cid) if e["round"] == round_}
-        new: list[tuple[str | None, str, dict[str, Any]]] = [(r.config_hash, why, {}) for r, why in zip(runs, reasons) if r.config_hash not in logged]
+        new: list[tuple[str | None, str, dict[str, Any]]] = [
+            (r.config_hash, why, {}) for r, why in zip(runs, reasons) if r.config_hash not in logged]
         if new:
             store.add_design_log(cid, round_, new)  # the decision before its runs
         part = Expanded(runs)
+        used = plan if not trials else plan.model_copy(update={"protocol": plan.protocol.model_copy(
+            update={"repetitions": trials})})
         with reporter.campaign(campaign, len(runs), runs_done(store, campaign, part), store.where) as rep:
-            summaries.append(Collector(executor, plan, part, store, campaign=campaign, fail_fast=fail_fast,
+            summaries.append(Collector(executor, used, part, store, campaign=campaign, fail_fast=fail_fast,
                                        reporter=rep, plan_volumes=plan_volumes, setting=setting).run())
         reporter.finished(summaries[-1])
 
+    more_trials = MORE * plan.protocol.repetitions
+    budget = plan.design.budget or MAX_BUDGET
     measure(name, screening, 0, ["defaults", *(f"screening: {_changes(p, defaults_point)}" for p in points[1:])])
-    trials = _trials(store, name, metric)
-    base = trials.get(screening[0].config_hash, [])
-    if len(base) < 2:
-        reporter.note(f"search: the defaults have {len(base)} {metric} trial(s); nothing to compare")
+    trials = _pooled(store, [name, f"{name}.more"], metric)
+    if len(trials.get(screening[0].config_hash, [])) < 2:
+        reporter.note(f"search: the defaults have fewer than 2 {metric} trials; nothing to compare")
         return summaries
+    # Racing: a change that looks like a gain but is not yet clear of the defaults' noise gets more trials
+    # (and so do the defaults), within the budget; one whose mean is below the defaults' gets none.
+    promising = [r for r, c in _screened(screening, points, trials).items()
+                 if c.ratio >= 1 + FLAT and c.p_gain > ALPHA / len(points[1:])]
+    room = budget - len(screening) - 2 - 1  # the confirmation's two runs, and the defaults' own more trials
+    if promising and room > 0:
+        chosen = sorted(promising, key=lambda r: -_screened(screening, points, trials)[r].ratio)[:room]
+        runs = [screening[0], *(screening[i] for i in chosen)]
+        measure(f"{name}.more", runs, 1, ["defaults, more trials", *(
+            f"more trials: {_changes(points[i], defaults_point)} looked faster, not yet clear" for i in chosen)],
+            trials=more_trials)
+        trials = _pooled(store, [name, f"{name}.more"], metric)
     screened: dict[str, tuple[Level, Comparison]] = {}
-    for run, point in zip(screening[1:], points[1:]):
-        (option,) = [n for n in options if point[n] != defaults_point[n]]
-        got = trials.get(run.config_hash, [])
-        if len(got) >= 2:
-            c = compare(base, got)
-            if option not in screened or c.ratio > screened[option][1].ratio:
-                screened[option] = (point[option], c)
+    for i, c in _screened(screening, points, trials).items():
+        (option,) = [n for n in options if points[i][n] != defaults_point[n]]
+        if option not in screened or c.ratio > screened[option][1].ratio:
+            screened[option] = (points[i][option], c)
     combos, why = combination(options, screened, defaults_point)
     reporter.note("search: clear gains in the screening: " + ("; ".join(why) if why else "none"))
-    room = (plan.design.budget or MAX_BUDGET) - len(screening) - 2  # the confirmation's two runs are kept
-    combos = combos[:max(room, 0)]
+    more = store.campaign(f"{name}.more")
+    spent = len(screening) + (len(store.runs(int(more["id"]))) if more else 0)
+    combos = combos[:max(budget - spent - 2, 0)]
     combo_runs = [_realize(plan, p, executor) for p in combos]
     if combo_runs:
-        measure(name, combo_runs, 1, ["the clear gains together", *(f"without {n}" for n in sorted(
+        measure(name, combo_runs, 2, ["the clear gains together", *(f"without {n}" for n in sorted(
             n for n in options if combos[0][n] != defaults_point[n]))])
-        trials = _trials(store, name, metric)
+        trials = _pooled(store, [name, f"{name}.more"], metric)
+    base = trials[screening[0].config_hash]
     measured = {r.config_hash: (p, trials.get(r.config_hash, [])) for r, p in
                 zip([*screening, *combo_runs], [*points, *combos])}
     best_hash = max((h for h, (_, t) in measured.items() if len(t) >= 2),
@@ -200,11 +220,33 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     if best_hash != screening[0].config_hash and compare(base, measured[best_hash][1]).p_gain > ALPHA:
         best_point = defaults_point  # the best by its mean is not clear of the defaults: keep them
     confirm = [screening[0]] if best_point == defaults_point else [screening[0], _realize(plan, best_point, executor)]
-    measure(f"{name}.confirm", confirm, 2, ["defaults, measured again", *(["the best candidate, measured "
-                                                                           "again"] if len(confirm) > 1 else [])])
+    measure(f"{name}.confirm", confirm, 3, ["defaults, measured again", *(["the best candidate, measured "
+                                                                           "again"] if len(confirm) > 1 else [])],
+            trials=more_trials)
     result = search_result(store, name, plan)
     reporter.note(result_line(result))
     return summaries
+
+
+def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:
+    """Each configuration's trials over the search's campaigns (screening and more trials)."""
+    out: dict[str, list[float]] = {}
+    for c in campaigns:
+        for h, values in _trials(store, c, metric).items():
+            out.setdefault(h, []).extend(values)
+    return out
+
+
+def _screened(screening: Sequence[RunSpec], points: Sequence[Mapping[str, Level]],
+              trials: Mapping[str, list[float]]) -> dict[int, Comparison]:
+    """Each single change (by its index in the screening) against the defaults, where both have 2+ trials."""
+    base = trials.get(screening[0].config_hash, [])
+    out = {}
+    for i in range(1, len(screening)):
+        got = trials.get(screening[i].config_hash, [])
+        if len(base) >= 2 and len(got) >= 2:
+            out[i] = compare(base, got)
+    return out
 
 
 def _changes(point: Mapping[str, Level], defaults: Mapping[str, Level]) -> str:
@@ -218,9 +260,9 @@ def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
     defaults = {n: v[0] for n, v in options.items()}
     confirm = f"{name}.confirm"
     camp = store.campaign(confirm)
-    search = store.campaign(name)
-    runs = [r for c in (search, camp) if c for r in store.runs(int(c["id"]))]
-    decisions = [str(e["reason"]) for c in (search, camp) if c for e in store.design_log(int(c["id"]))]
+    parts = [c for c in (store.campaign(name), store.campaign(f"{name}.more"), camp) if c]
+    runs = [r for c in parts for r in store.runs(int(c["id"]))]
+    decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c["id"]))]
     result = SearchResult(metric, defaults, dict(defaults), None, len(runs), decisions)
     if camp is None:
         return result
