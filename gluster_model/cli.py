@@ -486,7 +486,7 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
 @click.option("--campaign", default=None, help="Only this campaign.")
 @click.option("--all-trials", is_flag=True, help="Include warm-ups, outliers and failed runs (flag columns say which).")
 def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bool) -> None:
-    """One row per trial: campaign, run, features (typed), trial flags, metrics in MB/s.
+    """One row per trial: campaign, run, features (typed), trial flags, metrics (MB/s; small-file rates in files/s).
 
     Example: glmodel export --format parquet --out trials.parquet
     """

@@ -1,4 +1,5 @@
-"""The store's trials as one tidy table: a row per trial, features as typed columns, metrics in MB/s.
+"""The store's trials as one tidy table: a row per trial, features as typed columns, metrics in MB/s (the
+small-file rates in files/s).
 
 This is the table `glmodel export` writes and the modelling layer reads. Campaign-level hardware features
 come from the measured baselines, never from labels: ``network_gbps`` (a host's link: the median over clients

@@ -5,11 +5,12 @@ A plan of design type ``search`` names the volume options to search (factors wit
 ``gluster.tunables``) and fixes everything else (the workload, the layout). Its campaign runs in three rounds,
 each candidate measured with the protocol's trials (at least 3):
 
-1. **Screening**: the defaults, and each single change from them (one option at one other level). A change
-   that looks faster but is not yet clear of the defaults' noise is measured again with ``MORE`` times the
-   trials, and the defaults with it (``<name>.more``; racing: trials go where a gain may be, none to a change
-   that measured slower). A default whose figure is bimodal (Gluster's read policy puts two clients' files on
-   one server about half the time) needs them: 3 trials cannot tell its spread from a gain.
+1. **Screening**: the defaults, and each single change from them (one option at one other level). The
+   defaults, every comparison's reference, are then measured again with ``MORE`` times the trials
+   (``<name>.more``), and so is each change that looks faster but is not yet clear of their noise (racing:
+   trials go where a gain may be, none to a change that measured slower). A default whose figure is bimodal
+   (Gluster's read policy puts two clients' files on one server in some trials) needs them: in 3 trials it
+   can look steady, or its spread can hide a gain.
 2. **Combination**: every change that beat the defaults clearly (Welch's one-sided test at ``ALPHA``, Holm-
    corrected over the changes screened, and at least ``FLAT`` of the throughput) set together; with two or
    more, also the combination less each one (an interaction that hurts shows there).
@@ -184,15 +185,20 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     if len(trials.get(screening[0].config_hash, [])) < 2:
         reporter.note(f"search: the defaults have fewer than 2 {metric} trials; nothing to compare")
         return summaries
-    # Racing: a change that looks like a gain but is not yet clear of the defaults' noise gets more trials
-    # (and so do the defaults), within the budget; one whose mean is below the defaults' gets none.
-    promising = [r for r, c in _screened(screening, points, trials).items()
-                 if c.ratio >= 1 + FLAT and c.p_gain > ALPHA / len(points[1:])]
+    # The defaults are every comparison's reference: they get more trials first (3 cannot show a spread such as
+    # a read policy's, which put two files on one server in some trials and not in others).
+    measure(f"{name}.more", [screening[0]], 1, ["defaults, more trials: the reference of every comparison"],
+            trials=more_trials)
+    trials = _pooled(store, [name, f"{name}.more"], metric)
+    # Racing: a change that looks like a gain but is not yet clear of the defaults' noise gets more trials,
+    # within the budget; one whose mean is below the defaults' gets none.
+    screened_now = _screened(screening, points, trials)
+    promising = [i for i, c in screened_now.items() if c.ratio >= 1 + FLAT and c.p_gain > ALPHA / len(points[1:])]
     room = budget - len(screening) - 2 - 1  # the confirmation's two runs, and the defaults' own more trials
     if promising and room > 0:
-        chosen = sorted(promising, key=lambda r: -_screened(screening, points, trials)[r].ratio)[:room]
-        runs = [screening[0], *(screening[i] for i in chosen)]
-        measure(f"{name}.more", runs, 1, ["defaults, more trials", *(
+        chosen = sorted(promising, key=lambda i: -screened_now[i].ratio)[:room]
+        measure(f"{name}.more", [screening[0], *(screening[i] for i in chosen)], 1, [
+            "defaults, more trials: the reference of every comparison", *(
             f"more trials: {_changes(points[i], defaults_point)} looked faster, not yet clear" for i in chosen)],
             trials=more_trials)
         trials = _pooled(store, [name, f"{name}.more"], metric)

@@ -38,9 +38,9 @@ def check_search_plan(factors: Mapping[str, Sequence[Level]], repetitions: int, 
         raise ConfigError(source, "protocol.repetitions", "a search measures each candidate at least 3 times")
     budget = budget or MAX_BUDGET
     screening = 1 + sum(len(v) - 1 for v in searched(factors).values())
-    if budget > MAX_BUDGET or screening + 2 > budget:
-        raise ConfigError(source, "design.budget", f"the screening alone is {screening} run(s) and the "
-                          f"confirmation 2; allowed budgets: {screening + 2} to {MAX_BUDGET}")
+    if budget > MAX_BUDGET or screening + 3 > budget:
+        raise ConfigError(source, "design.budget", f"the screening is {screening} run(s), the defaults' more "
+                          f"trials 1 and the confirmation 2; allowed budgets: {screening + 3} to {MAX_BUDGET}")
 
 
 def screening_points(factors: Mapping[str, Sequence[Level]]) -> list[dict[str, Level]]:

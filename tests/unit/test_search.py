@@ -27,8 +27,8 @@ def test_a_search_plan_varies_options_only_with_three_trials_and_a_budget() -> N
         check_search_plan({"file_size": [1, 2], "nl_cache": [True, False]}, 3, None)
     with pytest.raises(ConfigError, match="at least 3 times"):
         check_search_plan({"nl_cache": [True, False]}, 2, None)
-    with pytest.raises(ConfigError, match="allowed budgets: 5 to 40"):
-        check_search_plan({"read_hash_mode": ["1", "2", "3"]}, 3, 4)
+    with pytest.raises(ConfigError, match="allowed budgets: 6 to 40"):
+        check_search_plan({"read_hash_mode": ["1", "2", "3"]}, 3, 5)
     plan = PlanFile.model_validate({"name": "s", "factors": {"read_hash_mode": [1, 3]},
                                     "design": {"type": "search", "budget": 10},
                                     "protocol": {"repetitions": 3}})
