@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Collect the tuning searches of experiments/tune_search (one store per workload) on a 4-node lab with clients
+# apart from servers, and export each store's trials for data/tune_search_<workload>.csv, which
+# benchmarks/tune_verified.py reads. About 5-20 minutes a workload on a 2-core machine; leave the machine
+# otherwise idle (a trial disturbed by another process is flagged and measured again).
+#   bash benchmarks/tune_search_collect.sh [OUT-DIR] [WORKLOAD...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-tune-search}
+shift || true
+workloads=("$@")
+[ "${#workloads[@]}" -eq 0 ] && workloads=(read smallfile listing write randwrite)
+glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
+lab=${GLMODEL_LAB_DIR:-$out/lab}
+mkdir -p "$out"
+[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --brick-size 4GB --dir "$lab"
+for w in "${workloads[@]}"; do
+  store=$out/$w.db
+  echo "== $w ($(date -u +%H:%M:%S))"
+  "$glmodel" collect --cluster "$lab/lab.yaml" --plan "$here/experiments/tune_search/$w.yaml" --store "$store"
+  "$glmodel" export --store "$store" --out "$out/tune_search_$w.csv"
+done
