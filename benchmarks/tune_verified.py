@@ -1,6 +1,7 @@
 """Tuning searches against Gluster's defaults, recomputed from the shipped data: for each workload of
 experiments/tune_search (its plan fixed before measuring), data/tune_search_<workload>.csv holds every trial of its
-search (screening, more trials, confirmation). Per workload: the options the search set, ``gain`` (mean of the
+search (screening, more trials, confirmation). Per workload: the options of the best candidate (``confirmed``:
+its gain clear of the defaults on the confirmation, so the search advised setting them), ``gain`` (mean of the
 confirmation's trials of those options over the defaults' confirmation trials), ``ci_low``/``ci_high`` (the 90%
 interval of that ratio: Welch on the log scale), ``runs`` (candidate runs the search spent, confirmation
 included) and ``worse`` (the interval wholly below 1: the tuned set measured slower than the defaults).
@@ -35,7 +36,7 @@ def one(workload: str, data_dir: Path) -> dict[str, Any] | None:
     options = searched(plan.factors)
     frame = pd.read_csv(path)
     campaign = frame["campaign"].astype(str)
-    confirm = frame[campaign.str.endswith(".confirm")]
+    confirm = frame[campaign.str.contains(r"\.confirm2?$")]  # the confirmation's looks, pooled
     runs = int(frame.groupby(["campaign", "config_hash"]).ngroups)
 
     def is_default(row: pd.Series) -> bool:
@@ -46,14 +47,14 @@ def one(workload: str, data_dir: Path) -> dict[str, Any] | None:
     tuned_rows = kinds[~kinds["default"]]
     out: dict[str, Any] = {"metric": metric, "runs": runs, "trials_defaults": len(defaults)}
     if tuned_rows.empty:
-        return {**out, "set": {}, "gain": 1.0, "ci_low": None, "ci_high": None, "worse": False,
+        return {**out, "set": {}, "confirmed": False, "gain": 1.0, "ci_low": None, "ci_high": None, "worse": False,
                 "trials_tuned": 0, "defaults_mean": sum(defaults) / len(defaults) if defaults else None}
     first = tuned_rows.iloc[0]
     chosen = {n: first[n] for n, v in options.items() if str(first[n]).lower() != str(v[0]).lower()}
     tuned = tuned_rows[metric].dropna().tolist()
     c = compare(defaults, tuned)
     return {**out, "set": {k: (v.item() if hasattr(v, "item") else v) for k, v in chosen.items()},
-            "gain": c.ratio, "ci_low": c.low, "ci_high": c.high, "worse": c.high < 1, "trials_tuned": len(tuned),
+            "confirmed": c.low > 1, "gain": c.ratio, "ci_low": c.low, "ci_high": c.high, "worse": c.high < 1, "trials_tuned": len(tuned),
             "defaults_mean": sum(defaults) / len(defaults), "tuned_mean": sum(tuned) / len(tuned)}
 
 
@@ -72,7 +73,8 @@ def main() -> None:
     print(f"{'workload':<10} {'metric':<12} {'runs':>4} {'gain':>6} {'interval':>16}  worse  set")
     for w, r in results.items():
         interval = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else "-"
-        chosen = ", ".join(f"{k}={v}" for k, v in r["set"].items()) or "defaults kept"
+        chosen = (", ".join(f"{k}={v}" for k, v in r["set"].items()) + ("" if r["confirmed"] else
+                  " (not confirmed: defaults kept)")) if r["set"] else "defaults kept"
         print(f"{w:<10} {r['metric']:<12} {r['runs']:>4} {r['gain']:>6.2f} {interval:>16}  "
               f"{'yes' if r['worse'] else 'no ':<5}  {chosen}")
 

@@ -117,14 +117,22 @@ class SearchResult:
 
     @property
     def changed(self) -> dict[str, Level]:
+        """The best candidate's options away from the defaults (confirmed or not)."""
         return {n: v for n, v in self.best.items() if v != self.defaults.get(n)}
 
+    @property
+    def confirmed(self) -> bool:
+        """The best candidate's gain is clear of the defaults on the confirmation's trials: advice to set it."""
+        return bool(self.changed) and self.gain is not None and self.gain.low > 1
+
     def commands(self, volume: str = "VOLNAME") -> list[str]:
-        return [c for n, v in self.changed.items() for c in TUNABLES[n].commands(volume, v)]
+        return [c for n, v in self.changed.items() for c in TUNABLES[n].commands(volume, v)] \
+            if self.confirmed else []
 
     def to_json(self) -> dict[str, Any]:
         g = self.gain
-        return {"metric": self.metric, "best": self.changed, "runs": self.runs, "decisions": self.decisions,
+        return {"metric": self.metric, "best": self.changed, "confirmed": self.confirmed, "runs": self.runs,
+                "decisions": self.decisions,
                 "gain": g.ratio if g else None, "ci_low": g.low if g else None, "ci_high": g.high if g else None,
                 "worse": bool(g and g.high < 1), "commands": self.commands(),
                 "safety": {n: TUNABLES[n].note for n in self.changed}}
@@ -312,7 +320,10 @@ def result_line(r: SearchResult) -> str:
     if not r.changed:
         return (f"search ({r.metric}, {r.runs} run(s)): keep Gluster's defaults; no option beat them clearly")
     g = r.gain
-    gain = f"x{g.ratio:.2f} [{g.low:.2f}, {g.high:.2f}] ({LEVEL:.0%}, confirmation trials)" if g else "not confirmed"
+    gain = f"x{g.ratio:.2f} [{g.low:.2f}, {g.high:.2f}] ({LEVEL:.0%}, confirmation trials)" if g else "not measured"
+    if not r.confirmed:
+        return (f"search ({r.metric}, {r.runs} run(s)): keep Gluster's defaults; {_changes(r.best, r.defaults)} "
+                f"looked faster but measured {gain} over them, not clear of their noise")
     notes = "; ".join(f"{n}: {TUNABLES[n].note}" for n in r.changed)
     return (f"search ({r.metric}, {r.runs} run(s)): set {_changes(r.best, r.defaults)}; {r.metric} {gain} over the "
             f"defaults; " + " && ".join(r.commands()) + f"; trade-offs: {notes}")
