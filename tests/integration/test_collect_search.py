@@ -17,12 +17,12 @@ from gluster_model.store import open_store
 
 from .conftest import glmodel, kept_trials
 
-PLAN = {"name": "searchci", "factors": {"layout": "replicate", "replica": 3, "engine": "fio", "file_size": "8MB",
+PLAN = {"name": "searchci", "factors": {"layout": "replicate", "replica": 3, "engine": "fio", "file_size": "4MB",
                                         "record_size": "1MB", "threads": 3, "sync": "none",
                                         # the lab's clients read their own brick (choose-local): the read
                                         # policy cannot matter here, and read-ahead on costs reads
                                         "read_hash_mode": [1, 3], "read_ahead": [False, True]},
-        "design": {"type": "search", "metric": "read", "budget": 8},
+        "design": {"type": "search", "metric": "read", "budget": 6},
         "workload": {"tests": ["write", "read"]},
         "protocol": {"warmups": 0, "repetitions": 3, "outlier_rule": "none", "remount": "never"},
         "baselines": {"network": False, "disk": False}}
@@ -61,7 +61,7 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     assert "searchci@lab.confirm" in names and all(n == 6 for n in counts.values())
     defaults_hash = screening[0]["config_hash"]
     assert defaults_hash in {r["config_hash"] for r in confirm_runs}
-    assert result.runs == all_runs <= 8
+    assert result.runs == all_runs <= 6
     if result.changed:  # the answer is recomputed from the confirmation's stored trials
         tuned = frame[frame["config_hash"] != defaults_hash]["read"].tolist()
         base = frame[frame["config_hash"] == defaults_hash]["read"].tolist()
