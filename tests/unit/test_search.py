@@ -63,3 +63,25 @@ def test_holm_rejects_step_down_and_the_combination_sets_clear_winners_together(
     assert len(points) == 3 and len(why) == 2
     one, _ = combination({}, {"nl_cache": screened["nl_cache"]}, defaults)
     assert one == []  # a single winner was measured in the screening already
+
+
+def test_the_shipped_searches_give_the_readme_table() -> None:
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    read = module.one("read", root / "data")
+    listing = module.one("listing", root / "data")
+    readme = (root / "README.md").read_text()
+    for r, row in ((read, "multi-client uncached read"), (listing, "listing of 4000 files")):
+        line = next(x for x in readme.splitlines() if x.startswith(f"| {row}"))
+        gain, low, high = map(float, re.search(r"x([0-9.]+) \[([0-9.]+), ([0-9.]+)\]", line).groups())  # type: ignore[union-attr]
+        assert (round(r["gain"], 2), round(r["ci_low"], 2), round(r["ci_high"], 2)) == (gain, low, high)
+        assert f"| {r['runs']} |" in line and r["runs"] <= 40
+    assert read["confirmed"] and read["set"] == {"read_hash_mode": 3} and not read["worse"]
+    assert not listing["confirmed"] and "keep the defaults" in readme
