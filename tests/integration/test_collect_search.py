@@ -79,5 +79,4 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     with open_store(store, create=False) as st:
         assert sum(len(st.runs(int(c["id"]))) for c in st.campaigns()) == all_runs
         trials_after = sum(len(st.trials(int(r["id"]))) for c in st.campaigns() for r in st.runs(int(c["id"])))
-    assert "0 run(s) done now" in " ".join(again.stdout.split())
     assert trials_after >= 3 * all_runs

@@ -208,7 +208,8 @@ def test_readme_plan_example_is_valid() -> None:
     import yaml
 
     plan = PlanFile.model_validate(yaml.safe_load(readme[start: readme.index("```", start)]))
-    assert plan.protocol.remount == "run" and len(plan.factors) == 14
+    assert plan.protocol.remount == "run" and len(plan.factors) == 16
+    assert plan.factors["engine"] == ["iozone"] and plan.factors["read_hash_mode"] == ["1", "3"]
 
 
 def _nested_plan(**design: object) -> PlanFile:
