@@ -131,15 +131,6 @@ def reap_argv(workdir: str) -> list[str]:
     return ["pkill", "-KILL", "-f", f"^dd .*(if|of)={re.escape(workdir)}/f[0-9]+( |$)"]
 
 
-def spread(readers: int, clients: list[Host]) -> dict[str, int]:
-    """Readers per client, dealt round-robin as iozone deals its threads (clients left with none are absent)."""
-    out: dict[str, int] = {}
-    for i in range(readers):
-        h = clients[i % len(clients)]
-        out[h.address] = out.get(h.address, 0) + 1
-    return out
-
-
 def workdirs(clients: list[Host], roots: dict[str, str], run_dir: str) -> dict[str, str]:
     """Each client's own directory under its root (mount point or local directory), named by the client, so
     clients sharing a volume never touch each other's files."""

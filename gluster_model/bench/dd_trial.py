@@ -13,9 +13,9 @@ from ..errors import GlmodelError
 from ..gluster.apply import drop_caches, start_bricks, stop_one_brick
 from ..remote.executor import Executor
 from ..units import parse_size
-from .dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare, spread,
+from .dd import (DdPass, count_for, local_roots, make_workdirs, reap, remove_dirs, run_dd_pass, run_prepare,
                        workdirs)
-from .engine import EngineResult, TrialRequest
+from .engine import EngineResult, TrialRequest, spread, used_clients
 from .workload import Workload
 
 RUN_DIR = "glmodel-dd"
@@ -54,13 +54,6 @@ class DdTrial:
             out.append((p.op, p.kbps, "kB/s", min(rates), max(rates)))
             out += [(f"{p.op}_time.{k}", r.seconds, "s", None, None) for k, r in enumerate(p.readers)]
         return out
-
-
-def used_clients(cluster: ClusterSpec, points: dict[str, str], workload: Workload) -> list[Host]:
-    clients = [h for h in cluster.clients if h.address in points][: workload.clients or None]
-    if not clients:
-        raise GlmodelError("the volume is not mounted on any client")
-    return clients
 
 
 def _roots(cluster: ClusterSpec, clients: list[Host], points: dict[str, str], workload: Workload) -> dict[str, str]:

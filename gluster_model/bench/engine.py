@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from ..errors import GlmodelError
+
 if TYPE_CHECKING:
-    from ..config.cluster import ClusterSpec
+    from ..config.cluster import ClusterSpec, Host
     from ..remote.executor import Executor
     from .workload import Workload
 
@@ -92,3 +94,23 @@ class TrialEngine(Protocol):
         """A trial's seconds beyond moving its data, for estimates (``first_test_s``: the start-up of a trial's
         first test as calibrated on the store, or the lab's default)."""
         ...
+
+
+def used_clients(cluster: ClusterSpec, points: Mapping[str, str], workload: Workload,
+                 volume: str | None = None) -> list[Host]:
+    """The clients a trial runs on: those with the volume mounted, in cluster-file order, the first
+    ``workload.clients`` of them when it says how many."""
+    clients = [h for h in cluster.clients if h.address in points][: workload.clients or None]
+    if not clients:
+        raise GlmodelError(f"volume {volume} is not mounted on any client" if volume
+                           else "the volume is not mounted on any client")
+    return clients
+
+
+def spread(threads: int, clients: list[Host]) -> dict[str, int]:
+    """Threads per client, dealt round-robin as iozone deals its threads (clients left with none are absent)."""
+    out: dict[str, int] = {}
+    for i in range(threads):
+        h = clients[i % len(clients)]
+        out[h.address] = out.get(h.address, 0) + 1
+    return out

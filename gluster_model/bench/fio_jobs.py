@@ -48,12 +48,11 @@ def fio_metrics(workload: Workload) -> list[str]:
 def split_at_listing(workload: Workload) -> tuple[list[str], list[str]]:
     """(metrics fio runs before the listing, metrics after it): one fio run per trial, two when ``file_list`` is
     asked for (the listing needs the created files and comes before they are read and deleted)."""
-    metrics = fio_metrics(workload)
     if "file_list" not in workload.tests:
-        return metrics, []
-    before = [m for m in metrics if m in ("write", "read", "random_read", "random_write", "file_create",
-                                          "file_stat")]
-    return before, [m for m in metrics if m not in before]
+        return fio_metrics(workload), []
+    cut = workload.tests.index("file_list")  # tests are kept in the order they run
+    return (fio_metrics(workload.model_copy(update={"tests": workload.tests[:cut]})),
+            fio_metrics(workload.model_copy(update={"tests": workload.tests[cut + 1:]})))
 
 
 def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str]) -> str:

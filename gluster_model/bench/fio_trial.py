@@ -9,6 +9,7 @@ a timeout, Ctrl-C or SIGTERM of glmodel). The first client makes every client's 
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import tempfile
@@ -21,9 +22,7 @@ from ..errors import GlmodelError, ParseError
 from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
 from ..units import parse_size
-from .dd import spread
-from .dd_trial import used_clients
-from .engine import EngineResult, TrialRequest
+from .engine import EngineResult, TrialRequest, spread, used_clients
 from .fio_jobs import (PORT, FioFigures, client_argv, job_file, listing_script, parse_client_json, parse_listing,
                        server_address, split_at_listing)
 from .metrics import UNITS
@@ -36,15 +35,19 @@ FILE_OP_S = 0.001  # one small-file operation through FUSE and the network (lab:
 
 def _pattern(address: str, port: int) -> str:
     # a server of this address and port, and the job processes it forks (they keep its command line)
-    return f"^fio --server={server_address(address, port)}( |$)"
+    return f"^fio --server={re.escape(server_address(address, port))}( |$)"
+
+
+def _pidfile(address: str, port: int) -> str:
+    # one per address: hosts may share /tmp (containers, the lab's nodes)
+    return shlex.quote(f"/tmp/glmodel-fio-{address}-{port}.pid")
 
 
 def start_script(address: str, port: int, dirs: list[str]) -> str:
     """End a server a killed glmodel left on this address and port, make ``dirs``, start a server bound to the
     address and wait until it listens (fio's daemon returns before its socket is open). A port another program
     holds is an error naming it: fio's client would otherwise talk to that program."""
-    # one per address: hosts may share /tmp (containers, the lab's nodes)
-    pid = shlex.quote(f"/tmp/glmodel-fio-{address}-{port}.pid")
+    pid = _pidfile(address, port)
     mk = f"mkdir -p -- {' '.join(shlex.quote(d) for d in dirs)} && " if dirs else ""
     listening = (f"grep -qiE {shlex.quote(f':{port:04X} [0-9A-F:]+ 0A')} /proc/net/tcp /proc/net/tcp6 "
                  "2>/dev/null")
@@ -61,8 +64,7 @@ def start_script(address: str, port: int, dirs: list[str]) -> str:
 def stop_script(address: str, port: int, remove: str | None) -> str:
     """End this client's server (and its jobs); the first client also removes the run directory."""
     rm = f"; rm -rf -- {shlex.quote(remove)}" if remove else ""
-    pid = shlex.quote(f"/tmp/glmodel-fio-{address}-{port}.pid")
-    return f"pkill -KILL -f {shlex.quote(_pattern(address, port))}; rm -f {pid}{rm}; true"
+    return f"pkill -KILL -f {shlex.quote(_pattern(address, port))}; rm -f {_pidfile(address, port)}{rm}; true"
 
 
 def _run_client(argv: list[str], timeout: float) -> tuple[str, str, int]:
@@ -106,7 +108,6 @@ class FioEngine:
         argvs: list[list[str]] = []
         metrics: dict[str, float] = {}
         measurements: list[tuple[str, float, str, float | None, float | None]] = []
-        t0 = time.monotonic()
         error: str | None = None
         host: str | None = None
         if r.drop_caches:

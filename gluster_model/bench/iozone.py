@@ -28,7 +28,7 @@ from ..errors import CommandFailed, GlmodelError, ParseError
 from ..remote.executor import join_prefix
 from ..gluster.apply import drop_caches, mount
 from ..remote.executor import Executor, shell
-from .engine import EngineResult, Measurement, TrialRequest
+from .engine import EngineResult, Measurement, TrialRequest, used_clients
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput, results_complete
 from .iozone_ports import free_master_port
 from .workload import _TEST_NUMBER, Workload
@@ -158,9 +158,7 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
     Ctrl-C or SIGTERM of glmodel) no iozone process of it is left on any host.
     """
     cluster = executor.cluster
-    clients = [h for h in cluster.clients if h.address in mount_points][: workload.clients or None]
-    if not clients:
-        raise GlmodelError(f"volume {volume} is not mounted on any client")
+    clients = used_clients(cluster, mount_points, workload, volume)
     run_dir = f"glmodel-iozone-{uuid.uuid4().hex[:8]}"
     workdirs = [(h.address, f"{mount_points[h.address]}/{run_dir}/{h.name}") for h in clients]
     reap = shlex.join(reap_argv(master_address(clients[0])))

@@ -34,11 +34,6 @@ def first_metric(tests: Sequence[str]) -> Metric:
     return TEST_METRICS[tests[0]][0] if tests else "write"
 
 
-def display_unit(metric: str) -> str:
-    """The unit a metric is shown and modelled in: MB/s for throughputs, files/s for small-file rates."""
-    return FILES_PER_S if metric.startswith("file_") else "MB/s"
-
-
 def show_stored(metric: str, value: float) -> str:
     """A stored figure as people read it: ``write 16.9 MB/s`` (stored in kB/s), ``file_create 614 files/s``."""
     if UNITS.get(metric) == FILES_PER_S:
