@@ -33,6 +33,7 @@ class Tunable:
     levels: tuple[Any, ...] = ()  # what a tuning plan tries besides the default
     with_on: Mapping[str, str] = field(default_factory=dict)  # options set with it when it is on (a group's own)
     study: bool = False  # one of the study's six, set through VolumeConfig's own keys
+    translator: str = ""  # a study translator's key in VolumeConfig.translators ("write-behind", ...)
 
     def value_text(self, value: Any) -> str:
         """The value as `gluster volume set` takes it."""
@@ -67,17 +68,17 @@ _INVALIDATION = {"features.cache-invalidation": "on", "features.cache-invalidati
 
 TUNABLE_LIST: tuple[Tunable, ...] = (
     # The study's six.
-    Tunable("write_behind", "performance.write-behind", "bool", True, study=True,
+    Tunable("write_behind", "performance.write-behind", "bool", True, study=True, translator="write-behind",
             note="acknowledges writes before they reach the bricks: a client crash loses data written since the "
                  "last fsync or close, and a write error may surface only at close"),
-    Tunable("read_ahead", "performance.read-ahead", "bool", False, study=True,
+    Tunable("read_ahead", "performance.read-ahead", "bool", False, study=True, translator="read-ahead",
             note="prefetches the next pages of a file read in order; costs memory and wasted reads on random I/O"),
-    Tunable("io_cache", "performance.io-cache", "bool", False, study=True,
+    Tunable("io_cache", "performance.io-cache", "bool", False, study=True, translator="io-cache",
             note="caches file data in the client beyond close, checked against the file's mtime: another "
                  "client's change can be read stale for up to cache-timeout (1 s)"),
-    Tunable("quick_read", "performance.quick-read", "bool", True, study=True,
+    Tunable("quick_read", "performance.quick-read", "bool", True, study=True, translator="quick-read",
             note="serves small files (up to 64 KB) whole from the lookup; no consistency trade"),
-    Tunable("md_cache", "performance.stat-prefetch", "bool", True, study=True,
+    Tunable("md_cache", "performance.stat-prefetch", "bool", True, study=True, translator="md-cache",
             note="caches file attributes in the client for md-cache-timeout (1 s): another client's change can "
                  "go unseen that long"),
     Tunable("cache_size", "performance.cache-size", "size", 32 << 20, study=True,
@@ -120,6 +121,9 @@ TUNABLE_LIST: tuple[Tunable, ...] = (
 )
 TUNABLES: dict[str, Tunable] = {t.name: t for t in TUNABLE_LIST}
 ADMIN_TUNABLES: tuple[Tunable, ...] = tuple(t for t in TUNABLE_LIST if not t.study)
+# The study's translators: plan factor -> VolumeConfig.translators key, and that key -> its `volume set` option.
+TRANSLATOR_FACTORS: dict[str, str] = {t.name: t.translator for t in TUNABLE_LIST if t.translator}
+TRANSLATORS: dict[str, str] = {t.translator: t.option for t in TUNABLE_LIST if t.translator}
 DEFAULTS: dict[str, Any] = {t.name: t.default for t in TUNABLE_LIST}
 # Every `volume set` key an admin tunable can set (the servers are asked whether they have each before it is
 # set; the study's six are as old as Gluster's translators).

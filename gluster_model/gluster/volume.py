@@ -22,15 +22,8 @@ from ..config.yamlio import load_model
 from ..errors import ConfigError, ParseError
 from ..units import gluster_size, parse_size
 from .cli import GlusterVersion, gluster_argv, parse_cli_xml
+from .tunables import TRANSLATORS
 
-# The study's translators and the option that switches each one.
-TRANSLATORS: dict[str, str] = {
-    "write-behind": "performance.write-behind",
-    "read-ahead": "performance.read-ahead",
-    "io-cache": "performance.io-cache",
-    "quick-read": "performance.quick-read",
-    "md-cache": "performance.stat-prefetch",
-}
 _VOLNAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 _OPTION_VALUE = re.compile(r"^[A-Za-z0-9._%:,/+*@=-]{1,256}$")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..bench.workload import Workload
-from ..gluster.tunables import ADMIN_TUNABLES, options_of
+from ..gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, options_of
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 from ..hardware.emulation import is_share, parse_share
@@ -72,8 +72,6 @@ _F = [
 ]
 FACTORS: dict[str, Factor] = {f.name: f for f in _F}
 LAB_FACTORS = tuple(f.name for f in _F if f.family == "lab")
-TRANSLATOR_FACTORS = {"write_behind": "write-behind", "read_ahead": "read-ahead", "io_cache": "io-cache",
-                      "quick_read": "quick-read", "md_cache": "md-cache"}
 
 Level = int | str | bool
 MAX_SIZE = 1 << 50  # 1 PiB: larger sizes are typing errors (a trial would run for years)

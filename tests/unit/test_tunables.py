@@ -4,6 +4,7 @@ prints the commands, the live values to check first and what each trades."""
 from __future__ import annotations
 
 import itertools
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,8 @@ import pytest
 
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.dataset import BOOLEAN, CATEGORICAL, FAMILIES, GLUSTER_DEFAULTS, NUMERIC
-from gluster_model.gluster.tunables import ADMIN_TUNABLES, TUNABLES, options_of
-from gluster_model.gluster.volume import known_options
+from gluster_model.gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, TRANSLATORS, TUNABLES, options_of
+from gluster_model.gluster.volume import VolumeConfig, known_options
 from gluster_model.model import artifact
 from gluster_model.model.fit import fit_frame
 from gluster_model.plan.factors import FACTORS, realize
@@ -36,6 +37,16 @@ def test_every_option_admins_ask_about_is_a_factor_a_feature_and_tunable() -> No
         for level in t.levels:
             assert level != t.default  # a level a plan tries is a change
     assert FACTORS["read_hash_mode"].choices == ("0", "1", "2", "3", "4", "5")
+
+
+def test_the_study_translators_are_named_once() -> None:
+    # the cluster file's translator keys are the registry's, and a point switches each by its own option
+    allowed = typing.get_args(typing.get_args(VolumeConfig.model_fields["translators"].annotation)[0])
+    assert set(allowed) == set(TRANSLATORS) == set(TRANSLATOR_FACTORS.values())
+    for factor, key in TRANSLATOR_FACTORS.items():
+        t = TUNABLES[factor]
+        opts = realize({factor: not t.default}, {"tests": ["write"]}, {}).volume.volume_options()
+        assert opts[TRANSLATORS[key]] == t.value_text(not t.default) and TRANSLATORS[key] == t.option
 
 
 def test_a_point_sets_each_option_and_its_companions() -> None:
