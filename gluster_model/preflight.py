@@ -22,6 +22,10 @@ from .hardware.limits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, pars
 from .hardware.nic import nic_script, parse_nic, show_nic
 from .remote.executor import Executor, shell
 from .remote.sections import parse_sections, section
+from .bench.engine_specs import ENGINE_SPECS
+
+# The programs the trial engines need on every client.
+CLIENT_TOOLS = tuple(s.tool for s in ENGINE_SPECS.values() if s.tool is not None)
 
 
 
@@ -72,10 +76,9 @@ def probe_script(host: Host, record: str | None = None) -> str:
             parts.append(section(f"brick{i}", ["df", "-B1", "--output=avail,fstype,target", path]))
         parts.append(section("throttle", ["sh", "-c", throttle_script(list(host.brick_paths))]))
     if host.is_client:
-        parts += [
-            section("iozone", ["sh", "-c", "command -v iozone && iozone -v | grep -m1 Version"]),
-            section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]),
-        ]
+        named = {"fio"} if host.is_server else set()  # a server's fio is probed already (its disk baseline)
+        parts += [section(t.name, ["sh", "-c", t.script]) for t in CLIENT_TOOLS if t.name not in named]
+        parts.append(section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]))
     return "; ".join(parts)
 
 
@@ -158,11 +161,14 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
                     bricks[path]["throttle"] = throttle
         rep.facts["bricks"] = bricks
     if host.is_client:
-        rc, out = get("iozone")
-        lines = out.splitlines()
-        rep.facts["iozone_version"] = lines[-1].strip() if rc == 0 and lines else None
-        rep.checks.append(Check("iozone", rc == 0, (lines[-1].strip() if lines else "") if rc == 0 else "not found",
-                                "" if rc == 0 else "install iozone3 (Debian non-free): scripts/setup.sh does it"))
+        for t in CLIENT_TOOLS:  # the trial engines' programs (bench.engine_specs)
+            if any(c.name == t.name for c in rep.checks) or (t.name not in sections and t.name != "iozone"):
+                continue  # checked as a server's tool already; or a capture older than the engine
+            rc, out = get(t.name)
+            lines = out.splitlines()
+            rep.facts[f"{t.name}_version"] = lines[-1].strip() if rc == 0 and lines else None
+            rep.checks.append(Check(t.name, rc == 0, (lines[-1].strip() if lines else "") if rc == 0 else
+                                    "not found", "" if rc == 0 else t.fix))
         rc, out = get("fuse")
         rep.checks.append(Check("fuse", rc == 0, "mount.glusterfs and /dev/fuse present" if rc == 0 else
                                 "mount.glusterfs or /dev/fuse missing",

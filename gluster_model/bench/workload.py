@@ -9,12 +9,12 @@ from pydantic import Field, field_validator, model_validator
 
 from ..config.cluster import Frozen
 from ..units import parse_size
+from .engine_specs import ENGINE_NAMES, ENGINE_SPECS
 from .metrics import FILE_TESTS, RETESTS, TEST_METRICS, TESTS, Test
 
 # iozone test numbers; write (-i 0) always runs first because the others need its files.
 _TEST_NUMBER = {"write": "0", "read": "1", "random": "2"}
 FILES_DEFAULT = 1000
-IOZONE_MAX_RECORD = 16 << 20
 
 
 class Workload(Frozen):
@@ -32,7 +32,7 @@ class Workload(Frozen):
     include_close: bool = True   # -c: close() inside the timing (NFS/FUSE flush on close)
     retests: bool = False        # without it -+n: no rewrite/reread passes
     clients: int | None = Field(default=None, ge=1, description="how many of the cluster's clients to use")
-    engine: Literal["iozone", "dd", "fio"] = "iozone"
+    engine: str = Field(default="iozone", description=f"one of {', '.join(ENGINE_NAMES)} (bench.engine_specs)")
     files: int = Field(default=FILES_DEFAULT, ge=1, le=1_000_000,
                        description="files per thread for the small-file tests (engine fio)")
     target: Literal["gluster", "local"] = "gluster"
@@ -59,9 +59,10 @@ class Workload(Frozen):
     @model_validator(mode="before")
     @classmethod
     def _whole_blocks(cls, data: Any) -> Any:
-        """dd moves whole blocks: a file is rounded up to a whole number of blocks (at least one), so the size
+        """An engine that moves whole blocks (dd): a file is rounded up to a whole number of blocks (at least one), so the size
         recorded is the size moved."""
-        if isinstance(data, dict) and data.get("engine") == "dd":
+        spec = ENGINE_SPECS.get(str(data.get("engine"))) if isinstance(data, dict) else None
+        if isinstance(data, dict) and spec is not None and spec.blocks:
             try:
                 size, block = parse_size(data.get("file_size", "64MB")), parse_size(data.get("record_size", "64KB"))
             except ValueError:
@@ -70,24 +71,21 @@ class Workload(Frozen):
                 data = {**data, "file_size": str(-(-size // block) * block)}
         return data
 
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, v: str) -> str:
+        if v not in ENGINE_SPECS:
+            raise ValueError(f"engine {v!r} is not one of {', '.join(ENGINE_NAMES)}")
+        return v
+
     @model_validator(mode="after")
     def _engine(self) -> Workload:
-        size, record = parse_size(self.file_size), parse_size(self.record_size)
-        if self.engine == "iozone":
-            if size % 1024 or record % 1024:
-                raise ValueError("iozone sizes are whole kilobytes (at least 1KB); use engine dd below that")
-            if record > IOZONE_MAX_RECORD:
-                raise ValueError("iozone records go up to 16MB; use engine dd above that")
-            if self.target != "gluster" or self.degraded:
-                raise ValueError("local targets and degraded reads run with engine dd")
-        elif self.engine == "dd" and not set(self.tests) <= {"write", "read"}:
-            raise ValueError("engine dd runs the write and read tests only")
-        if self.engine == "fio" and (self.target != "gluster" or self.degraded):
-            raise ValueError("engine fio measures the Gluster mount; local targets and degraded reads run with "
-                             "engine dd")
-        files = [t for t in self.tests if t in FILE_TESTS]
-        if files and self.engine != "fio":
-            raise ValueError(f"the small-file tests ({', '.join(files)}) run with engine fio")
+        spec = ENGINE_SPECS[self.engine]
+        why = spec.refusal(self.tests, parse_size(self.file_size), parse_size(self.record_size),
+                           self.target != "gluster" or self.degraded)
+        if why:
+            raise ValueError(why)
+        files = self.file_tests
         if files and files[0] != "file_create":
             raise ValueError("the small-file tests start with file_create (the others need its files)")
         return self
@@ -111,7 +109,7 @@ class Workload(Frozen):
     def expected_metrics(self) -> list[str]:
         large = [t for t in self.tests if t not in FILE_TESTS]
         # iozone and dd write first (the other tests need their files); fio lays out a file it reads itself
-        if large and self.engine != "fio":
+        if large and ENGINE_SPECS[self.engine].writes_first:
             large = ["write", *(t for t in large if t != "write")]
         tests = [*large, *self.file_tests]
         return [m for t in tests for m in TEST_METRICS[t] if self.retests or m not in RETESTS]

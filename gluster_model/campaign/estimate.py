@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..bench.engine_specs import ENGINE_SPECS
 from ..bench.engines import TRIAL_ENGINES
 from ..plan.file import Expanded
 from ..plan.protocol import Protocol
@@ -67,7 +68,7 @@ def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, co
         data = parse_size(w.file_size) * w.threads
         large = [t for t in w.tests if t not in w.file_tests]
         # passes that move the data: the large-file tests (iozone and dd write first), small files written, read
-        passes = len(large) + bool(large and "write" not in large and w.engine != "fio")
+        passes = len(large) + bool(large and "write" not in large and ENGINE_SPECS[w.engine].writes_first)
         passes_small = len({"file_create", "file_read"} & set(w.file_tests))
         io = (passes + passes_small * w.files) * data / cost.bytes_per_s
         if p.target_seconds:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..bench.engine_specs import ENGINE_NAMES
 from ..bench.workload import Workload
 from ..gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, options_of
 from ..gluster.volume import Shard, VolumeConfig
@@ -56,7 +57,7 @@ _F = [
     Factor("record_size", "workload", "size", help="block size: iozone -r (1KB..16MB), dd bs= (from 1 byte)"),
     Factor("threads", "workload", "int", help="iozone -t, spread over the clients used"),
     Factor("sync", "workload", "choice", ("none", "osync", "odirect"), "O_SYNC (-o) or O_DIRECT (-I)"),
-    Factor("engine", "workload", "choice", ("iozone", "dd", "fio"),
+    Factor("engine", "workload", "choice", ENGINE_NAMES,
            "iozone -+m, dd per file (any block size), or fio --client (IOPS, latency, small files)"),
     Factor("files", "workload", "int", help="files per thread of the small-file tests (engine fio)"),
     Factor("target", "workload", "choice", ("gluster", "local"), "the Gluster mount or each client's own disk"),

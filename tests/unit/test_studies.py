@@ -90,8 +90,12 @@ def test_workload_engines_and_identity() -> None:
         Workload(record_size="512")
     with pytest.raises(ValueError, match="up to 16MB"):
         Workload(record_size="64MB", file_size="128MB")
-    with pytest.raises(ValueError, match="write and read tests only"):
+    with pytest.raises(ValueError, match="engine dd runs write, read, not random; they run with engine iozone or fio"):
         Workload(engine="dd")
+    with pytest.raises(ValueError, match="measures the Gluster mount; local targets .* run with engine dd "):
+        Workload(target="local")
+    with pytest.raises(ValueError, match="engine 'fi0' is not one of iozone, dd, fio"):
+        Workload(engine="fi0")
     assert Workload(engine="dd", tests=["read"], file_size="4KB", record_size="16MB").file_size == "16384k"
 
 
