@@ -8,7 +8,7 @@ same names in ``bench.engines``. A new engine is its spec here, its module, and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .metrics import FILE_TESTS, TESTS
@@ -54,7 +54,7 @@ class EngineSpec:
     sizes: Callable[[int, int], str | None] = _any_size
     tool: ToolCheck | None = None
 
-    def refusal(self, tests: list[str], file_size: int, record_size: int, local: bool) -> str | None:
+    def refusal(self, tests: Sequence[str], file_size: int, record_size: int, local: bool) -> str | None:
         """Why this engine cannot run the workload (None: it can), in a sentence that names the way out."""
         if local and not self.local:
             able = [s.name for s in ENGINE_SPECS.values() if s.local]

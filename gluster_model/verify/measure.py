@@ -25,18 +25,17 @@ if TYPE_CHECKING:
     from ..campaign.progress import PlanReporter
     from ..config.cluster import ClusterSpec
     from ..model.artifact import ModelFile
-    from ..remote.executor import Executor
     from ..store.store import Store
 
 
-def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, store: str | Store,
-           executor: Executor | None = None, *, metrics: Sequence[str] | None = None, level: float | None = None,
-           fail_fast: bool = False, reporter: PlanReporter | None = None) -> Verification:
+def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, store: str | Store, *,
+           metrics: Sequence[str] | None = None, level: float | None = None, fail_fast: bool = False,
+           reporter: PlanReporter | None = None) -> Verification:
     """Measure every buildable scenario of ``q`` on ``cluster`` and compare with ``mf``'s predictions.
 
-    ``store`` is an open store or a store's name (opened here, created if new); without ``executor`` an SSH
-    session to the cluster is opened. Every refusal (a scenario the cluster cannot build, a model input verify
-    cannot set, a metric the plan does not measure) comes before either is opened.
+    ``store`` is an open store or a store's name (opened here, created if new); an SSH session to the cluster
+    is opened only when there is something to measure. Every refusal (a scenario the cluster cannot build, a
+    model input verify cannot set, a metric the plan does not measure) comes before either is opened.
     """
     from contextlib import ExitStack
 
@@ -48,7 +47,7 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
     with ExitStack() as stack:
         st = stack.enter_context(open_store(store)) if isinstance(store, str) else store
         if runs:
-            ex = executor if executor is not None else stack.enter_context(SSHExecutor(cluster))
+            ex = stack.enter_context(SSHExecutor(cluster))
             run_plan(ex, vplan, expanded, st, base=base, fail_fast=fail_fast, reporter=reporter)
         frame = measured_frame(st, names)
     return compare(mf, q, found, frame, asked, level, plan=plan.name, campaigns=names)
