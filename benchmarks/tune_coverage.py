@@ -1,8 +1,9 @@
 """How often tune's and verify's change intervals hold the true change, simulated on the real design.
 
-The design is data/gluster_config.csv's: its configurations, each with the trials it had. The truth is a smooth
-model of the real data (the log-linear model with pairwise interactions, fitted on them), so every effect has
-the size the data show; each simulated dataset draws every trial anew with the replicate trials' own noise
+The design is data/gluster_config.csv's: its configurations, each with the trials it had. The truth is a model of
+the real data, so every effect has the size the data show: by default a smooth one (the log-linear model with
+pairwise interactions, fitted on them), with ``--truth gbm`` the boosted trees' shape (fitted on them as
+`glmodel fit` fits them), since an interval that holds only one form's changes is no check; each simulated dataset draws every trial anew with the replicate trials' own noise
 (log-normal, its sd pooled from the configurations measured twice). For each of ``--sims`` datasets the boosted
 trees are fitted as `glmodel fit` fits them, and for each contrast (an option changed at a workload; by default
 write-behind off at 8 KB and at 256 KB records, read-ahead on, io-cache off, each from a configuration the data
@@ -11,8 +12,8 @@ measured) two intervals are checked:
 - ``tree_change``: the trees' interval of the expected change (what `glmodel tune` judges an option by: bootstrap
   refits, ``REFITS`` of them) against the true change;
 - ``measured_change``: the interval of a measured change (what `glmodel verify` judges a benchmark by: the mean of
-  ``--trials`` trials of each configuration; for trees, which give none, the two predictions' intervals end to
-  end, as verify bounds it) against a simulated measurement of it.
+  ``--trials`` trials of each configuration; for trees, the refits' changes with two such means' noise added)
+  against a simulated measurement of it.
 
 Prints the share inside (%) per interval and per contrast; with ``--json`` as JSON. Run:
     .venv/bin/python benchmarks/tune_coverage.py [--metric write] [--sims 60] [--json]
@@ -61,13 +62,16 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=3, help="trials a measured configuration has (verify's)")
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--truth", choices=("loglinear", "gbm"), default="loglinear",
+                    help="the model of the real data the simulated data are drawn from")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     real = pd.read_csv(args.data)
     real = real[real[args.metric].notna()].reset_index(drop=True)
     schema = schema_from_frame(real, FAMILIES["gluster"], args.metric)
-    truth = loglinear(schema).fit(real, real[args.metric].to_numpy(float), False)
+    learner = loglinear if args.truth == "loglinear" else gbm
+    truth = learner(schema).fit(real, real[args.metric].to_numpy(float), False)
     sd = replicate_sd(real, args.metric)
     mu = truth.predict(real)
     # each contrast from a configuration the data measured (the first with that record size and the option at
@@ -92,7 +96,8 @@ def main() -> None:
                 _, low, high = model.difference(frame, args.level, refits=REFITS)
                 inside[name]["tree_change"].append(bool(low[1] <= true[1] - true[0] <= high[1]))
                 measured = true * np.exp(rng.normal(0, sd, (args.trials, 2))).mean(axis=0)
-                _, mlow, mhigh = model.difference(frame, args.level, observed=True, trials=args.trials)
+                _, mlow, mhigh = model.difference(frame, args.level, observed=True, refits=REFITS,
+                                                  trials=args.trials)
                 if not np.isfinite(mlow[1]):  # as verify does for a model without one: the two predictions'
                     lo, hi = model.interval(frame, args.level, args.trials)  # intervals, end to end
                     mlow, mhigh = lo - hi[0], hi - lo[0]
@@ -100,13 +105,13 @@ def main() -> None:
     out: dict[str, Any] = {kind: float(np.mean([v for n in inside for v in inside[n][kind]]) * 100)
                            for kind in ("tree_change", "measured_change")}
     out["by_contrast"] = {n: {k: float(np.mean(v) * 100) for k, v in kinds.items()} for n, kinds in inside.items()}
-    out.update(metric=args.metric, sims=args.sims, level=args.level, trials=args.trials, replicate_sd=sd,
+    out.update(metric=args.metric, truth=args.truth, sims=args.sims, level=args.level, trials=args.trials, replicate_sd=sd,
                true_changes={n: float(np.diff(truth.predict(f))[0]) for n, f in pairs},
                seconds=round(time.monotonic() - started, 1))
     if args.json:
         print(json.dumps(out, indent=1))
         return
-    print(f"{args.data.name}, {args.metric}: {args.sims} simulated datasets on the real design (trial noise sd "
+    print(f"{args.data.name}, {args.metric}, truth {args.truth}: {args.sims} simulated datasets on the real design (trial noise sd "
           f"{sd:.3f} on the log scale), {args.level:.0%} intervals, {out['seconds']} s")
     print(f"{'contrast':<28} {'true change':>12} {'tree change':>12} {'measured change':>16}")
     for n, kinds in out["by_contrast"].items():

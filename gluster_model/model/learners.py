@@ -167,6 +167,10 @@ _TRUSTED = ["sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGrad
             # skops refuses a partial unless the function it wraps is trusted too: only check_array is.
             "functools.partial", "sklearn.utils.validation.check_array"]
 _LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99]
+# Bootstrap refits that give a boosting model's change an interval (a model with a covariance needs none): tune
+# reads the tails at the Bonferroni level (about 99% for seven changes), so a few hundred; one refit of the shipped
+# tables' trees takes about 10 ms on one thread.
+CHANGE_REFITS = 200
 # The settings a model file records and a load accepts (plain values; nothing else is passed to the estimator).
 _PARAM_NAMES = ("max_iter", "learning_rate", "max_leaf_nodes", "min_samples_leaf", "l2_regularization",
                 "categorical_features", "random_state", "early_stopping")
@@ -221,6 +225,7 @@ class GbmModel:
     n_params: int = 0
     training: tuple[Any, Any] | None = None  # (x, log y) the estimator was fitted on
     _refitted: list[Any] = field(default_factory=list, repr=False, compare=False)  # bootstrap refits, lazily
+    _reference: tuple[LinearModel | None] | None = field(default=None, repr=False, compare=False)
 
     def predict(self, frame: Columns) -> np.ndarray:
         import numpy as np
@@ -237,24 +242,88 @@ class GbmModel:
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
                    trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Trees carry no covariance. With ``refits`` the expected change gets a percentile bootstrap interval:
-        the trees fitted again on that many resamples of the training configurations (a configuration's
-        repeated trials drawn together), each resample's change taken (Efron & Tibshirani 1993, ch. 13). A
-        change the trees fitted to the noise of a few runs moves from resample to resample, so it is not clear
-        of zero. Without refits, or for a measured change (``observed``: the noise of two runs is not in the
-        trees), the interval is unknown (NaN)."""
+        """Each row's change against row 0: the trees' change, with an interval that holds the change whether the
+        trees or a smooth form describe it (``refits`` > 0; without, or without training data, NaN).
+
+        Trees carry no covariance. Refitted on ``refits`` resamples of the training configurations (a
+        configuration's repeated trials drawn together), their changes give a percentile bootstrap interval
+        (Efron & Tibshirani 1993, ch. 13); but that interval holds only what the trees can represent: a leaf
+        averages several configurations, so an effect confined to a small cell of the design, or shaped as a
+        product of two sizes, is shrunk in every refit alike, and on the shipped configuration data it held a
+        smooth truth's change 7% of the time. The log-linear model with pairwise interactions, fitted on the
+        same rows (``reference``), resolves such effects but only in its form; its covariance interval held
+        that change 92% of the time and missed where the truth was the trees' shape. The interval is the hull
+        of the two, so it holds the change at about the level when either describes it (a model-form
+        robustness, at the price of width where they disagree; ``benchmarks/tune_coverage.py``).
+
+        With ``observed`` it is for a measured change, the mean of ``trials`` trials of each row: each end is
+        moved out by the noise of that difference of means (the sd between trials of one configuration in the
+        training data, ``trial_sd``), added in quadrature to the expected change's half-width."""
         import numpy as np
+        from scipy.stats import norm
 
         yhat = self.predict(frame)
         d = yhat - yhat[0]
-        if observed or refits <= 0 or self.training is None:
+        if refits <= 0 or self.training is None:
             return d, np.full_like(d, np.nan), np.full_like(d, np.nan)
         x = _gbm_matrix(frame, self.schema)
         changes = np.array([np.exp(e.predict(x)) for e in self._resampled(refits)])
         changes -= changes[:, :1]
         tail = (1 - level) / 2 * 100
         low, high = np.percentile(changes, [tail, 100 - tail], axis=0)
-        return d, np.minimum(low, d), np.maximum(high, d)
+        low, high = np.minimum(low, d), np.maximum(high, d)
+        ref = self.reference()
+        if ref is not None:
+            _, rlow, rhigh = ref.difference(frame, level)
+            low, high = np.fmin(low, rlow), np.fmax(high, rhigh)
+        if observed:
+            k = max(1.0, float(trials))
+            var = yhat ** 2 * np.expm1(self.trial_sd() ** 2) / k  # a mean of k log-normal trials
+            noise = float(norm.ppf(0.5 + level / 2)) * np.sqrt(var + var[0])
+            low, high = d - np.hypot(d - low, noise), d + np.hypot(high - d, noise)
+            low[0] = high[0] = 0.0
+        return d, low, high
+
+    def reference(self) -> LinearModel | None:
+        """The log-linear model with pairwise interactions on the trees' training rows (None where it cannot
+        be fitted), kept for reuse."""
+        import numpy as np
+        import pandas as pd
+
+        if self._reference is None and self.training is not None:
+            x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
+            cols: dict[str, Any] = {}
+            for j, f in enumerate(self.schema.features):  # the matrix back into the columns the features read
+                if f.kind == "categorical":
+                    cols[f.name] = [f.levels[int(v)] if v == v else None for v in x[:, j]]
+                elif f.kind == "bool":
+                    cols[f.name] = x[:, j] > 0.5
+                else:
+                    cols[f.name] = x[:, j]
+            frame = pd.DataFrame(cols).assign(**{GROUP: _same_inputs(x)})
+            try:
+                ref = loglinear(self.schema).fit(frame, np.exp(target), True)
+            except (ValueError, np.linalg.LinAlgError):
+                ref = None
+            self._reference = (ref if isinstance(ref, LinearModel) and ref.df_resid > 0 else None,)
+        return self._reference[0] if self._reference else None
+
+    def trial_sd(self) -> float:
+        """The sd of log MB/s between trials of one configuration in the training data (pooled); where no
+        configuration was measured twice, the out-of-fold residuals' (a model's error bounds a trial's noise)."""
+        import numpy as np
+
+        assert self.training is not None
+        x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
+        group = _same_inputs(x)
+        if not self.log_residual_quantiles and len(np.unique(group)) == len(group):
+            return 0.0  # fitted without intervals and never measured twice: nothing to tell the noise by
+        means = np.bincount(group, weights=target) / np.bincount(group)
+        dof = len(target) - len(means)
+        if dof >= 3:
+            dev = target - means[group]
+            return float(np.sqrt(dev @ dev / dof))
+        return self.quantile(0.5) / 0.6745  # the median absolute residual of a normal is 0.6745 sd
 
     def _resampled(self, refits: int) -> list[Any]:
         """The trees fitted on ``refits`` bootstrap resamples of the training configurations (kept for reuse)."""
@@ -264,15 +333,14 @@ class GbmModel:
         if len(self._refitted) < refits:
             assert self.training is not None
             x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
-            # The file keeps no config hashes: rows with the same inputs are one configuration's trials.
-            _, group = np.unique(np.nan_to_num(x, nan=-1e300), axis=0, return_inverse=True)
+            group = _same_inputs(x)
             from threadpoolctl import threadpool_limits
 
             # one thread per refit: hundreds of fits of tens of rows, where an unbounded OpenMP pool spent 32 s of
             # CPU for one call and fought every other process for the cores
             with threadpool_limits(limits=1):
                 self._refitted = [clone(self.estimator).fit(x[rows], target[rows]) for rows in
-                                  group_resamples(group.ravel(), refits, int(self.estimator.random_state or 0))]
+                                  group_resamples(group, refits, int(self.estimator.random_state or 0))]
         return self._refitted[:refits]
 
     def quantile(self, level: float) -> float:
@@ -358,6 +426,15 @@ class GbmModel:
         if type(est) is not HistGradientBoostingRegressor:
             raise GlmodelError(f"model file holds a {type(est).__name__}, not the gradient-boosting model it claims")
         return cls(d["name"], Schema.from_json(d["schema"]), est, dict(d["log_residual_quantiles"]))
+
+
+def _same_inputs(x: np.ndarray) -> np.ndarray:
+    """A group number per row: rows with the same inputs are one configuration's trials (the model file keeps
+    no config hashes)."""
+    import numpy as np
+
+    _, group = np.unique(np.nan_to_num(x, nan=-1e300), axis=0, return_inverse=True)
+    return np.asarray(group).ravel()
 
 
 def gbm(schema: Schema, seed: int = 0) -> Learner:

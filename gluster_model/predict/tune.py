@@ -33,6 +33,7 @@ from ..units import gluster_size
 from .scenarios import parse_sets
 from .whatif import judge, model_inputs, show_value
 from ..model.features import SIZE_FEATURES, label
+from ..model.learners import CHANGE_REFITS
 
 if TYPE_CHECKING:
     from ..model.artifact import ModelFile
@@ -45,10 +46,7 @@ MAX_CANDIDATES = 20_000  # configurations predicted per metric; the options' gri
 # run can confirm (run-to-run noise on the lab is several percent), and where a fitted model's interactions find
 # such effects among many candidates, they are mostly the winner's curse.
 FLAT = 0.02
-# Bootstrap refits that give a boosting model's change an interval (a model with a covariance needs none). Its
-# tails are read at the Bonferroni level (about 98% for six options), so a few hundred; each refit of the
-# shipped tables' trees takes tens of milliseconds, once per metric.
-REFITS = 200
+REFITS = CHANGE_REFITS  # bootstrap refits for a boosting model's change interval (model.learners)
 # The equivalence margin: an option "does not matter" only when its change is shown to lie within this share of
 # the throughput either way (two one-sided tests: the change's interval at the corrected level inside the
 # margin; Schuirmann 1987). Not significant is not the same: a change whose interval is wide is "unclear".

@@ -32,6 +32,7 @@ from ..model.domain import EXACT, Domain
 from ..model.bottleneck import RESOURCE_STAGES, STAGE_INPUTS
 from ..model.features import SIZE_FEATURES, Feature, label, with_derived
 from ..model.physics import STAGES, stages
+from ..model.learners import CHANGE_REFITS
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
 from ..model.artifact import json_safe
@@ -542,8 +543,9 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
             notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a link "
                          "or disk beyond the measured hardware (throughput follows the slowest stage until the "
                          "next measured one binds)")
+        # a measured change (verify) is judged against an interval for it from every model, the trees' too
         predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change,
-                               trials=trials)
+                               change_refits=CHANGE_REFITS if observed_change else 0, trials=trials)
         yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
                                   predicted.delta_high)
         limits_after = (mf.model(metric, "bottleneck").stage_limits(  # type: ignore[attr-defined]

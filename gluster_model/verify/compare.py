@@ -158,8 +158,8 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
                     and not same else None)
             low, high = p.delta_low, p.delta_high
             if low is None and base_pred is not None and p is not base_pred:
-                # No interval of the change from this model (boosted trees): bounded by the two predictions'
-                # intervals, which hold the noise of both runs.
+                # No interval of the change from this model (trees read from a file without their training
+                # data): bounded by the two predictions' intervals, which hold the noise of both runs.
                 low, high = p.low - base_pred.high, p.high - base_pred.low
             checks.append(Check(t.scenario.name, p.value, p.low, p.high, m, int(values.size),
                                 (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high,

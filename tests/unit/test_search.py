@@ -75,13 +75,17 @@ def test_the_shipped_searches_give_the_readme_table() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    read = module.one("read", root / "data")
-    listing = module.one("listing", root / "data")
     readme = (root / "README.md").read_text()
-    for r, row in ((read, "uncached read, 2 clients"), (listing, "ls -l of 4000 files")):
-        line = next(x for x in readme.splitlines() if x.startswith(f"| {row}"))
+    rows = {"read": "uncached read, 2 clients", "listing": "ls -l of 4000 files", "smallfile": "create 8000 files",
+            "write": "sequential write", "randwrite": "8 KB random write"}
+    found = {w: module.one(w, root / "data") for w in module.WORKLOADS}
+    assert {"read", "listing", "smallfile"} <= {w for w, r in found.items() if r is not None}
+    for w, r in found.items():
+        if r is None:
+            continue
+        line = next(x for x in readme.splitlines() if x.startswith(f"| {rows[w]}"))
         gain, low, high = map(float, re.search(r"x([0-9.]+) \[([0-9.]+), ([0-9.]+)\]", line).groups())  # type: ignore[union-attr]
         assert (round(r["gain"], 2), round(r["ci_low"], 2), round(r["ci_high"], 2)) == (gain, low, high)
         assert f"| {r['runs']} |" in line and r["runs"] <= 40
-    assert read["confirmed"] and read["set"] == {"read_hash_mode": 3} and not read["worse"]
-    assert not listing["confirmed"] and "x0.97 [0.86, 1.10] | keep |" in readme
+        assert line.endswith("| set |") == r["confirmed"] and not r["worse"]
+    assert found["read"]["set"] == {"read_hash_mode": 3} and found["smallfile"]["set"] == {"metadata_cache": True}

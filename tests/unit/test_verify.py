@@ -200,9 +200,11 @@ def test_compare_hand_checked(model: artifact.ModelFile) -> None:
     assert math.isfinite(partial.metrics[0].mape or math.nan)
 
 
-def test_a_change_from_a_model_without_its_interval_is_bounded_by_the_two_predictions(tmp_path: Path) -> None:
-    """Boosted trees give no interval of a change: verify judges the measured change against the interval from
-    the lower end of one prediction to the upper end of the other, as `tune` judged it."""
+def test_a_measured_change_of_trees_has_its_own_interval_and_without_training_data_the_two_predictions(
+        tmp_path: Path) -> None:
+    """Boosted trees carry no covariance: verify judges a measured change against the refits' changes with the
+    noise of a mean of the trials run added (narrower than the two predictions' intervals end to end, which
+    hold a model error twice); trees read without their training data fall back to that end-to-end bound."""
     fit = fit_metric(_trials(), "write", "hardware", models=["gbm"], bootstrap=0, importance_n=64, cv_repeats=1)
     fit.selected = "gbm"
     path = tmp_path / "gbm.json"
@@ -219,9 +221,22 @@ def test_a_change_from_a_model_without_its_interval_is_bounded_by_the_two_predic
     (m,) = compare(gbm, q, found, pd.DataFrame(rows), ["write"], 0.9).metrics
     today, one_g = sorted(m.checks, key=lambda c: c.scenario != "today")
     assert today.gain_measured is None and one_g.gain_measured == pytest.approx(13.0)
-    assert one_g.gain_low == pytest.approx(one_g.low - today.high)
-    assert one_g.gain_high == pytest.approx(one_g.high - today.low)
+    end_to_end = (one_g.low - today.high, one_g.high - today.low)
+    assert end_to_end[0] < one_g.gain_low <= one_g.gain_predicted <= one_g.gain_high < end_to_end[1]
     assert one_g.gain_inside == (one_g.gain_low <= 13.0 <= one_g.gain_high)
+    # one trial's noise is wider than a mean of three's: the interval knows how many trials were run
+    trees = gbm.model("write")
+    cols = pd.DataFrame([{**rows[0], "network_gbps": 0.2}, {**rows[1], "network_gbps": 1.0}])
+    cols = cols.assign(servers=2.0, replica=2.0)
+    one = gbm.predict(cols.to_dict("records"), 0.9, metric="write", observed_change=True, change_refits=100)
+    three = gbm.predict(cols.to_dict("records"), 0.9, metric="write", observed_change=True, change_refits=100,
+                        trials=3)
+    assert one.delta_high[1] - one.delta_low[1] > three.delta_high[1] - three.delta_low[1] > 0
+    assert trees.trial_sd() > 0  # type: ignore[attr-defined]
+    trees.training = None  # type: ignore[attr-defined]  # as read from a file that lacks them
+    (m,) = compare(gbm, q, found, pd.DataFrame(rows), ["write"], 0.9).metrics
+    today, one_g = sorted(m.checks, key=lambda c: c.scenario != "today")
+    assert (one_g.gain_low, one_g.gain_high) == pytest.approx((one_g.low - today.high, one_g.high - today.low))
 
 
 def test_a_candidate_that_is_the_baseline_s_own_volume_has_no_change_to_judge(model: artifact.ModelFile) -> None:
