@@ -11,6 +11,7 @@ import shlex
 import statistics
 import time
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from .config.cluster import Host
@@ -22,10 +23,21 @@ from .hardware.limits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, pars
 from .hardware.nic import nic_script, parse_nic, show_nic
 from .remote.executor import Executor, shell
 from .remote.sections import parse_sections, section
-from .bench.engine_specs import ENGINE_SPECS
+from .bench.engine_specs import ENGINE_SPECS, FIO_TOOL, ToolCheck
 
-# The programs the trial engines need on every client.
+# The programs the trial engines need on every client; iperf3 measures every host's link, fio every brick.
 CLIENT_TOOLS = tuple(s.tool for s in ENGINE_SPECS.values() if s.tool is not None)
+IPERF_TOOL = ToolCheck("iperf3", "command -v iperf3 >/dev/null && iperf3 --version | head -n1",
+                       "install it: apt-get install iperf3")
+
+
+def host_tools(host: Host) -> list[ToolCheck]:
+    """The programs `check` looks for on ``host``, each once: iperf3, fio on a server, the engines' on a client."""
+    tools = [IPERF_TOOL, *([FIO_TOOL] if host.is_server else []), *(CLIENT_TOOLS if host.is_client else ())]
+    return list({t.name: t for t in tools}.values())
+
+
+TOOL_NAMES = tuple(dict.fromkeys(t.name for t in (IPERF_TOOL, FIO_TOOL, *CLIENT_TOOLS)))
 
 
 
@@ -59,25 +71,22 @@ def probe_script(host: Host, record: str | None = None) -> str:
         section("meminfo", ["grep", "-E", "^(MemTotal|MemAvailable):", "/proc/meminfo"]),
         section("nproc", ["nproc"]),
         section("cpumodel", ["grep", "-m1", "^model name", "/proc/cpuinfo"]),
-        section("iperf3", ["iperf3", "--version"]),
         section("os", ["sh", "-c", ". /etc/os-release && echo \"$PRETTY_NAME\""]),
         section("nic", ["sh", "-c", nic_script(host.address)]),
         section("limits", ["sh", "-c", LIMITS_SCRIPT]),
+        *(section(t.name, ["sh", "-c", t.script]) for t in host_tools(host)),
     ]
     if record is not None:
         parts.append(section("emulation", ["sh", "-c", status_script(record)]))
     if host.is_server:
         parts += [
             section("gluster", ["gluster", "--version"]),
-            section("fio", ["fio", "--version"]),
             section("peers", gluster_argv("peer", "status", socket=host.glusterd_socket, xml=True)),
         ]
         for i, path in enumerate(host.brick_paths):
             parts.append(section(f"brick{i}", ["df", "-B1", "--output=avail,fstype,target", path]))
         parts.append(section("throttle", ["sh", "-c", throttle_script(list(host.brick_paths))]))
     if host.is_client:
-        named = {"fio"} if host.is_server else set()  # a server's fio is probed already (its disk baseline)
-        parts += [section(t.name, ["sh", "-c", t.script]) for t in CLIENT_TOOLS if t.name not in named]
         parts.append(section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]))
     return "; ".join(parts)
 
@@ -132,15 +141,17 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
                 rep.facts.update(parse_nic(out))
                 rep.checks.append(Check("nic", True, show_nic(rep.facts)))
 
-    def tool(section: str, label: str, package: str) -> None:
-        rc, out = get(section)
-        first = out.splitlines()[0] if out else ""
-        ok = rc == 0
-        rep.facts[f"{label}_version"] = first if ok else None
-        rep.checks.append(Check(label, ok, first if ok else "not found",
-                                "" if ok else f"install it: apt-get install {package}"))
+    def tools(wanted: Sequence[ToolCheck]) -> None:
+        for t in wanted:
+            if any(c.name == t.name for c in rep.checks):
+                continue  # a server's fio is the clients' too
+            rc, out = get(t.name)
+            lines = out.splitlines()
+            found = lines[-1].strip() if rc == 0 and lines else None
+            rep.facts[f"{t.name}_version"] = found
+            rep.checks.append(Check(t.name, found is not None, found or "not found", "" if found else t.fix))
 
-    tool("iperf3", "iperf3", "iperf3")
+    tools([IPERF_TOOL])
     if host.is_server:
         rc, out = get("gluster")
         if rc == 0:
@@ -150,7 +161,7 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
         else:
             rep.checks.append(Check("gluster", False, "gluster CLI not found",
                                     "install it: apt-get install glusterfs-server"))
-        tool("fio", "fio", "fio")
+        tools([FIO_TOOL])
         rep.checks.append(_peer_check(host, get("peers"), servers))
         bricks: dict[str, dict[str, object]] = {}
         for i, path in enumerate(host.brick_paths):
@@ -161,14 +172,7 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
                     bricks[path]["throttle"] = throttle
         rep.facts["bricks"] = bricks
     if host.is_client:
-        for t in CLIENT_TOOLS:  # the trial engines' programs (bench.engine_specs)
-            if any(c.name == t.name for c in rep.checks) or (t.name not in sections and t.name != "iozone"):
-                continue  # checked as a server's tool already; or a capture older than the engine
-            rc, out = get(t.name)
-            lines = out.splitlines()
-            rep.facts[f"{t.name}_version"] = lines[-1].strip() if rc == 0 and lines else None
-            rep.checks.append(Check(t.name, rc == 0, (lines[-1].strip() if lines else "") if rc == 0 else
-                                    "not found", "" if rc == 0 else t.fix))
+        tools(CLIENT_TOOLS)
         rc, out = get("fuse")
         rep.checks.append(Check("fuse", rc == 0, "mount.glusterfs and /dev/fuse present" if rc == 0 else
                                 "mount.glusterfs or /dev/fuse missing",

@@ -19,12 +19,15 @@ _LARGE = frozenset(t for t in TESTS if t not in FILE_TESTS)
 
 @dataclass(frozen=True)
 class ToolCheck:
-    """A program a client needs for the engine: a shell line that prints its version last (non-zero when the
-    program is missing) and how to install it."""
+    """A program a host needs: a shell line that prints its version on one line (non-zero when the program is
+    missing) and how to install it."""
 
     name: str
     script: str
     fix: str
+
+
+FIO_TOOL = ToolCheck("fio", "fio --version", "install it: apt-get install fio")
 
 
 def _any_size(file_size: int, record_size: int) -> str | None:
@@ -46,7 +49,6 @@ class EngineSpec:
     is then rounded up to whole ``blocks``), a size rule and the client tool."""
 
     name: str
-    summary: str
     tests: frozenset[str]
     local: bool = False
     writes_first: bool = True
@@ -70,13 +72,14 @@ class EngineSpec:
 
 
 ENGINE_SPECS: Mapping[str, EngineSpec] = {s.name: s for s in (
-    EngineSpec("iozone", "distributed iozone (-+m), the study's tool and the default", _LARGE, sizes=_iozone_sizes,
-               tool=ToolCheck("iozone", "command -v iozone && iozone -v | grep -m1 Version",
+    # distributed iozone (-+m): the study's tool and the default
+    EngineSpec("iozone", _LARGE, sizes=_iozone_sizes,
+               tool=ToolCheck("iozone", "command -v iozone >/dev/null && iozone -v | grep -m1 Version",
                               "install iozone3 (Debian non-free): scripts/setup.sh does it")),
-    EngineSpec("dd", "whole files, one dd per thread, any block size; also the client's own filesystem",
-               frozenset({"write", "read"}), local=True, blocks=True),
-    EngineSpec("fio", "fio --server on each client: throughput with IOPS and latency, and small-file tests",
-               _LARGE | frozenset(FILE_TESTS), writes_first=False,
-               tool=ToolCheck("fio", "fio --version", "install it: apt-get install fio")),
+    # whole files, one dd per thread, any block size; also the client's own filesystem
+    EngineSpec("dd", frozenset({"write", "read"}), local=True, blocks=True),
+    # fio --server on each client: throughputs with IOPS and latency, and the small-file tests
+    EngineSpec("fio", _LARGE | frozenset(FILE_TESTS), writes_first=False,
+               tool=FIO_TOOL),
 )}
 ENGINE_NAMES: tuple[str, ...] = tuple(ENGINE_SPECS)

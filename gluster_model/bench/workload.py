@@ -59,8 +59,8 @@ class Workload(Frozen):
     @model_validator(mode="before")
     @classmethod
     def _whole_blocks(cls, data: Any) -> Any:
-        """An engine that moves whole blocks (dd): a file is rounded up to a whole number of blocks (at least one), so the size
-        recorded is the size moved."""
+        """An engine that moves whole blocks (dd): a file is rounded up to a whole number of blocks (at least one),
+        so the size recorded is the size moved."""
         spec = ENGINE_SPECS.get(str(data.get("engine"))) if isinstance(data, dict) else None
         if isinstance(data, dict) and spec is not None and spec.blocks:
             try:

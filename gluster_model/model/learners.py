@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .features import Columns, Schema, Term, main_effect_terms, n_rows, numbers, strings
 from .groups import GROUP, group_folds, group_resamples, n_groups
 from .linear import LinearModel, fit_linear, fit_point
+from .replicates import pure_error
 from ..errors import GlmodelError
 from .bottleneck import BottleneckModel, conformal_quantiles, fit_bottleneck, raw_binding, runs_of, usable
 from .groups import cv_groups
@@ -309,20 +310,16 @@ class GbmModel:
         return self._reference[0] if self._reference else None
 
     def trial_sd(self) -> float:
-        """The sd of log MB/s between trials of one configuration in the training data (pooled); where no
+        """The sd of log MB/s between trials of one configuration in the training data (its pure error); where no
         configuration was measured twice, the out-of-fold residuals' (a model's error bounds a trial's noise)."""
         import numpy as np
 
         assert self.training is not None
-        x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
-        group = _same_inputs(x)
-        if not self.log_residual_quantiles and len(np.unique(group)) == len(group):
-            return 0.0  # fitted without intervals and never measured twice: nothing to tell the noise by
-        means = np.bincount(group, weights=target) / np.bincount(group)
-        dof = len(target) - len(means)
-        if dof >= 3:
-            dev = target - means[group]
-            return float(np.sqrt(dev @ dev / dof))
+        pe = pure_error(np.asarray(self.training[1], dtype=float), _same_inputs(np.asarray(self.training[0])))
+        if pe.df >= 3:
+            return math.sqrt(pe.ms)
+        if not self.log_residual_quantiles:
+            return 0.0  # fitted without intervals and hardly measured twice: nothing to tell the noise by
         return self.quantile(0.5) / 0.6745  # the median absolute residual of a normal is 0.6745 sd
 
     def _resampled(self, refits: int) -> list[Any]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..preflight import CLIENT_TOOLS, Check, CheckResult, HostReport
+from ..preflight import TOOL_NAMES, Check, CheckResult, HostReport
 
 # Table columns: (title, names of the checks shown in it).
 _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gluster", ("gluster", "glusterd")),
-    ("tools", tuple(dict.fromkeys(("iperf3", "fio", *(t.name for t in CLIENT_TOOLS), "fuse")))),
+    ("tools", (*TOOL_NAMES, "fuse")),
     ("bricks", ("brick",)),
     ("cpu / ram", ("hardware",)),
     ("nic", ("nic",)),
