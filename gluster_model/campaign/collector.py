@@ -38,7 +38,7 @@ from ..units import gluster_size, parse_size
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
-from .sizing import io_seconds, regime, size_past_ram
+from .sizing import io_seconds, regime, size_past_ram, sizing_step
 from .trial_context import disturbances, heal_pending, snapshot, summary
 from ..preflight import gather_facts
 
@@ -396,23 +396,26 @@ class Collector:
 
     def _auto_size(self, run_id: int, run: RunSpec, workload: Workload,
                    points: dict[str, str]) -> tuple[Workload, int, float]:
-        """Double file_size until one trial's data phase (``io_seconds``) lasts the target time.
-
-        The sizing trials are recorded as warm-ups. Doubling stops at ``max_file_size`` too.
-        """
+        """Grow file_size until one trial's data phase (``io_seconds``) lasts the target time: by the power of
+        two the last trial's rate says is needed (``sizing_step``), never past ``max_file_size`` or what the
+        bricks can hold. The sizing trials are recorded as warm-ups."""
         p = self.plan.protocol
         assert p.target_seconds is not None
         idx, engine_total = 0, 0.0
-        limit = p.max_file_size
         while True:
             values, engine_s, _ = self._trial(run_id, run, workload, points, idx, warmup=True)
             idx += 1
             engine_total += engine_s
             size = parse_size(workload.file_size)
-            bigger = workload.model_copy(update={"file_size": f"{size * 2 // 1024}k"})
-            # Doubling stops at the size cap, and where the bricks could not hold the doubled files.
-            if io_seconds(values, size, workload.threads) >= p.target_seconds or size * 2 > limit \
-                    or not self._fits(bigger):
+            step = sizing_step(size, io_seconds(values, size, workload.threads), p.target_seconds,
+                               p.max_file_size)
+            # A step the bricks could not hold is halved until they can; not even doubling: this size stays.
+            while step > 1:
+                bigger = workload.model_copy(update={"file_size": f"{size * step // 1024}k"})
+                if self._fits(bigger):
+                    break
+                step //= 2
+            if step <= 1:
                 return workload, idx, engine_total
             workload = bigger
 

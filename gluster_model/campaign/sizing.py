@@ -8,6 +8,11 @@ import math
 from ..bench.workload import Workload
 from ..units import parse_size
 
+# How far one sizing step may grow a file: a file that fits a cache runs faster than one that does not, so a
+# rate measured on a small file can promise a large one more speed than it gets; sixteen times caps that risk.
+MOST_PER_STEP = 16
+
+
 def regime(workload: Workload, client_ram: int | None, clients_used: int) -> str:
     """Which cache regime a run lands in: direct (O_DIRECT), cached (data per client fits its RAM), uncached."""
     if workload.sync == "odirect":
@@ -43,3 +48,22 @@ def io_seconds(kbps: dict[str, float], file_size: int, threads: int) -> float:
     total = file_size * threads / 1024  # kB
     return sum(total / v for v in kbps.values() if v > 0)
 
+
+
+def sizing_step(size: int, seconds: float, target: float, limit: int, most: int = MOST_PER_STEP) -> int:
+    """How many times larger the next sizing trial's file is: 1 where this one's data phase (``seconds``)
+    already lasts ``target`` or doubling would pass ``limit``; else the power of two the measured rate says is
+    needed (target / seconds, rounded up), at least 2, at most ``most``, and kept under ``limit``.
+
+    Why a power of two: the file stays a whole number of blocks (a power-of-two multiple of a file that was)
+    and the sizes a run tried read as a doubling ladder with rungs skipped. Why the rate: the data phase grows
+    with the file (``io_seconds``), so one trial says how far the target is; doubling blindly spent up to a dozen
+    sizing trials a run at small blocks (a 4 KB start that needs 16 MB)."""
+    if seconds >= target or size * 2 > limit:
+        return 1
+    need = target / seconds if seconds > 0 else float(most)
+    step: int = 2 ** max(1, math.ceil(math.log2(need) - 1e-9))
+    step = min(step, most)
+    while step > 2 and size * step > limit:
+        step //= 2
+    return step

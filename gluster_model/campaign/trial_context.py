@@ -2,7 +2,8 @@
 
 Per host: the processes' CPU time (from /proc/PID/stat), the 1-minute load, total and available memory. The
 difference between the two snapshots names the processes outside the system under test that used half a CPU
-or more in all during the trial, and how far available memory fell; a replicated or dispersed volume's pending heal
+or more in all during the trial (with what their children used: a process that starts and ends between the
+snapshots is in neither, but its parent collects its CPU time when it reaps it), and how far available memory fell; a replicated or dispersed volume's pending heal
 entries are counted before the trial (self-heal traffic shares the disks and links with it). A trial with any
 such disturbance is flagged, and replaced where the protocol allows re-runs. Parsing and judging are pure;
 ``snapshot`` and ``heal_pending`` are the side effects.
@@ -28,6 +29,9 @@ SNAPSHOT = ("cat /proc/loadavg; getconf CLK_TCK; getconf _NPROCESSORS_ONLN; "
             "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo; echo ---; cat /proc/[0-9]*/stat 2>/dev/null; true")
 
 
+Proc = tuple[int, str]  # (pid, command)
+
+
 @dataclass(frozen=True)
 class HostSnapshot:
     load1: float
@@ -35,8 +39,13 @@ class HostSnapshot:
     mem_total_kb: int
     mem_available_kb: int
     ticks_per_s: int
-    cpu_ticks: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, command) -> utime + stime,
-    # user processes only
+    cpu_ticks: dict[Proc, int] = field(default_factory=dict)  # utime + stime, user processes only
+    child_ticks: dict[Proc, int] = field(default_factory=dict)  # cutime + cstime: children it has reaped
+    parent: dict[Proc, int] = field(default_factory=dict)  # ppid
+
+    def total(self, proc: Proc) -> int:
+        """A process's CPU time with its reaped children's."""
+        return self.cpu_ticks.get(proc, 0) + self.child_ticks.get(proc, 0)
 
 
 def parse_snapshot(text: str) -> HostSnapshot:
@@ -47,30 +56,51 @@ def parse_snapshot(text: str) -> HostSnapshot:
     if len(lines) < 5:
         raise ValueError("snapshot output is cut short")
     mem = {k: int(v.split()[0]) for k, v in (ln.split(":", 1) for ln in lines[3:5])}
-    ticks: dict[tuple[int, str], int] = {}
+    ticks: dict[Proc, int] = {}
+    children: dict[Proc, int] = {}
+    parent: dict[Proc, int] = {}
     for line in procs.splitlines():
         lp, rp = line.find("("), line.rfind(")")
         if lp < 0 or rp < lp:
             continue
         rest = line[rp + 2:].split()
-        if len(rest) < 13 or not line[:lp].strip().isdigit() or int(rest[6]) & PF_KTHREAD:
+        if len(rest) < 15 or not line[:lp].strip().isdigit() or int(rest[6]) & PF_KTHREAD:
             continue
-        ticks[(int(line[:lp]), line[lp + 1:rp])] = int(rest[11]) + int(rest[12])  # utime, stime (fields 14, 15)
+        proc = (int(line[:lp]), line[lp + 1:rp])
+        ticks[proc] = int(rest[11]) + int(rest[12])  # utime, stime (fields 14, 15)
+        children[proc] = int(rest[13]) + int(rest[14])  # cutime, cstime (16, 17)
+        parent[proc] = int(rest[1])  # ppid (4)
     return HostSnapshot(float(lines[0].split()[0]), int(lines[2]), mem["MemTotal"], mem["MemAvailable"],
-                        int(lines[1]) or 100, ticks)
+                        int(lines[1]) or 100, ticks, children, parent)
 
 
 def heavy_processes(before: HostSnapshot, after: HostSnapshot, seconds: float) -> list[tuple[str, int, float]]:
     """(command, pid, share of one CPU) of each process outside the system under test that used at least
     ``NOTICED_CPU`` of a CPU between the snapshots, busiest first; one that started during the trial counts all
-    its time."""
+    its time.
+
+    A process's share includes the children it reaped between the snapshots (a build's compilers, a test
+    runner's commands: each may live less than a trial), less what those of them alive at the first snapshot
+    had used by then: a long-lived child that ends during the trial brings its whole life's time to its
+    parent's count, and only its last part was beside the trial. Init's reaped children are not counted (it
+    reaps every orphan, the system under test's daemons among them), nor are a shell's (the trial's own
+    commands run under shells): a short-lived process under either stays unseen."""
     if seconds <= 0:
         return []
+    gone: dict[int, int] = {}  # ppid -> what its children that ended by the second snapshot had used at the first
+    for proc in before.cpu_ticks:
+        if proc not in after.cpu_ticks and proc in before.parent:
+            gone[before.parent[proc]] = gone.get(before.parent[proc], 0) + before.total(proc)
     out = []
-    for (pid, command), ticks in after.cpu_ticks.items():
+    for proc, ticks in after.cpu_ticks.items():
+        pid, command = proc
         if OWN.match(command) or pid == os.getpid():  # glmodel itself, when a host is this machine (a lab)
             continue
-        used = (ticks - before.cpu_ticks.get((pid, command), 0)) / after.ticks_per_s / seconds
+        used_ticks = ticks - before.cpu_ticks.get(proc, 0)
+        if pid != 1:
+            reaped = after.child_ticks.get(proc, 0) - before.child_ticks.get(proc, 0)
+            used_ticks += max(0, reaped - (gone.get(pid, 0) if proc in before.cpu_ticks else 0))
+        used = used_ticks / after.ticks_per_s / seconds
         if used >= NOTICED_CPU:
             out.append((command, pid, used))
     return sorted(out, key=lambda x: -x[2])

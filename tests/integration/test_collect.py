@@ -17,6 +17,7 @@ import yaml
 
 from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
+from gluster_model.campaign.sizing import sizing_step
 
 from .conftest import glmodel, kept_trials, lab_processes
 from .postgres import PORT, postgres_control, postgres_server
@@ -363,7 +364,7 @@ def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_fi
     _no_volumes_left(lab)
 
 
-def test_auto_sizing_doubles_until_the_data_phase_lasts_the_target(lab: LabState, tmp_path: Path) -> None:
+def test_auto_sizing_grows_by_the_rate_until_the_data_phase_lasts_the_target(lab: LabState, tmp_path: Path) -> None:
     target = 0.25
     plan = {"name": "auto",
             "factors": {"layout": "distribute", "file_size": "4MB", "record_size": "64KB", "threads": 3},
@@ -387,8 +388,13 @@ def test_auto_sizing_doubles_until_the_data_phase_lasts_the_target(lab: LabState
         (m,) = t["measurements"]
         return 3 * t["file_size"] / 1024 / m["value"]
 
-    assert [t["file_size"] for t in sizing] == [(4 << 20) * 2**i for i in range(len(sizing))]
+    sizes = [t["file_size"] for t in sizing]
+    assert sizes[0] == 4 << 20 and all(b % a == 0 and (b // a) & (b // a - 1) == 0 and 2 <= b // a <= 16
+                                       for a, b in zip(sizes, sizes[1:]))  # powers of two, at most 16x a step
     assert all(data_phase(t) < target for t in sizing[:-1])
+    # each step the one the last trial's rate asked for (the largest power of two short of 16x otherwise)
+    assert [b // a for a, b in zip(sizes, sizes[1:])] == [
+        sizing_step(t["file_size"], data_phase(t), target, 256 << 20) for t in sizing[:-1]]
     assert data_phase(sizing[-1]) >= target or sizing[-1]["file_size"] * 2 > 256 << 20
     assert measured[0]["file_size"] == sizing[-1]["file_size"]
     # The dry-run estimate now learns from these trials (two or more sizes).

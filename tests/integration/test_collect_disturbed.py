@@ -1,9 +1,12 @@
 """A trial something else disturbed is flagged with the reason and measured again: a real CPU hog runs beside
-the first trial of a run on the lab, and is ended once that trial is flagged."""
+the first trial of a run on the lab, and is ended once that trial is flagged; so do processes that each live
+less than a trial (seen through the parent that reaps them)."""
 
 from __future__ import annotations
 
 import csv
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -40,32 +43,46 @@ def _trials(store: str, starting: bool = False) -> list[dict[str, object]]:
         return st.trials(int(runs[0]["id"])) if runs else []
 
 
-def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: LabState, tmp_path: Path) -> None:
+def _collect_beside(lab: LabState, tmp_path: Path, hogs: list[subprocess.Popen[bytes]],
+                    plan_doc: dict[str, object] = PLAN) -> tuple[str, str]:
+    """Run a one-trial campaign while ``hogs`` run; end them (and their process groups) once the first trial is
+    flagged, so the replacement runs undisturbed. (store, collect's output)."""
     plan = tmp_path / "plan.yaml"
-    plan.write_text(yaml.safe_dump(PLAN))
+    plan.write_text(yaml.safe_dump(plan_doc))
     store = str(tmp_path / "s.db")
-    # One busy process per CPU of this 2-core lab machine: together well past half a CPU, however the
-    # scheduler shares the CPUs with the trial's own processes.
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    hog = hogs[0]
     collect = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
                                 str(lab.cluster_file), "--plan", str(plan), "--store", store],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def end_hogs() -> None:
+        for h in hogs:
+            try:
+                os.killpg(h.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            h.wait()
+
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and collect.poll() is None:
             if Path(store).exists() and any(t["outlier"] for t in _trials(store, starting=True)):
                 break
             time.sleep(0.1)
-        for h in hogs:  # the replacement trial runs undisturbed
-            h.kill()
+        end_hogs()
         out, _ = collect.communicate(timeout=300)
     finally:
-        for h in hogs:
-            h.kill()
+        end_hogs()
         if collect.poll() is None:
             collect.kill()
     assert collect.returncode == 0, out
+    return store, out
+
+
+def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: LabState, tmp_path: Path) -> None:
+    # One busy process per CPU of this 2-core lab machine: together well past half a CPU, however the
+    # scheduler shares the CPUs with the trial's own processes.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(2)]
+    store, out = _collect_beside(lab, tmp_path, hogs)
     # What the store kept and why. On a busy machine other processes may be named too (the runner's own
     # neighbours): the test asks that its own hog is, and that the hog is not behind the kept trial.
     trials = _trials(store)
@@ -86,6 +103,30 @@ def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: Lab
     rows = list(csv.DictReader(table.open()))
     assert rows[0]["flagged_because"].startswith("disturbed") and sum(not r["flagged_because"] for r in rows) <= 1
     assert len(rows) == len(trials)
+
+
+# A parent that runs one short busy process after another: each child burns 50 ms of CPU and ends, so a snapshot
+# before or after a trial sees at most one child with at most that much time; what the children used together
+# shows only in the parent's count of reaped children's time.
+SPAWNER = ("import subprocess, sys\n"
+           "child = 'import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.05: pass'\n"
+           "while True: subprocess.run([sys.executable, '-c', child])")
+
+
+def test_processes_shorter_than_a_trial_are_seen_through_the_parent_that_reaps_them(lab: LabState,
+                                                                                     tmp_path: Path) -> None:
+    # Files large enough that a trial lasts over a second with the spawners beside it: the one child alive at
+    # each snapshot (50 ms) and the spawners' own time (a few %) stay well under half a CPU; their children's
+    # time is a CPU or more.
+    plan = {**PLAN, "factors": {**PLAN["factors"], "file_size": "192MB"}}  # type: ignore[dict-item]
+    spawners = [subprocess.Popen([sys.executable, "-c", SPAWNER], start_new_session=True) for _ in range(2)]
+    store, _ = _collect_beside(lab, tmp_path, spawners, plan)
+    trials = _trials(store)
+    first, kept = trials[0], [t for t in trials if not t["outlier"]]
+    assert first["outlier"] and len(kept) == 1, trials
+    because = str(first["flagged_because"])
+    assert because.startswith("disturbed: ") and any(f"(pid {s.pid})" in because for s in spawners), because
+    assert not any(f"pid {s.pid}" in str(kept[0]["context"]) for s in spawners)
 
 
 def _run_id(store: str) -> int:

@@ -117,7 +117,8 @@ def test_replication_overhead_percent_matches_hand_computation(study_store: str,
             deg = (ms(k, "read", size, True) / ms(k, "read", size) - 1) * 100
             assert _num(r["degraded_overhead_pct"]) == pytest.approx(deg, rel=1e-3, abs=1e-3)
             checked += 1
-    assert {int(r["copies"]) for r in table} == {1, 2, 3} and checked == 6
+    sizes = {r["file_size"] for r in table}
+    assert {int(r["copies"]) for r in table} == {1, 2, 3} and len(sizes) >= 2 and checked == 2 * len(sizes)
     # A degraded read really ran with a brick down, and the brick came back afterwards.
     with open_store(study_store, create=False) as st:
         camp = st.campaign("replication_overhead.quick@lab")

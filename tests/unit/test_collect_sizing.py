@@ -7,7 +7,7 @@ import pytest
 from gluster_model.bench.workload import Workload
 from gluster_model.bench.iozone import IOZONE_NEXT_TEST_S
 from gluster_model.campaign.estimate import TrialCost, estimate_seconds, fit_trial_cost
-from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram
+from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram, sizing_step
 from gluster_model.units import parse_size
 from gluster_model.plan.file import Expanded
 from gluster_model.plan.protocol import Protocol
@@ -75,3 +75,30 @@ def test_estimate_uses_the_cost_model() -> None:
     assert estimate_seconds(ex, p, baselines=False, cost=cost) == pytest.approx(4 * (9 + IOZONE_NEXT_TEST_S) + 10)
     slow = TrialCost(startup_s=5, bytes_per_s=50 * 2**20, volume_s=10)
     assert estimate_seconds(ex, p, baselines=False, cost=slow) == pytest.approx(4 * (13 + IOZONE_NEXT_TEST_S) + 10)
+
+
+def test_sizing_step_jumps_by_the_power_of_two_the_rate_asks_for() -> None:
+    MiB = 1 << 20
+    assert sizing_step(4 * MiB, 0.3, 0.25, 256 * MiB) == 1  # the target is met: this size stays
+    assert sizing_step(4 * MiB, 0.2, 0.25, 256 * MiB) == 2  # 1.25x short: at least a doubling
+    assert sizing_step(4 * MiB, 0.05, 0.25, 256 * MiB) == 8  # 5x short: the next power of two
+    assert sizing_step(4 * MiB, 0.0625, 0.25, 256 * MiB) == 4  # exactly 4x short: 4, not 8
+    assert sizing_step(4 * MiB, 0.001, 0.25, 256 * MiB) == 16  # never more than 16x a step
+    assert sizing_step(4 * MiB, 0.0, 0.25, 256 * MiB) == 16  # no time measured: the largest step
+    assert sizing_step(64 * MiB, 0.01, 0.25, 256 * MiB) == 4  # kept under the cap
+    assert sizing_step(200 * MiB, 0.01, 0.25, 256 * MiB) == 1  # not even a doubling fits under the cap
+
+
+def test_sizing_steps_reach_the_target_in_few_trials_where_doubling_took_a_dozen() -> None:
+    # dd at 1 byte a block on the lab moves ~20 kB/s whatever the file; from 4 KB to half a second is 10 KB
+    rate, size, sizes = 20e3, 4096, [4096]
+    while (step := sizing_step(size, size / rate, 0.5, 256 << 20)) > 1:
+        size *= step
+        sizes.append(size)
+    assert 0.5 <= size / rate < 1.0  # past the target, by less than the power of two it rounds up to
+    assert len(sizes) == 2
+    rate, size, sizes = 800e6, 16 << 20, [16 << 20]  # 16 MB blocks at 800 MB/s: 400 MB needed, capped 256 MB
+    while (step := sizing_step(size, size / rate, 0.5, 256 << 20)) > 1:
+        size *= step
+        sizes.append(size)
+    assert sizes == [16 << 20, 256 << 20]
