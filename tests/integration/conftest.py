@@ -12,6 +12,7 @@ from typing import Any
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
 
@@ -46,6 +47,17 @@ def lab_put_back(lab: LabState) -> Iterator[LabState]:
         now = LabState.load(lab.path)
         if now is not None and snapshot(now) != before:
             restore(now, before)
+
+
+def ssh_client_connections(lab: LabState) -> list[str]:
+    """Established connections of OpenSSH clients on this machine to the lab's sshd (``ss`` lines): glmodel's
+    shared connections (iozone's children ride on them) must be gone once it has exited."""
+    port = yaml.safe_load(lab.cluster_file.read_text()).get("ssh", {}).get("port", 22)
+    out = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"], capture_output=True,
+                         text=True, check=True).stdout
+    addresses = {n.address for n in lab.nodes}
+    return [ln for ln in out.splitlines() if len(ln.split()) >= 4 and ln.split()[3].rsplit(":", 1)[0] in addresses
+            and '(("ssh",' in ln]
 
 
 def lab_processes(lab: LabState, pattern: str) -> list[str]:

@@ -19,7 +19,7 @@ from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
 from gluster_model.campaign.sizing import sizing_step
 
-from .conftest import glmodel, kept_trials, lab_processes
+from .conftest import glmodel, kept_trials, lab_processes, ssh_client_connections
 from .postgres import PORT, postgres_control, postgres_server
 
 # 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~1.5 s of
@@ -79,6 +79,11 @@ def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: 
     # what the store kept, not the printed trial count (a disturbed trial measured again adds to that)
     assert first.stdout.count("✓") == 4 and "4 run(s) done now, 0 before, 0 failed" in first.stdout
     assert _counts(store, "ci@lab") == EXPECTED
+    # iozone's children rode on one shared ssh connection per client, closed when collect exited
+    deadline = time.monotonic() + 10
+    while (left := ssh_client_connections(lab)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == []
     with open_store(store, create=False) as st:
         c = st.campaign("ci@lab")
         assert c is not None and "ssh" not in str(c["cluster"])  # no SSH settings in the store

@@ -77,6 +77,7 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
 def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple[ClusterSpec, SSHExecutor],
                                                                      lab: LabState) -> None:
     from gluster_model.lab import find_node, start_sshd, stop_sshd
+    from gluster_model.remote.ssh_mux import SSH_MUX
 
     spec, ex = env
     cfg = VolumeConfig(name="lost")
@@ -85,6 +86,9 @@ def test_a_child_that_cannot_start_stops_the_trial_and_names_its_node(env: tuple
     try:
         points = mount(ex, cfg.name)
         ex.run(n3.address, ["true"])  # glmodel's own connection is open; only new ones (iozone's RSH) are refused
+        # iozone's children ride on shared ssh connections that an earlier run in this process may have left
+        # open; the node refusing new ones is what this test is about, so none is open
+        SSH_MUX.close()
         stop_sshd(n3, lab.path)
         try:
             run = run_iozone(ex, cfg.name, Workload(threads=3, file_size="4MB", record_size="64KB",

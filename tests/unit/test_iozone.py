@@ -217,3 +217,29 @@ def test_results_are_complete_only_once_the_last_expected_block_is_whole() -> No
         parse_throughput(before_end, every)  # not ended by glmodel: a missing end is a truncated output
     with pytest.raises(ParseError, match="not whole"):
         parse_throughput(cut, every, ended_after_results=True)
+
+
+def test_the_children_share_one_connection_per_host_from_a_private_directory(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from gluster_model.remote.ssh_mux import SshMux
+
+    mux = SshMux()
+    opts = mux.options()
+    assert opts[0::2] == ["-o"] * 5 and opts[1] == "ControlMaster=auto" and opts[5].startswith("ControlPersist=")
+    assert "ServerAliveInterval=5" in opts  # a master to a host that dropped off is given up
+    where = Path(opts[3].removeprefix("ControlPath=")).parent
+    assert opts[3].endswith("/%C") and where.is_dir()
+    assert stat.S_IMODE(os.stat(where).st_mode) == 0o700  # a socket there runs commands without a key
+    assert mux.options() == opts  # one directory for the process
+    c = cluster_from_data({"servers": [{"host": "10.0.0.1", "brick_paths": ["/b"]}]}, "c.yaml", tmp_path)
+    (tmp_path / "rsh").write_text(rsh_wrapper(c, list(c.hosts), ssh="echo", shared=opts))
+    out = subprocess.run(["sh", str(tmp_path / "rsh"), "10.0.0.1", "iozone", "-+s"], capture_output=True,
+                         text=True).stdout
+    assert f"ControlPath={where}/%C" in out and "StrictHostKeyChecking=yes" in out
+    mux.close()
+    assert not where.exists()
+    again = mux.options()
+    assert again != opts and Path(again[3].removeprefix("ControlPath=")).parent.is_dir()
+    mux.close()
