@@ -11,7 +11,7 @@ import shlex
 import statistics
 import time
 from dataclasses import dataclass, field
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .config.cluster import Host
@@ -68,6 +68,7 @@ def probe_script(host: Host, record: str | None = None) -> str:
     ``record``, also how many undo commands of emulated hardware the host holds there)."""
     parts = [
         section("kernel", ["uname", "-r"]),
+        section("boot", ["cat", "/proc/sys/kernel/random/boot_id"]),
         section("meminfo", ["grep", "-E", "^(MemTotal|MemAvailable):", "/proc/meminfo"]),
         section("nproc", ["nproc"]),
         section("cpumodel", ["grep", "-m1", "^model name", "/proc/cpuinfo"]),
@@ -117,6 +118,8 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
 
     rc, out = get("kernel")
     rep.facts["kernel"] = out
+    if "boot" in sections and sections["boot"][0] == 0 and sections["boot"][1].strip():  # older captures lack it
+        rep.facts["boot_id"] = sections["boot"][1].strip()  # hosts that show one share a machine
     rc, out = get("meminfo")
     mem = {ln.split(":")[0]: int(ln.split()[1]) * 1024 for ln in out.splitlines() if ln.split()[1:2]}
     ram = mem.get("MemTotal")
@@ -338,14 +341,44 @@ def gather_facts(executor: Executor) -> dict[str, dict[str, object]]:
     if unreachable:
         raise MultiHostError(unreachable)
     facts = {r.host.address: {"name": r.host.name, "roles": sorted(r.host.roles), **r.facts} for r in result.reports}
-    for address, score in cpu_scores(executor).items():
+    for address, score in cpu_scores(executor, facts).items():
         facts[address]["cpu_score"] = score
     return facts
 
 
-def cpu_scores(executor: Executor) -> dict[str, float]:
-    """Every host's CPU score (``cpu_score``), by address."""
-    return {h.address: cpu_score(executor, h.address) for h in executor.cluster.hosts}
+def score_plan(facts: Mapping[str, Mapping[str, object]], hosts: Sequence[str]) -> list[list[list[str]]]:
+    """How to score ``hosts``' CPUs without one score measuring another's load: per machine (hosts with one boot
+    id), groups of hosts under the same CPU limits (cores and quota), in order; the first host of a group is
+    scored and the others take its score (one machine's cores under one limit are one CPU, scored once);
+    machines are scored at once, the groups of one machine one after another. Hosts whose boot id is unknown
+    are each a group of their own, all on one machine: one after another, as before boot ids were facts."""
+    machines: dict[str, dict[tuple[object, ...], list[str]]] = {}
+    for address in hosts:
+        f = facts.get(address, {})
+        boot = f.get("boot_id")
+        key: tuple[object, ...] = (f.get("cpus"), f.get("cpu_quota_cores")) if boot else (address,)
+        machines.setdefault(str(boot or ""), {}).setdefault(key, []).append(address)
+    return [list(groups.values()) for groups in machines.values()]
+
+
+def cpu_scores(executor: Executor, facts: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, float]:
+    """Every host's CPU score (``cpu_score``), by address, as ``score_plan`` orders them (without ``facts``,
+    every host alone, one after another)."""
+    hosts = [h.address for h in executor.cluster.hosts]
+    plan = score_plan(facts or {}, hosts)
+
+    def machine(groups: list[list[str]]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for group in groups:
+            score = cpu_score(executor, group[0])
+            out.update({a: score for a in group})
+        return out
+
+    first = {groups[0][0]: groups for groups in plan}  # a machine goes by its first host's address
+    results, errors = executor.map(list(first), lambda a: machine(first[a]), timeout=600)
+    if errors:
+        raise errors[next(iter(errors))] if len(errors) == 1 else MultiHostError(list(errors.values()))
+    return {a: score for per_machine in results.values() for a, score in per_machine.items()}
 
 
 def cpu_score(executor: Executor, address: str) -> float:

@@ -67,6 +67,8 @@ def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
         with SSHExecutor(spec) as ex:
             facts = gather_facts(ex)
         assert facts["10.213.1.2"]["cpu_quota_cores"] == 0.25 and facts["10.213.1.1"]["cpu_quota_cores"] is None
+        # one machine, two limits: node 2 is scored on its own, not given node 1's (or node 3's) score
+        assert facts["10.213.1.2"]["cpu_score"] < facts["10.213.1.1"]["cpu_score"] == facts["10.213.1.3"]["cpu_score"]
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "2", "--cpu", "unlimited", check=True)
     state = LabState.load(lab.path)

@@ -90,6 +90,10 @@ def test_host_facts(lab: LabState) -> None:
         bricks = f["bricks"]
         assert isinstance(bricks, dict) and len(bricks) == 1
         assert all(b["fstype"] for b in bricks.values())
+    # The nodes are one machine (this one) under one CPU limit: their CPU is scored once, not three times in turn.
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    assert {f["boot_id"] for f in facts.values()} == {boot}
+    assert len({f["cpu_score"] for f in facts.values()}) == 1
 
 
 def test_bench_cli_iperf_and_disk_json(cluster_file: Path) -> None:

@@ -92,3 +92,34 @@ def test_clock_offsets_relative_to_median() -> None:
     off = clock_offsets(samples)
     assert off["a"] == pytest.approx((0.0, 0.05))
     assert off["b"][0] == pytest.approx(2.0) and off["c"][0] == pytest.approx(-0.5)
+
+
+def test_cpus_are_scored_once_per_machine_and_limit_and_machines_at_once(tmp_path: Path) -> None:
+    from gluster_model.preflight import cpu_scores, score_plan
+
+    from ..fakes import FakeExecutor
+
+    same = {"cpus": 2, "cpu_quota_cores": None}
+    lab = {"a": {**same, "boot_id": "m1"}, "b": {**same, "boot_id": "m1"}, "c": {**same, "boot_id": "m1"}}
+    assert score_plan(lab, ["a", "b", "c"]) == [[["a", "b", "c"]]]  # one machine, one limit: one score
+    lab["c"] = {**lab["c"], "cpu_quota_cores": 0.5}  # a node under its own quota is scored apart, after
+    assert score_plan(lab, ["a", "b", "c"]) == [[["a", "b"], ["c"]]]
+    own = {a: {**same, "boot_id": f"m-{a}"} for a in "abc"}  # machines of their own: each at once
+    assert score_plan(own, ["a", "b", "c"]) == [[["a"]], [["b"]], [["c"]]]
+    # no boot id known: each host alone, all one after another (they may share cores)
+    assert score_plan({}, ["a", "b", "c"]) == [[["a"], ["b"], ["c"]]]
+
+    c = cluster_from_data({"servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
+                          "c.yaml", tmp_path)
+    ex = FakeExecutor(cluster=c).on(r"sha256sum", "80000000\n80000000\n80000000\n")  # 32 MiB in 80 ms
+    facts = {f"10.0.0.{i}": {**same, "boot_id": "m1"} for i in (1, 2, 3)}
+    scores = cpu_scores(ex, facts)  # type: ignore[arg-type]
+    assert len(ex.ran(r"sha256sum")) == 1 and set(scores) == set(facts)
+    assert len(set(scores.values())) == 1 and list(scores.values())[0] == pytest.approx(32 * 2**20 / 0.08 / 1e6)
+    ex2 = FakeExecutor(cluster=c).on(r"sha256sum", "80000000\n")
+    assert len(cpu_scores(ex2)) == 3 and len(ex2.ran(r"sha256sum")) == 3  # without facts: each host, as before
+
+
+def test_the_probe_reads_the_boot_id_when_the_host_shows_one(tmp_path: Path) -> None:
+    c = cluster_from_data({"servers": [{"host": "10.0.0.1", "brick_paths": ["/b"]}]}, "c.yaml", tmp_path)
+    assert "/proc/sys/kernel/random/boot_id" in probe_script(c.hosts[0])
