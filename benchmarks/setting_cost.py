@@ -2,8 +2,8 @@
 disks at once changes their figures.
 
 A plan over hardware settings (the bottleneck plan, `glmodel verify`) makes each setting a campaign of its own:
-the setting is applied, the host facts are gathered (a probe per host, then a CPU score per host, one after
-another) and the network (iperf3) and disk (fio) baselines are measured before the first trial. This script
+the setting is applied, the host facts are gathered (a probe per host, then a CPU score per machine and CPU
+limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio) baselines are measured before the first trial. This script
 applies three settings on an N-node lab (default 8) and times each phase with the bottleneck plan's baselines
 (iperf3 3 s + 1 s omitted; fio 64 MB, 3 s a test, the sequential tests the models take). The disk baseline is
 measured three ways: one host after another, as collect does it (``parallel: auto``: at once where each brick's
@@ -66,8 +66,9 @@ def measure(cluster_file: Path) -> None:
         for setting in SETTINGS:
             times: dict[str, float] = {}
             timed("apply the setting", times, lambda: apply_lab_setting(ex, setting, lambda m: None))
-            timed("host probes (all hosts at once)", times, lambda: run_check(ex))
-            scores = timed("CPU scores", times, lambda: cpu_scores(ex))
+            checked = timed("host probes (all hosts at once)", times, lambda: run_check(ex))
+            facts = {r.host.address: r.facts for r in checked.reports}
+            scores = timed("CPU scores (once per machine and limit)", times, lambda: cpu_scores(ex, facts))
             matrix = timed("iperf3 (every pair of a direction at once)", times, lambda: run_iperf(ex, IPERF))
             ways = {"one host after another": timed("fio one host after another", times,
                                                     lambda: run_disk(ex, FIO.model_copy(update={"parallel": False}))),
