@@ -38,7 +38,7 @@ from ..units import gluster_size, parse_size
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
-from .sizing import io_seconds, regime, size_past_ram, sizing_step
+from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, heal_pending, snapshot, summary
 from ..preflight import gather_facts
 
@@ -408,16 +408,10 @@ class Collector:
             engine_total += engine_s
             size = parse_size(workload.file_size)
             step = sizing_step(size, io_seconds(values, size, workload.threads), p.target_seconds,
-                               p.max_file_size)
-            # A step the bricks could not hold is halved until they can; not even doubling: this size stays.
-            while step > 1:
-                bigger = workload.model_copy(update={"file_size": f"{size * step // 1024}k"})
-                if self._fits(bigger):
-                    break
-                step //= 2
+                               p.max_file_size, fits=lambda n: self._fits(with_file_size(workload, n)))
             if step <= 1:
                 return workload, idx, engine_total
-            workload = bigger
+            workload = with_file_size(workload, size * step)
 
     def _trial(self, run_id: int, run: RunSpec, workload: Workload, points: dict[str, str], idx: int,
                warmup: bool) -> tuple[dict[str, float], float, list[str]]:

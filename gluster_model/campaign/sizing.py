@@ -4,6 +4,7 @@ enough for a target time)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..bench.workload import Workload
 from ..units import parse_size
@@ -37,7 +38,12 @@ def size_past_ram(workload: Workload, client_ram: int, clients_used: int, margin
     need = math.ceil(client_ram * margin / threads_per_client / 1024) * 1024
     if parse_size(workload.file_size) >= need:
         return workload
-    return workload.model_copy(update={"file_size": f"{need // 1024}k"})
+    return with_file_size(workload, need)
+
+
+def with_file_size(workload: Workload, size: int) -> Workload:
+    """The workload with files of ``size`` bytes (whole KiB)."""
+    return workload.model_copy(update={"file_size": f"{size // 1024}k"})
 
 
 def io_seconds(kbps: dict[str, float], file_size: int, threads: int) -> float:
@@ -50,20 +56,21 @@ def io_seconds(kbps: dict[str, float], file_size: int, threads: int) -> float:
 
 
 
-def sizing_step(size: int, seconds: float, target: float, limit: int, most: int = MOST_PER_STEP) -> int:
+def sizing_step(size: int, seconds: float, target: float, limit: int,
+                fits: Callable[[int], bool] = lambda _: True, most: int = MOST_PER_STEP) -> int:
     """How many times larger the next sizing trial's file is: 1 where this one's data phase (``seconds``)
-    already lasts ``target`` or doubling would pass ``limit``; else the power of two the measured rate says is
-    needed (target / seconds, rounded up), at least 2, at most ``most``, and kept under ``limit``.
+    already lasts ``target``; else the power of two the measured rate says is needed (target / seconds,
+    rounded up), at least 2, at most ``most``, halved until the file is within ``limit`` and ``fits`` (the
+    bricks can hold it); 1 where not even a doubling is.
 
     Why a power of two: the file stays a whole number of blocks (a power-of-two multiple of a file that was)
     and the sizes a run tried read as a doubling ladder with rungs skipped. Why the rate: the data phase grows
     with the file (``io_seconds``), so one trial says how far the target is; doubling blindly spent up to a dozen
     sizing trials a run at small blocks (a 4 KB start that needs 16 MB)."""
-    if seconds >= target or size * 2 > limit:
+    if seconds >= target:
         return 1
     need = target / seconds if seconds > 0 else float(most)
-    step: int = 2 ** max(1, math.ceil(math.log2(need) - 1e-9))
-    step = min(step, most)
-    while step > 2 and size * step > limit:
+    step: int = min(2 ** max(1, math.ceil(math.log2(need) - 1e-9)), most)
+    while step > 1 and (size * step > limit or not fits(size * step)):
         step //= 2
     return step

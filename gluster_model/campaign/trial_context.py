@@ -3,8 +3,9 @@
 Per host: the processes' CPU time (from /proc/PID/stat), the 1-minute load, total and available memory. The
 difference between the two snapshots names the processes outside the system under test that used half a CPU
 or more in all during the trial (with what their children used: a process that starts and ends between the
-snapshots is in neither, but its parent collects its CPU time when it reaps it), and how far available memory fell; a replicated or dispersed volume's pending heal
-entries are counted before the trial (self-heal traffic shares the disks and links with it). A trial with any
+snapshots is in neither, but its parent collects its CPU time when it reaps it), and how far available memory
+fell; a replicated or dispersed volume's pending heal entries are counted before the trial (self-heal traffic
+shares the disks and links with it). A trial with any
 such disturbance is flagged, and replaced where the protocol allows re-runs. Parsing and judging are pure;
 ``snapshot`` and ``heal_pending`` are the side effects.
 """

@@ -87,6 +87,8 @@ def test_sizing_step_jumps_by_the_power_of_two_the_rate_asks_for() -> None:
     assert sizing_step(4 * MiB, 0.0, 0.25, 256 * MiB) == 16  # no time measured: the largest step
     assert sizing_step(64 * MiB, 0.01, 0.25, 256 * MiB) == 4  # kept under the cap
     assert sizing_step(200 * MiB, 0.01, 0.25, 256 * MiB) == 1  # not even a doubling fits under the cap
+    assert sizing_step(4 * MiB, 0.01, 0.25, 256 * MiB, fits=lambda n: n <= 20 * MiB) == 4  # what the bricks hold
+    assert sizing_step(4 * MiB, 0.01, 0.25, 256 * MiB, fits=lambda n: n < 8 * MiB) == 1
 
 
 def test_sizing_steps_reach_the_target_in_few_trials_where_doubling_took_a_dozen() -> None:
