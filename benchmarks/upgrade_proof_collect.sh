@@ -4,6 +4,7 @@
 # minutes a today on a 2-core machine. The stores and model files go to $1 (default upgrade-proof/); export
 # them with `glmodel export` for data/ (benchmarks/upgrade_from_below.py reads the exported tables).
 #   bash benchmarks/upgrade_proof_collect.sh [OUT-DIR] [TODAY...]
+# PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-upgrade-proof}
@@ -14,7 +15,7 @@ glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
 lab=${GLMODEL_LAB_DIR:-$out/lab}
 mkdir -p "$out"
 [ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --brick-size 2GB --dir "$lab"
-plan=$here/experiments/upgrade_proof/plan.yaml
+plan=${PLAN:-$here/experiments/upgrade_proof/plan.yaml}
 for today in "${todays[@]}"; do
   store=$out/$today.db
   echo "== $today: the bottleneck plan below it ($(date -u +%H:%M:%S))"

@@ -78,15 +78,46 @@ def subvolumes(frame: Columns) -> np.ndarray:
     return out
 
 
+# cluster.read-hash-mode: 0 reads every file from the first up brick of its set; 1 (the default) and 2 pick a
+# brick by a hash of the file's GFID (2: and of the client's pid), fixed for the file; 3, 4 and 5 pick the
+# brick with the fewest outstanding requests (4, 5: weighted by latency) at each read, so load, not a hash,
+# decides where a file is read from (GlusterFS 10, afr's option table).
+FIRST_BRICK_MODES = frozenset({0.0})
+BALANCED_MODES = frozenset({3.0, 4.0, 5.0})
+DEFAULT_READ_HASH_MODE = 1.0
+
+
+def read_modes(frame: Columns) -> np.ndarray:
+    """Each row's cluster.read-hash-mode as a number (the default, 1, where the frame does not say)."""
+    import numpy as np
+
+    if "read_hash_mode" not in frame:
+        return np.full(n_rows(frame), DEFAULT_READ_HASH_MODE)
+    return np.nan_to_num(numbers(frame, "read_hash_mode"), nan=DEFAULT_READ_HASH_MODE)
+
+
 def read_bins(frame: Columns) -> np.ndarray:
-    """The bricks a read can be served from, file by file: with Gluster's default read policy
-    (``cluster.read-hash-mode 1``) a replicated file is read from one brick of its set chosen by a hash of its
-    GFID, so files spread over every brick of every set; a dispersed file needs its data bricks together, so
-    over subvolumes."""
+    """The bins a read's files are placed on, by hash: with Gluster's default read policy
+    (``cluster.read-hash-mode`` 1, or 2) a replicated file is read from one brick of its set chosen by a hash
+    of its GFID, so files spread over every brick of every set; read by load (3-5) or from the first brick
+    (0), a file's set is what the hash chooses, so over subvolumes; a dispersed file needs its data bricks
+    together, so over subvolumes."""
     import numpy as np
 
     per_set, dispersed = _set_shape(frame)
-    out: np.ndarray = subvolumes(frame) * np.where(dispersed, 1, per_set)
+    hashed = ~np.isin(read_modes(frame), list(FIRST_BRICK_MODES | BALANCED_MODES))
+    out: np.ndarray = subvolumes(frame) * np.where(dispersed | ~hashed, 1, per_set)
+    return out
+
+
+def read_servers_idle(frame: Columns) -> np.ndarray:
+    """Per row, how many times fewer servers serve reads than the sets the files are on hold: the set's size
+    for a replicated volume read from the first brick only (read-hash-mode 0), else 1."""
+    import numpy as np
+
+    per_set, dispersed = _set_shape(frame)
+    first = np.isin(read_modes(frame), list(FIRST_BRICK_MODES)) & ~dispersed
+    out: np.ndarray = np.where(first, per_set, 1.0)
     return out
 
 
@@ -96,7 +127,8 @@ def stages(frame: Columns, metric: str) -> np.ndarray:
     Writes send every copy over the client links and into the servers' links and disks (÷ amplification);
     reads take one copy. Files are placed by hash, so with few files some servers hold none and carry nothing:
     server links and disks are divided by ``placement_loss`` of the row's files (``threads``) over the bins
-    they land in (subvolumes for a write, ``read_bins`` for a read).
+    they land in (subvolumes for a write, ``read_bins`` for a read; read from the first brick only, a set's
+    other bricks serve nothing: ``read_servers_idle``).
     """
     import numpy as np
 
@@ -114,15 +146,16 @@ def stages(frame: Columns, metric: str) -> np.ndarray:
 
 def spread_loss(frame: Columns, metric: str) -> np.ndarray:
     """``placement_loss`` of each row's files (``threads``) over the bins they are placed on (1 without a
-    thread count)."""
+    thread count), for a read times the servers the read policy leaves idle."""
     import numpy as np
 
+    write = metric in WRITE_METRICS
     if "threads" not in frame:
-        return np.ones(n_rows(frame))
-    bins = subvolumes(frame) if metric in WRITE_METRICS else read_bins(frame)
+        return np.ones(n_rows(frame)) if write else read_servers_idle(frame)
+    bins = subvolumes(frame) if write else read_bins(frame)
     # Sobol' sampling asks for tens of thousands of rows with a handful of distinct (files, bins) pairs.
     pairs = np.column_stack([numbers(frame, "threads"), bins])
     uniq, where = np.unique(pairs, axis=0, return_inverse=True)
     values = np.array([placement_loss(int(f), int(b)) if f == f else 1.0 for f, b in uniq])
     out: np.ndarray = values[np.ravel(where)]
-    return out
+    return out if write else out * read_servers_idle(frame)
