@@ -4,6 +4,7 @@
 # benchmarks/tune_verified.py reads. About 5-20 minutes a workload on a 2-core machine; leave the machine
 # otherwise idle (a trial disturbed by another process is flagged and measured again).
 #   bash benchmarks/tune_search_collect.sh [OUT-DIR] [WORKLOAD...]
+# VARIANT=rtt: the plans' variant with a round trip of about half a millisecond (files tune_search_<w>_rtt.csv).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-tune-search}
@@ -14,9 +15,12 @@ glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
 lab=${GLMODEL_LAB_DIR:-$out/lab}
 mkdir -p "$out"
 [ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --brick-size 4GB --dir "$lab"
+variant=${VARIANT:-}
 for w in "${workloads[@]}"; do
-  store=$out/$w.db
-  echo "== $w ($(date -u +%H:%M:%S))"
-  "$glmodel" collect --cluster "$lab/lab.yaml" --plan "$here/experiments/tune_search/$w.yaml" --store "$store"
-  "$glmodel" export --store "$store" --out "$out/tune_search_$w.csv"
+  name=$w${variant:+_$variant}
+  store=$out/$name.db
+  echo "== $name ($(date -u +%H:%M:%S))"
+  "$glmodel" collect --cluster "$lab/lab.yaml" --plan "$here/experiments/tune_search/$w.yaml" \
+    ${variant:+--variant "$variant"} --store "$store"
+  "$glmodel" export --store "$store" --out "$out/tune_search_$name.csv"
 done

@@ -810,7 +810,7 @@ node_option = click.option("--node", "nodes", multiple=True,
                            help="Node address, index or nodeN (repeatable; default: every node).")
 
 
-@lab.command("node", short_help="Set nodes' hardware (link, bricks, disk, RAM, CPU), or show it.")
+@lab.command("node", short_help="Set nodes' hardware (link, bricks, disk, RAM, CPU, latency), or show it.")
 @lab_dir_option
 @node_option
 @hardware_options
@@ -824,7 +824,7 @@ def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: int | None, **hardware
     settings = _merged(hardware)
     if size is not None and "backing" not in settings and not any(k.startswith("disk") for k in settings):
         raise click.BadParameter("give --backing (or a disk limit) with --size", param_hint="--size")
-    _set_nodes(lab_dir, nodes, settings, size, ("link", "bricks", "disk", "ram", "cpu"))
+    _set_nodes(lab_dir, nodes, settings, size, ("link", "bricks", "disk", "ram", "cpu", "latency"))
 
 
 def _one_setting(name: str, kind: str, columns: tuple[str, ...], help_text: str, example: str) -> None:

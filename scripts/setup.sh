@@ -38,7 +38,7 @@ SRC
 fi
 
 packages=(glusterfs-server glusterfs-client iozone3 iperf3 fio openssh-server openssh-client
-          iproute2 procps util-linux e2fsprogs xfsprogs python3 python3-venv)
+          iproute2 iptables procps util-linux e2fsprogs xfsprogs python3 python3-venv)
 # The tests also run every store test against a real PostgreSQL server they start themselves, and render the
 # report in headless Chromium.
 [ "$with_test" -eq 1 ] && packages+=(postgresql chromium)

@@ -22,8 +22,10 @@ from ..remote.executor import Executor, shell
 HEAVY_CPU = 0.5        # processes outside the test that used this share of one CPU in all disturbed the trial
 NOTICED_CPU = 0.05     # a process below this share is not named (a shell, a cron job starting)
 LOW_MEMORY = 0.05      # available memory below this share of the total after the trial
-# The system under test and the driver's own tools: their CPU is part of what a trial measures.
-OWN = re.compile(r"^(glusterfs|glusterfsd|glusterd|glustershd|iozone|dd|fio|iperf3|ssh|sshd|sshd-session|sh|bash)$")
+# The system under test and the driver's own tools: their CPU is part of what a trial measures (glmodel-delay:
+# the emulated network's latency, hardware.delayer).
+OWN = re.compile(r"^(glusterfs|glusterfsd|glusterd|glustershd|iozone|dd|fio|iperf3|ssh|sshd|sshd-session|sh|bash|"
+                 r"glmodel-delay)$")
 PF_KTHREAD = 0x00200000  # kernel threads (flushers, kworkers) do the trial's own I/O work: never counted
 # "; true": a process that ends between the glob and its read makes cat exit 1, and the snapshot must stand.
 SNAPSHOT = ("cat /proc/loadavg; getconf CLK_TCK; getconf _NPROCESSORS_ONLN; "

@@ -8,7 +8,10 @@ A cluster file's ``emulation: {allow: true}`` lets a plan's hardware factors run
   throttled (``disk``'s entries, the ones the lab writes for its loop devices; the device found through
   partitions, LVM/device-mapper and md);
 - ``ram``, ``cpu``: every host gets a group with that memory limit and CPU quota holding its Gluster processes
-  and everything glmodel runs there afterwards (``group``).
+  and everything glmodel runs there afterwards (``group``);
+- ``latency``: every packet arriving on the host's cluster NIC is held that long (``delayer``, a standard-library
+  Python file written to the record directory and started there; an iptables NFQUEUE rule feeds it, with
+  ``--queue-bypass`` so that packets pass undelayed, never dropped, should it die). Needs iptables and python3.
 
 cgroup v1 hosts only for now (the kernel knobs of this project's machines); a cgroup v2 host is refused in one
 line: there the throttle and limits need a group of their own per service (a systemd slice), not yet made.
@@ -45,6 +48,7 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
                          show_limits, targets, unthrottlable, v1_argv)
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
+from .settings import show_delay
 
 DISK_KNOBS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
               "disk_write_iops": "write_iops"}
@@ -128,7 +132,10 @@ def describe_record(text: str) -> tuple[int, str]:
             ln.endswith(" root")]
     disks = list(dict.fromkeys(m.group(1) for ln in lines if (m := _THROTTLED.search(ln))))
     groups = list(dict.fromkeys(m.group(1) for ln in lines if (m := _GROUP.search(ln))))
+    delayed = [ln.split(" -i ", 1)[1].split()[0] for ln in lines if ln.startswith("iptables -D INPUT -i ")
+               and " NFQUEUE " in ln]
     words = [f"link shaping on {', '.join(nics)}"] if nics else []
+    words += [f"packet delay on {', '.join(delayed)}"] if delayed else []
     words += [f"disk throttle on {', '.join(disks)}"] if disks else []
     words += [f"RAM/CPU group {', '.join(groups)}"] if groups else []
     return len(lines), "; ".join(words)
@@ -187,6 +194,30 @@ def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None) -
     return removal_argv(nic.name), shaping_argv(nic.name, rate), rate
 
 
+def delay_plan(cluster: ClusterSpec, nic: Nic, delay_us: int) -> tuple[list[list[str]], list[list[str]], str]:
+    """(undo, do, in words) that hold every packet arriving on ``nic`` for ``delay_us`` (pure): the delayer's
+    source written beside the host's record (root's alone), started detached, waited for until its queue is
+    bound, then the rule that feeds it. Undone rule first, then the process and its files."""
+    from pathlib import Path
+
+    from . import delayer
+
+    script = cluster.emulation_file(nic.host, "delayer.py")
+    pidfile = cluster.emulation_file(nic.host, "delayer.pid")
+    rule = delayer.input_rule(nic.name)
+    source = Path(delayer.__file__).read_text()
+    s, p = shlex.quote(script), shlex.quote(pidfile)
+    undo = [["iptables", "-D", *rule],
+            ["sh", "-c", f'kill "$(cat {p})" 2>/dev/null; rm -f {p} {s}']]
+    do = [["sh", "-c", f"umask 077 && rm -f {p} && printf '%s' {shlex.quote(source)} > {s}"],
+          ["sh", "-c", f"setsid nohup python3 {s} --queue {delayer.QUEUE} --delay-us {int(delay_us)} --ready {p} "
+                       f"</dev/null >/dev/null 2>&1 &"],
+          ["sh", "-c", f"i=0; while [ ! -s {p} ]; do i=$((i+1)); if [ $i -gt 100 ]; then echo 'the packet "
+                       f"delayer (python3) did not start' >&2; exit 1; fi; sleep 0.1; done"],
+          ["iptables", "-A", *rule]]
+    return undo, do, f"packets received on {nic.name} held {show_delay(delay_us)}"
+
+
 def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mapping[str, int | Share],
               measured: Mapping[str, Mapping[str, float]]) -> tuple[list[list[str]], list[list[str]], str]:
     """(undo, do, in words) that throttle every device under the host's bricks to ``limits`` (pure).
@@ -229,18 +260,22 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
 
 def _host_plan(executor: Executor, address: str, rate: int | Share | None,
                limits: Mapping[str, int | Share], ram: int | Share | None,
-               cpu: float | Share | None) -> tuple[list[list[str]], list[list[str]], str]:
+               cpu: float | Share | None, delay: int | None = None) -> tuple[list[list[str]], list[list[str]], str]:
     """What one host needs for the setting: (undo, do, what is changed, in words)."""
     cluster = executor.cluster
     host = cluster.host(address)
     undo: list[list[str]] = []
     do: list[list[str]] = []
     words = []
-    if rate is not None:
-        nic = find_nic(executor, host)
+    nic = find_nic(executor, host) if rate is not None or delay is not None else None
+    if rate is not None and nic is not None:
         label = host.hardware.network.gbps if host.hardware.network else None
         u, d, bits = link_plan(nic, rate, label)
         undo, do, words = undo + u, do + d, [f"NIC {nic.name} {show_rate(bits)}"]
+    if delay is not None and nic is not None:
+        u, d, said = delay_plan(cluster, nic, delay)
+        undo, do = undo + u, do + d
+        words.append(said)
     bricks = list(host.brick_paths) if host.is_server else []
     if limits and bricks:
         out = executor.run(address, shell(devices_script(bricks)), timeout=60).stdout
@@ -293,13 +328,14 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
 
 def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:
     """Give every host the setting (``knobs``: link in bit/s, disk_* limits, ram in bytes, cpu in cores, each
-    or a ``Share`` of what the host has; None for unlimited); returns host -> what was changed there.
+    or a ``Share`` of what the host has; latency in µs; None for unlimited or none); returns host -> what was
+    changed there.
 
     Whatever was recorded on a host is undone first, so a setting replaces the one before it. Every host is
     looked at and every value checked before any host is changed.
     """
     cluster = executor.cluster
-    unknown = set(knobs) - {"link", "ram", "cpu", *DISK_KNOBS}
+    unknown = set(knobs) - {"link", "ram", "cpu", "latency", *DISK_KNOBS}
     if unknown:
         raise EmulationError(f"{cluster.name}: {', '.join(sorted(unknown))} cannot be emulated on a cluster "
                              f"(glmodel emulates {', '.join(EMULATED)})")
@@ -307,11 +343,13 @@ def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, st
     rate = knobs.get("link")
     limits = {DISK_KNOBS[k]: v if isinstance(v, Share) else int(v) for k, v in knobs.items()
               if k in DISK_KNOBS and v is not None}
-    ram, cpu = knobs.get("ram"), knobs.get("cpu")
-    if rate is None and not limits and ram is None and cpu is None:
+    ram, cpu, delay = knobs.get("ram"), knobs.get("cpu"), knobs.get("latency")
+    if isinstance(delay, Share):
+        raise EmulationError(f"{cluster.name}: latency is a delay (e.g. 250us), not a share of a host's hardware")
+    if rate is None and not limits and ram is None and cpu is None and delay is None:
         return {}
     plans, errors = executor.map([h.address for h in cluster.hosts],
-                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu))
+                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu, delay))
     if errors:
         host, exc = next(iter(errors.items()))
         raise exc if isinstance(exc, GlmodelError) else EmulationError(f"{host}: {exc}")

@@ -10,6 +10,7 @@ disk_read, disk_write   bytes/s: 40MB/s, 150MB/s, unlimited
 disk_read_iops, ..      operations/s: 500, unlimited
 ram                     bytes: 512MB, 2GB, unlimited
 cpu                     cores: 0.25, 1, unlimited
+latency                 delay per packet received: 250us, 1ms, none
 ======================  ==============================================
 
 RAM and CPU are bounded by what the machine that gets them has: this machine for a lab node
@@ -93,6 +94,33 @@ def show_cpu(cores: float | None) -> str:
     return "unlimited" if cores is None else f"{cores:g}"
 
 
+MAX_DELAY_US = 1_000_000  # a second each way: beyond any network a Gluster volume spans
+
+
+def parse_delay(text: str) -> int | None:
+    """'0.5ms', '500us', '2ms' -> microseconds of delay added to each packet a node receives; 'none' or '0' ->
+    None (no delay added)."""
+    t = str(text).strip().lower().replace(" ", "")
+    if t in ("none", "off", "0", "0ms", "0us"):
+        return None
+    for unit, scale in (("us", 1), ("µs", 1), ("ms", 1000), ("s", 1_000_000)):
+        if t.endswith(unit):
+            try:
+                value = float(t[: -len(unit)]) * scale
+            except ValueError:
+                break
+            if not 1 <= value <= MAX_DELAY_US or value != value:
+                raise ValueError(f"{text!r}: a delay is 1us to 1s (or none)")
+            return int(round(value))
+    raise ValueError(f"{text!r} is not a delay (use e.g. 500us, 0.5ms, 2ms, or none)")
+
+
+def show_delay(us: int | None) -> str:
+    if us is None:
+        return "none"
+    return f"{us // 1000}ms" if us % 1000 == 0 else f"{us / 1000:g}ms" if us % 100 == 0 else f"{us}us"
+
+
 @dataclass(frozen=True)
 class Knob:
     """One hardware setting, wherever it is given: a lab node's (``lab up``/``lab node --NAME``, with dashes),
@@ -111,6 +139,7 @@ class Knob:
     emulated: bool = False
     factor: str | None = None  # the plan factor's name, where it differs from ``name``
     option: bool = True  # a CLI option and a plan factor (False: reached through a shorthand only)
+    shares: bool = True  # a plan may give it as a share of each host's own ("50%"); a delay is not a share
 
     @property
     def factor_name(self) -> str:
@@ -144,6 +173,8 @@ KNOB_LIST: tuple[Knob, ...] = (
          parse_ram, show_ram, moves=("client_ram_gb",), emulated=True),
     Knob("cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.", parse_cpu, show_cpu,
          moves=("cpu_score",), emulated=True),
+    Knob("latency", "Delay added to every packet a node receives (a round trip gains twice it): 250us, 1ms, none.",
+         parse_delay, show_delay, emulated=True, shares=False),
 )
 # name -> (parser of its text, shower of its value), for the knobs that hold a value.
 KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
@@ -154,6 +185,8 @@ PAIRS = {k.name: k.sets for k in KNOB_LIST if k.sets}
 OPTIONS: tuple[Knob, ...] = tuple(k for k in KNOB_LIST if k.option)
 # The plan factors a cluster that allows it can emulate on its hosts.
 EMULATED: tuple[str, ...] = tuple(k.factor_name for k in OPTIONS if k.emulated)
+# The plan factors that cannot be a share of a host's own hardware.
+NO_SHARES: frozenset[str] = frozenset(k.factor_name for k in OPTIONS if not k.shares)
 
 
 def knob_of(factor: str) -> str:

@@ -16,6 +16,7 @@ disk_read, disk_write   bytes/s: 40MB/s, 150MB/s, unlimited             disk (bl
 disk_read_iops, ..      operations/s: 500, unlimited                    disk
 ram                     bytes: 512MB, 2GB, unlimited                    ram (memory)
 cpu                     cores: 0.25, 1, unlimited                       cpu (cpu quota)
+latency                 delay per packet received: 250us, 1ms, none     latency (NFQUEUE)
 ======================  ==============================================  ================
 """
 
@@ -27,8 +28,8 @@ from typing import Any
 
 from ..errors import LabError
 from ..hardware.link import parse_rate, show_rate
-from ..hardware.settings import KNOBS, PAIRS, parse_backing, parse_setting, show_cpu, show_ram
-from . import bricks, cgroups, cpu, disk, links, ram
+from ..hardware.settings import KNOBS, PAIRS, parse_backing, parse_setting, show_cpu, show_delay, show_ram
+from . import bricks, cgroups, cpu, disk, latency, links, ram
 from .clusterfile import write_cluster_file
 from .run import Progress, quiet
 from .state import LabState
@@ -60,6 +61,8 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
         set_backing(state, {a: backing or state.backing.get(a, "dir") for a in addresses}, brick_size)
     if "link" in settings:
         set_links(state, {a: settings["link"] for a in addresses})
+    if "latency" in settings:
+        set_latency(state, {a: settings["latency"] for a in addresses})
     disk_knobs = {k: v for k, v in settings.items() if k in _DISK_KEYS}
     if disk_knobs:
         for a in addresses:
@@ -101,6 +104,18 @@ def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
         links.install(state.node(address).netns, rate)
     if state.status == "up":
         write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
+
+
+def set_latency(state: LabState, delays: Mapping[str, int | None]) -> None:
+    """Give nodes a delay on every packet they receive (µs; None: none; see latency)."""
+    state.check_known(delays)
+    for address, delay in delays.items():
+        if delay is None:
+            state.latency.pop(address, None)
+        else:
+            state.latency[address] = delay
+        state.save()  # recorded before it exists; its process runs in the node's namespace, which lab down ends
+        latency.install(state.node(address), delay)
 
 
 def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = None) -> list[str]:
@@ -148,14 +163,16 @@ def node_settings(state: LabState, address: str) -> dict[str, str]:
             "bricks": state.backing.get(address, "dir"),
             "disk": disk.show_limits(state.disk.get(address, {})),
             "ram": show_ram(state.ram.get(address)),
-            "cpu": show_cpu(state.cpu.get(address))}
+            "cpu": show_cpu(state.cpu.get(address)),
+            "latency": show_delay(state.latency.get(address))}
 
 
 def snapshot(state: LabState) -> dict[str, dict[str, Any]]:
     """Every node's settings as parsed values, to put the lab back with ``restore`` after a plan changed it."""
     return {n.address: {"link": state.links.get(n.address), "backing": state.backing.get(n.address, "dir"),
                         **{k: state.disk.get(n.address, {}).get(key) for k, key in _DISK_KEYS.items()},
-                        "ram": state.ram.get(n.address), "cpu": state.cpu.get(n.address)}
+                        "ram": state.ram.get(n.address), "cpu": state.cpu.get(n.address),
+                        "latency": state.latency.get(n.address)}
             for n in state.nodes}
 
 

@@ -88,6 +88,7 @@ class LabState:
     throttles: list[list[str]] = field(default_factory=list)
     ram: dict[str, int] = field(default_factory=dict)  # address -> bytes of memory its processes may use
     cpu: dict[str, float] = field(default_factory=dict)  # address -> CPU cores its processes may use
+    latency: dict[str, int] = field(default_factory=dict)  # address -> µs each packet it receives is held
     cgroups: list[str] = field(default_factory=list)  # cgroup directories the lab created, parents first
     # The last K nodes are clients only and the others servers only (0: every node both, hyperconverged).
     client_nodes: int = 0

@@ -93,7 +93,8 @@ def read_modes(frame: Columns) -> np.ndarray:
 
     if "read_hash_mode" not in frame:
         return np.full(n_rows(frame), DEFAULT_READ_HASH_MODE)
-    return np.nan_to_num(numbers(frame, "read_hash_mode"), nan=DEFAULT_READ_HASH_MODE)
+    out: np.ndarray = np.nan_to_num(numbers(frame, "read_hash_mode"), nan=DEFAULT_READ_HASH_MODE)
+    return out
 
 
 def read_bins(frame: Columns) -> np.ndarray:

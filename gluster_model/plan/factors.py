@@ -19,7 +19,7 @@ from ..gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, options_of
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
 from ..hardware.emulation import is_share, parse_share
-from ..hardware.settings import BACKINGS, OPTIONS as HARDWARE_KNOBS, canonical
+from ..hardware.settings import BACKINGS, NO_SHARES, OPTIONS as HARDWARE_KNOBS, canonical
 from ..units import gluster_size
 
 Family = Literal["volume", "workload", "cluster", "lab"]
@@ -96,6 +96,8 @@ def normalize_level(factor: Factor, value: Any) -> Level:
         return n
     if factor.kind == "hardware":
         if is_share(value):  # a share of each host's own hardware (emulation on a cluster): "50%"
+            if factor.name in NO_SHARES:
+                raise ValueError(f"{value!r}: {factor.name} is not a share of a host's hardware (give a value)")
             return str(parse_share(str(value)) or "100%")
         return canonical(factor.name, str(value))  # canonical text: "1gbit", "150MB/s", "unlimited"
     if str(value) not in factor.choices:

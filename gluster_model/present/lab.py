@@ -15,13 +15,14 @@ def status_table(state: LabState, nodes: list[NodeStatus]) -> Any:
     from rich.table import Table
 
     table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "role", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu"):
+    for col in ("node", "role", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu", "latency"):
         table.add_column(col)
     for n in nodes:
         hw = node_settings(state, n.address)
         role = state.role(n.address)
         table.add_row(n.address, role, _up(n.glusterd), _up(n.sshd), f"{n.peers_connected}/{n.peers_total}",
-                      hw["link"], hw["bricks"] if role != "client" else "-", hw["disk"], hw["ram"], hw["cpu"])
+                      hw["link"], hw["bricks"] if role != "client" else "-", hw["disk"], hw["ram"], hw["cpu"],
+                      hw["latency"])
     return table
 
 

@@ -173,6 +173,30 @@ def test_stages_carry_every_copy_and_the_bins_files_land_in() -> None:
     assert stages(dispersed, "read")[2, 0] == pytest.approx(200 * 4 / placement_loss(4, 1))
 
 
+@pytest.mark.parametrize("mode", ["0", "1", "2", "3", "4", "5", None])
+def test_a_read_policy_decides_which_bricks_serve(mode: str | None) -> None:
+    """cluster.read-hash-mode: 1 and 2 (and no column: the default) read each file from the brick a hash picks,
+    so over every brick; 3-5 read by load, every brick of a file's set serving, so only the sets' placement
+    loses; 0 reads from each set's first brick, so the others idle. Writes never change with it."""
+    from gluster_model.model.physics import placement_loss, stages
+
+    row: dict[str, list[object]] = {"network_gbps": [0.8], "disk_write_mbps": [100.0],
+                                    "disk_read_mbps": [200.0], "servers": [4.0], "clients": [2.0],
+                                    "replica": [2.0], "threads": [4.0]}
+    if mode is not None:
+        row["read_hash_mode"] = [mode]
+    _, server, disk = stages(row, "read")[:, 0]
+    loss = {"0": 2 * placement_loss(4, 2), "3": placement_loss(4, 2), "4": placement_loss(4, 2),
+            "5": placement_loss(4, 2)}.get(mode or "1", placement_loss(4, 4))
+    assert (server, disk) == pytest.approx((100 * 4 / loss, 200 * 4 / loss))
+    assert stages(row, "write")[:, 0] == pytest.approx(stages({k: v for k, v in row.items()
+                                                               if k != "read_hash_mode"}, "write")[:, 0])
+    # by load on one replica pair: both servers serve, nothing is lost to placement
+    pair = {**row, "servers": [2.0]}
+    assert stages(pair, "read")[2, 0] == pytest.approx(200 * 2 / (placement_loss(4, 2) if mode in ("1", "2", None)
+                                                                   else 2.0 if mode == "0" else 1.0))
+
+
 def test_metrics_fitted_side_by_side_match_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Forked workers per metric give the very fits the serial loop gives (seeded throughout, SALib's resamples
     included), and a metric that cannot be fitted is reported the same way."""

@@ -1,0 +1,100 @@
+"""Network latency as a lab knob, on the real lab: every packet a node receives held (NFQUEUE and the delayer in
+its namespace), round trips measured by TCP connects between nodes, and nothing left once it is taken away."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from gluster_model.lab import LabState
+from gluster_model.lab.latency import RULE
+from gluster_model.lab.lifecycle import lab_pids
+from gluster_model.lab.netns import in_netns
+
+from .conftest import glmodel, lab_processes
+
+# Median time of 15 TCP connects (a SYN and its SYN-ACK: one round trip) from inside a node's namespace.
+_RTT = """
+import socket, statistics, sys, time
+times = []
+for _ in range(15):
+    s = socket.socket(); t = time.perf_counter(); s.connect((sys.argv[1], int(sys.argv[2])))
+    times.append(time.perf_counter() - t); s.close()
+print(statistics.median(times) * 1000)
+"""
+
+
+def _rtt_ms(lab: LabState, src: int, dst: int) -> float:
+    argv = in_netns(lab.nodes[src - 1].netns, [sys.executable, "-c", _RTT, lab.nodes[dst - 1].address,
+                                               str(lab.ssh_port)])
+    return float(subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout)
+
+
+def _rules(lab: LabState, index: int) -> str:
+    argv = in_netns(lab.nodes[index - 1].netns, ["iptables", "-S", "INPUT"])
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+
+def test_latency_lengthens_every_round_trip_and_goes_away_whole(lab_put_back: LabState) -> None:
+    lab = lab_put_back
+    before = _rtt_ms(lab, 1, 2)
+    assert before < 1.0, before  # a veth: tens of microseconds (a busy machine adds some)
+    shown = glmodel("lab", "node", "--dir", str(lab.path), "--latency", "1ms", check=True)
+    assert all(f"10.213.1.{i}" in ln and "latency 1ms" in ln for i, ln in enumerate(shown.stdout.splitlines(), 1))
+    try:
+        # Each node holds what it receives for 1 ms: the SYN at the server, the SYN-ACK at the client.
+        with_delay = _rtt_ms(lab, 1, 2), _rtt_ms(lab, 3, 1)
+        assert all(2.0 <= r < 12.0 for r in with_delay), with_delay
+        state = LabState.load(lab.path)
+        assert state is not None and state.latency == {n.address: 1000 for n in lab.nodes}
+        delayers = lab_processes(lab, r"gluster_model\.hardware\.delayer .*--delay-us 1000")
+        assert len(delayers) == len(lab.nodes), delayers
+        # lab down finds them with the nodes' other processes
+        assert {int(d.split()[0]) for d in delayers} <= set(lab_pids(lab.path))
+        assert all("NFQUEUE" in _rules(lab, i) for i in (1, 2, 3))
+        # one node back to none: only the round trips it takes part in lose their half
+        glmodel("lab", "node", "--dir", str(lab.path), "--node", "1", "--latency", "none", check=True)
+        assert 1.0 <= _rtt_ms(lab, 1, 2) < 7.0  # node 2 still holds the SYN
+        assert "NFQUEUE" not in _rules(lab, 1)
+        status = glmodel("lab", "status", "--dir", str(lab.path), check=True)
+        assert "1ms" in status.stdout and "none" in status.stdout
+    finally:
+        glmodel("lab", "node", "--dir", str(lab.path), "--latency", "none", check=True)
+    assert _rtt_ms(lab, 1, 2) < 1.0
+    assert lab_processes(lab, r"gluster_model\.hardware\.delayer") == []
+    assert all(" ".join(RULE[1:]) not in _rules(lab, i) for i in (1, 2, 3))
+    assert LabState.load(lab.path).latency == {}  # type: ignore[union-attr]
+
+
+def test_a_bad_delay_is_one_line(lab: LabState) -> None:
+    bad = glmodel("lab", "node", "--dir", str(lab.path), "--latency", "slow")
+    assert bad.returncode == 2 and "not a delay" in bad.stderr and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_on_a_cluster_the_delay_is_emulated_recorded_and_restored(lab: LabState, tmp_path: Path) -> None:
+    """The lab's nodes addressed as an ordinary cluster that allows emulation: each host gets the delayer (its
+    source written beside its record, started with the host's python3) and the rule, says so, and `glmodel
+    restore` takes both away."""
+    from gluster_model.config.cluster import load_cluster
+    from gluster_model.hardware.emulation import apply_hardware, restore
+    from gluster_model.remote.executor import SSHExecutor
+
+    from .test_emulation import _real_cluster
+
+    cf, records = _real_cluster(lab, tmp_path)
+    with SSHExecutor(load_cluster(cf)) as ex:
+        try:
+            said = apply_hardware(ex, {"latency": 1000})
+            assert said == {n.address: "packets received on eth0 held 1ms" for n in lab.nodes}
+            assert all(2.0 <= r < 12.0 for r in (_rtt_ms(lab, 1, 2), _rtt_ms(lab, 2, 3))), "no delay"
+            assert len(lab_processes(lab, r"emulation-10\.213\.1\.\d\.delayer\.py --queue")) == len(lab.nodes)
+            check = glmodel("check", "--cluster", str(cf), timeout=300)
+            assert "packet delay on eth0" in check.stdout + check.stderr
+        finally:
+            restore(ex)
+    assert _rtt_ms(lab, 1, 2) < 1.0
+    assert lab_processes(lab, r"delayer") == []
+    assert sorted(p.name for p in records.iterdir()) == []  # the record, the delayer's source and pid file
+    assert all("NFQUEUE" not in _rules(lab, i) for i in (1, 2, 3))

@@ -1,0 +1,104 @@
+"""The packet delayer's nfnetlink_queue messages (built and parsed by hand: the kernel's format, from
+linux/netfilter/nfnetlink_queue.h) and the latency knob's text."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+import pytest
+
+from gluster_model.hardware import delayer
+from gluster_model.hardware.settings import parse_delay, parse_setting, show_delay
+
+
+def _attrs(body: bytes) -> dict[int, bytes]:
+    out, at = {}, 0
+    while at + 4 <= len(body):
+        size, kind = struct.unpack_from("=HH", body, at)
+        out[kind & 0x3FFF] = body[at + 4: at + size]
+        at += size + (-size % 4)
+    return out
+
+
+def test_config_binds_the_queue_and_asks_for_metadata_and_whole_gso_packets() -> None:
+    bind, params = delayer.config_messages(7)
+    for msg, seq in ((bind, 1), (params, 2)):
+        length, kind, flags, got_seq, _ = struct.unpack_from("=IHHII", msg)
+        assert length == len(msg) and kind == (3 << 8) | 2 and flags == 1 | 4 and got_seq == seq
+        family, version, res_id = struct.unpack_from("=BBH", msg, 16)
+        assert (family, version, socket.ntohs(res_id)) == (socket.AF_UNSPEC, 0, 7)
+    assert _attrs(bind[20:])[1][:1] == bytes([1])  # NFQNL_CFG_CMD_BIND
+    attrs = _attrs(params[20:])
+    assert struct.unpack("!IB", attrs[2]) == (0, 1)  # copy range 0, NFQNL_COPY_META
+    assert struct.unpack("!I", attrs[5]) == (4,) and struct.unpack("!I", attrs[4]) == (4,)  # F_GSO, its mask
+
+
+def test_a_batch_verdict_accepts_up_to_an_id() -> None:
+    msg = delayer.verdict_batch(3, 0x01020304)
+    assert struct.unpack_from("=H", msg, 4)[0] == (3 << 8) | 3  # NFQNL_MSG_VERDICT_BATCH
+    assert struct.unpack("!II", _attrs(msg[20:])[2]) == (1, 0x01020304)  # NF_ACCEPT, the id
+
+
+def _packet(packet_id: int) -> bytes:
+    hdr = struct.pack("!IHB", packet_id, 0x0800, 1) + b"\0"  # id, hw protocol, hook, padding
+    mark = struct.pack("=HH", 8, 3) + b"\0\0\0\1"  # an attribute before the header, as the kernel may send
+    attrs = mark + struct.pack("=HH", 4 + len(hdr), 1) + hdr
+    body = struct.pack("=BBH", socket.AF_INET, 0, socket.htons(0)) + attrs
+    return struct.pack("=IHHII", 16 + len(body), (3 << 8) | 0, 0, 0, 0) + body
+
+
+def test_packet_ids_are_read_from_each_message_of_a_datagram() -> None:
+    assert delayer.packet_ids(_packet(5) + _packet(6)) == ([5, 6], 0)
+    error = struct.pack("=IHHII", 36, 2, 0, 1, 0) + struct.pack("=i", -1) + b"\0" * 16
+    assert delayer.packet_ids(error) == ([], 1)  # EPERM: the kernel refused (not root)
+    ack = struct.pack("=IHHII", 36, 2, 0, 1, 0) + struct.pack("=i", 0) + b"\0" * 16
+    assert delayer.packet_ids(ack) == ([], 0)
+
+
+@pytest.mark.parametrize("text, us", [("250us", 250), ("0.5ms", 500), ("1 ms", 1000), ("1.25ms", 1250),
+                                      ("none", None), ("0", None)])
+def test_delays_read_and_shown_round_trip(text: str, us: int | None) -> None:
+    assert parse_delay(text) == us
+    assert parse_delay(show_delay(us)) == us
+    assert parse_setting("latency", text) == {"latency": us}
+
+
+@pytest.mark.parametrize("text, says", [("slow", "not a delay"), ("2s", "1us to 1s"), ("0.1us", "1us to 1s"),
+                                        ("-1ms", "1us to 1s")])
+def test_a_bad_delay_says_what_is_allowed(text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        parse_delay(text)
+
+
+def test_a_hosts_delay_is_recorded_rule_first_and_started_before_its_rule() -> None:
+    """The undo takes the rule away before the delayer (packets then pass), the do starts the delayer and waits
+    for its bound queue before the rule that feeds it exists, and the record reads back in words."""
+    import shlex
+
+    from pathlib import Path
+
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.hardware.emulation import Nic, apply_script, delay_plan, describe_record
+
+    cluster = cluster_from_data({"name": "c", "emulation": {"allow": True, "record_dir": "/var/lib/glm/"},
+                                 "servers": [{"host": "10.0.0.2", "brick_paths": ["/b"]}]}, "c.yaml", Path("."))
+    undo, do, words = delay_plan(cluster, Nic("10.0.0.2", "eth1", None), 250)
+    rule = delayer.input_rule("eth1")
+    assert undo[0] == ["iptables", "-D", *rule] and "kill" in undo[1][2]
+    assert do[-1] == ["iptables", "-A", *rule] and "--delay-us 250" in do[1][2] and "-s " in do[2][2]
+    assert "python3 /var/lib/glm/emulation-10.0.0.2.delayer.py --queue 27182" in do[1][2]
+    assert words == "packets received on eth1 held 250us"
+    script = apply_script(cluster.emulation_file("10.0.0.2", "undo"), undo, do)
+    recorded = "\n".join(shlex.join(a) for a in undo)
+    assert script.index("printf") < script.index("iptables -A")
+    assert describe_record(recorded) == (2, "packet delay on eth1")
+
+
+def test_the_delayers_cpu_counts_as_the_network_not_as_load() -> None:
+    """A trial's context names processes outside the system under test that used CPU; the delayer is the
+    emulated network's latency, so its name (set by the process itself, 15 characters at most) is one of its own."""
+    from gluster_model.campaign.trial_context import OWN
+
+    assert len(delayer.COMM) <= 15 and OWN.match(delayer.COMM.decode())
+    assert not OWN.match("python3")
