@@ -1,6 +1,8 @@
 """Tuning searches against Gluster's defaults, recomputed from the shipped data: for each workload of
 experiments/tune_search (its plan fixed before measuring), data/tune_search_<workload>.csv holds every trial of its
-search (screening, more trials, confirmation). Per workload: the options of the best candidate (``confirmed``:
+search (screening, more trials, confirmation), and data/tune_search_<workload>_rtt.csv the same search with the
+plan's variant ``rtt`` (every lab node's received packets held 250 us: round trips 0.5 ms longer; key
+``<workload>_rtt``). Per workload: the options of the best candidate (``confirmed``:
 its gain clear of the defaults on the confirmation, so the search advised setting them), ``gain`` (mean of the
 confirmation's trials of those options over the defaults' confirmation trials), ``ci_low``/``ci_high`` (the 90%
 interval of that ratio: Welch on the log scale), ``runs`` (candidate runs the search spent, confirmation
@@ -27,11 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ("write", "read", "randwrite", "smallfile", "listing")
 
 
-def one(workload: str, data_dir: Path) -> dict[str, Any] | None:
-    path = data_dir / f"tune_search_{workload}.csv"
+VARIANTS = (None, "rtt")
+
+
+def one(workload: str, data_dir: Path, variant: str | None = None) -> dict[str, Any] | None:
+    path = data_dir / f"tune_search_{workload}{'_' + variant if variant else ''}.csv"
     if not path.exists():
         return None
-    plan = load_plan(ROOT / "experiments" / "tune_search" / f"{workload}.yaml")
+    plan = load_plan(ROOT / "experiments" / "tune_search" / f"{workload}.yaml", variant)
     metric = plan.design.metric or plan.workload.tests[0]
     options = searched(plan.factors)
     frame = pd.read_csv(path)
@@ -63,19 +68,20 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    results = {w: r for w in WORKLOADS if (r := one(w, args.data_dir)) is not None}
+    results = {w + (f"_{v}" if v else ""): r for v in VARIANTS for w in WORKLOADS
+               if (r := one(w, args.data_dir, v)) is not None}
     if not results:
         sys.exit(f"no tune_search_<workload>.csv in {args.data_dir}")
     if args.json:
         print(json.dumps(results, indent=1, default=str))
         return
     print("tuning searches on the lab, tuned against Gluster's defaults (confirmation trials; 90% intervals)")
-    print(f"{'workload':<10} {'metric':<12} {'runs':>4} {'gain':>6} {'interval':>16}  worse  set")
+    print(f"{'workload':<14} {'metric':<12} {'runs':>4} {'gain':>6} {'interval':>16}  worse  set")
     for w, r in results.items():
         interval = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else "-"
         chosen = (", ".join(f"{k}={v}" for k, v in r["set"].items()) + ("" if r["confirmed"] else
                   " (not confirmed: defaults kept)")) if r["set"] else "defaults kept"
-        print(f"{w:<10} {r['metric']:<12} {r['runs']:>4} {r['gain']:>6.2f} {interval:>16}  "
+        print(f"{w:<14} {r['metric']:<12} {r['runs']:>4} {r['gain']:>6.2f} {interval:>16}  "
               f"{'yes' if r['worse'] else 'no ':<5}  {chosen}")
 
 

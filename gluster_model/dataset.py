@@ -40,7 +40,7 @@ _JSON_FEATURES = frozenset({"files", *(t.name for t in ADMIN_TUNABLES)})
 # The study's feature families. "hardware": what is bought and how the cluster is laid out; "gluster": the
 # volume's tuning once the hardware is fixed; "unified": everything, the study's future work.
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "hardware": ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
+    "hardware": ("network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
                  "base_filesystem", "servers", "clients", "shard", "replica", "file_size"),
     # The study's second model: volume options with the workload they serve (O_SYNC on and off; file size puts a
     # run in the cached or uncached regime when the hardware is fixed).
@@ -64,8 +64,11 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
     by_campaign: dict[str, dict[str, list[float]]] = {}
     links: dict[tuple[str, str, str], float] = {}  # (campaign, direction, client) -> bit/s over its servers
     for row in store.baseline_table():
-        d = by_campaign.setdefault(row["campaign"], {"net": [], "dr": [], "dw": []})
-        if row["kind"] == "network" and row["value"]:
+        d = by_campaign.setdefault(row["campaign"], {"net": [], "dr": [], "dw": [], "rtt": []})
+        if row["kind"] == "network" and row["test"] == "rtt":
+            if row["value"] is not None:
+                d["rtt"].append(row["value"])
+        elif row["kind"] == "network" and row["value"]:
             key = (row["campaign"], row["test"], row["host"])
             links[key] = links.get(key, 0.0) + row["value"]
         elif row["kind"] == "disk" and row["test"] == "seq_read":
@@ -76,7 +79,7 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
         by_campaign[campaign]["net"].append(bps / 1e9)
     out: dict[str, dict[str, Any]] = {}
     for c in store.campaigns():
-        d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": []})
+        d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": [], "rtt": []})
         hosts = store.hosts(int(c["id"]))
         fstypes = [b.get("fstype") for h in hosts for b in (h["facts"].get("bricks") or {}).values()]
         roles = [set(str(h["roles"]).split("+")) for h in hosts]
@@ -89,6 +92,8 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
             "cpu_score": min(scores) if (scores := [float(h["facts"]["cpu_score"]) for h in hosts
                                                     if h["facts"].get("cpu_score")]) else None,
             "network_gbps": statistics.median(d["net"]) if d["net"] else None,
+            # the typical client-server round trip (TCP handshakes, bench.rtt)
+            "network_rtt_ms": statistics.median(d["rtt"]) if d["rtt"] else None,
             "disk_read_mbps": statistics.median(d["dr"]) if d["dr"] else None,
             "disk_write_mbps": statistics.median(d["dw"]) if d["dw"] else None,
             "base_filesystem": statistics.mode(fstypes) if fstypes else None,

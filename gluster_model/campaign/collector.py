@@ -20,6 +20,7 @@ from ..bench.engine import Measured, TrialEngine, TrialRequest
 from ..bench.engines import TRIAL_ENGINES
 from ..bench.fio import run_disk
 from ..bench.iperf import run_iperf
+from ..bench.rtt import run_rtt
 from ..bench.metrics import show_stored
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
@@ -256,6 +257,7 @@ class Collector:
         found: list[Measured] = []
         if "network" in kinds:
             found += run_iperf(self.ex, b.iperf, progress=self.report.status).measured()
+            found += run_rtt(self.ex, progress=self.report.status)
         if "disk" in kinds:
             found += [m for brick in run_disk(self.ex, b.fio, progress=self.report.status)
                       for m in brick.measured()]

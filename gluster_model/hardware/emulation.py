@@ -207,8 +207,11 @@ def delay_plan(cluster: ClusterSpec, nic: Nic, delay_us: int) -> tuple[list[list
     rule = delayer.input_rule(nic.name)
     source = Path(delayer.__file__).read_text()
     s, p = shlex.quote(script), shlex.quote(pidfile)
+    # the delayer ends within its loop's 0.2 s wait after SIGTERM; the undo waits for it (up to 5 s)
     undo = [["iptables", "-D", *rule],
-            ["sh", "-c", f'kill "$(cat {p})" 2>/dev/null; rm -f {p} {s}']]
+            ["sh", "-c", f'pid=$(cat {p} 2>/dev/null); if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; i=0; '
+                         f'while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do i=$((i+1)); sleep 0.1; done; fi; '
+                         f'rm -f {p} {s}']]
     do = [["sh", "-c", f"umask 077 && rm -f {p} && printf '%s' {shlex.quote(source)} > {s}"],
           ["sh", "-c", f"setsid nohup python3 {s} --queue {delayer.QUEUE} --delay-us {int(delay_us)} --ready {p} "
                        f"</dev/null >/dev/null 2>&1 &"],

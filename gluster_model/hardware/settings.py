@@ -174,7 +174,7 @@ KNOB_LIST: tuple[Knob, ...] = (
     Knob("cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.", parse_cpu, show_cpu,
          moves=("cpu_score",), emulated=True),
     Knob("latency", "Delay added to every packet a node receives (a round trip gains twice it): 250us, 1ms, none.",
-         parse_delay, show_delay, emulated=True, shares=False),
+         parse_delay, show_delay, moves=("network_rtt_ms",), emulated=True, shares=False),
 )
 # name -> (parser of its text, shower of its value), for the knobs that hold a value.
 KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {

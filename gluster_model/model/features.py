@@ -32,15 +32,16 @@ MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a do
 # Inputs a cluster *has* rather than is given: its hardware, measured once per campaign (host facts and
 # baselines), so constant within a campaign. A question about them is judged against the hardware settings
 # actually measured, as points (model/domain.py), not input by input.
-HARDWARE_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score",
-                   "base_filesystem")
+HARDWARE_INPUTS = ("network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps", "client_ram_gb",
+                   "cpu_score", "base_filesystem")
 # The hardware setting names that move each measured input (``hardware.settings.KNOB_LIST``: a brick's backing
 # and an IOPS limit move the disk figures as a rate limit does).
 SET_BY: dict[str, tuple[str, ...]] = {m: moved_by(m) for m in HARDWARE_INPUTS if moved_by(m)}
 
 # What a person reads for each input (terminal and report); JSON and CSV keep the raw names.
 LABELS: dict[str, str] = {
-    "network_gbps": "network link (Gbit/s)", "disk_read_mbps": "disk read (MB/s)",
+    "network_gbps": "network link (Gbit/s)", "network_rtt_ms": "network round trip (ms)",
+    "disk_read_mbps": "disk read (MB/s)",
     "disk_write_mbps": "disk write (MB/s)", "client_ram_gb": "client RAM (GB)", "cpu_score": "CPU score (SHA-256 MB/s)",
     "base_filesystem": "brick filesystem", "servers": "servers", "clients": "clients", "replica": "replicas",
     "disperse": "disperse bricks", "redundancy": "redundancy bricks", "shard": "sharding",

@@ -65,10 +65,14 @@ def _campaign_section(doc: Doc, store: Store, views: list[CampaignView]) -> None
     doc.table(pd.DataFrame(list(hosts.values())), "hosts (facts gathered at the start of each campaign)")
     base = baselines(store, [v.name for v in views])
     if not base.empty:
-        net = base[base["kind"] == "network"]
+        net = base[(base["kind"] == "network") & (base["figure_unit"] == "Gbit/s")]
         if not net.empty:
             doc.table(net.pivot_table(index=["campaign", "host", "target"], columns="test", values="figure",
                                       aggfunc="mean").reset_index(), "measured network baseline (iperf3, Gbit/s)")
+        rtt = base[(base["kind"] == "network") & (base["test"] == "rtt")]
+        if not rtt.empty:
+            doc.table(rtt.pivot_table(index=["campaign", "host"], columns="target", values="figure",
+                                      aggfunc="mean").reset_index(), "measured round trips (TCP handshake, ms)")
         disk = base[(base["kind"] == "disk") & (base["figure_unit"] == "MB/s")]
         if not disk.empty:
             doc.table(disk.pivot_table(index=["campaign", "host", "target"], columns="test", values="figure",

@@ -98,3 +98,43 @@ def test_on_a_cluster_the_delay_is_emulated_recorded_and_restored(lab: LabState,
     assert lab_processes(lab, r"delayer") == []
     assert sorted(p.name for p in records.iterdir()) == []  # the record, the delayer's source and pid file
     assert all("NFQUEUE" not in _rules(lab, i) for i in (1, 2, 3))
+
+
+def test_a_plan_varies_latency_and_the_store_keeps_the_measured_round_trips(lab_put_back: LabState,
+                                                                           tmp_path: Path) -> None:
+    """Two settings of one plan, no delay and 1 ms on every node: each campaign measures its round trips (TCP
+    handshakes, every client to every other server), the trial table carries them as `network_rtt_ms`, a
+    small-file create (several round trips a file) slows with them, and the lab is put back afterwards."""
+    import yaml
+
+    from gluster_model.dataset import trial_frame
+    from gluster_model.store import open_store
+
+    lab = lab_put_back
+    plan = {"name": "rtt", "factors": {"latency": ["none", "1ms"], "layout": "replicate", "replica": 3,
+                                       "engine": "fio", "file_size": "4KB", "record_size": "4KB", "threads": 3,
+                                       "files": 40, "sync": "none"},
+            "design": {"type": "grid"}, "workload": {"tests": ["file_create"]},
+            "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
+            "baselines": {"disk": False, "iperf": {"seconds": 1, "omit": 0, "directions": ["write"]}}}
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan))
+    store = str(tmp_path / "s.db")
+    done = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(path), "--store", store, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    with open_store(store, create=False) as st:
+        names = {c["name"]: c for c in st.campaigns()}
+        rtts = {}
+        for name, c in names.items():
+            rows = [b for b in st.baselines(c["hardware_key"]) if b["test"] == "rtt"]
+            assert len(rows) == 6 and all(b["error"] is None and b["unit"] == "ms" for b in rows), rows
+            rtts["1ms" if "latency=1ms" in name else "none"] = [b["value"] for b in rows]
+        frame = trial_frame(st)
+    assert set(rtts) == {"none", "1ms"}, names
+    assert max(rtts["none"]) < 1.0 and all(2.0 <= r < 12.0 for r in rtts["1ms"]), rtts
+    slow = frame["campaign"].str.contains("latency=1ms")
+    assert frame.loc[slow, "network_rtt_ms"].min() >= 2.0 and frame.loc[~slow, "network_rtt_ms"].max() < 1.0
+    assert frame.loc[slow, "file_create"].mean() < 0.8 * frame.loc[~slow, "file_create"].mean(), frame
+    state = LabState.load(lab.path)
+    assert state is not None and state.latency == {}
+    assert lab_processes(lab, r"delayer") == []

@@ -237,7 +237,8 @@ def test_a_measured_input_the_design_never_moved_is_left_out_as_noise() -> None:
     names = {f.name for f in schema.features}
     assert "cpu_score" not in names and "network_gbps" in names
     assert any(n == "cpu_score" and "measurement noise" in why for n, why in schema.dropped)
-    assert held_by_design(frame) == {"client_ram_gb": "1GB", "cpu_score": "the cluster's own"}
+    assert held_by_design(frame) == {"client_ram_gb": "1GB", "cpu_score": "the cluster's own",
+                                     "network_rtt_ms": "the cluster's own"}
     moved = frame.assign(campaign=[c + f",cpu={i % 3 + 1}" for i, c in enumerate(frame["campaign"])])
     assert "cpu_score" in {f.name for f in schema_from_frame(moved, FAMILIES["hardware"], "write").features}
     two = frame.assign(campaign=[c.replace("@lab", "@other") if i % 2 else c for i, c in enumerate(frame["campaign"])])

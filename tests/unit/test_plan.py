@@ -166,8 +166,11 @@ def test_a_cluster_that_allows_emulation_takes_link_disk_ram_cpu_and_refuses_the
                                                  ("cpu", "0.5"))]
     backing = PlanFile.model_validate({"name": "hw", "factors": {"brick_backing": "xfs", "record_size": "4KB"}})
     with pytest.raises(ConfigError, match="factors.brick_backing.*emulates link, disk, disk_read, disk_write, "
-                                          "disk_iops, ram, cpu only"):
+                                          "disk_iops, ram, cpu, latency only"):
         expand(backing, allowed)
+    # a delay is a value, never a share of a host's hardware
+    with pytest.raises(ValueError, match="latency is not a share"):
+        PlanFile.model_validate({"name": "hw", "factors": {"latency": ["50%"], "record_size": "4KB"}})
 
 
 def test_the_bottleneck_plan_is_shares_of_each_host_and_only_for_clusters() -> None:

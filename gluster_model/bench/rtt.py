@@ -1,0 +1,80 @@
+"""Round-trip time between each client and each server, measured as a TCP handshake to the server's sshd.
+
+A connect returns when the SYN-ACK arrives: one round trip, with no payload and no application behind it, so it
+is the network's latency (and a lab's or an emulated delay), not a service's. Each client connects ``count``
+times to each server in turn (one pair at a time, so the pairs do not queue behind each other) and the median is
+kept, in milliseconds. Runs with the host's python3, which the cluster's hosts have (Gluster's tools need it).
+The script builder and parser are pure; ``run_rtt`` is the side effect.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+
+from ..config.cluster import ClusterSpec
+from ..remote.executor import Executor, shell
+from .engine import Measured
+
+COUNT = 15
+_PROBE = """
+import json, socket, statistics, sys, time
+out = {}
+for target in sys.argv[2:]:
+    host, port = target.rsplit(":", 1)
+    times = []
+    try:
+        for _ in range(int(sys.argv[1])):
+            s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+            s.settimeout(5)
+            t = time.perf_counter()
+            s.connect((host, int(port)))
+            times.append(time.perf_counter() - t)
+            s.close()
+        out[host] = statistics.median(times) * 1000
+    except OSError as e:
+        out[host] = str(e)
+print(json.dumps(out))
+"""
+
+
+def probe_script(targets: list[tuple[str, int]], count: int = COUNT) -> str:
+    """Shell text that prints {server: median ms, or the error} for connects to each (address, port)."""
+    return shlex.join(["python3", "-c", _PROBE, str(count), *(f"{a}:{p}" for a, p in targets)])
+
+
+def parse_probe(host: str, servers: list[str], out: str) -> list[Measured]:
+    """The probe's JSON -> one ``network``/``rtt`` figure per server (ms), an error where a connect failed or
+    the probe printed no result."""
+    try:
+        found = json.loads(out.strip().splitlines()[-1])
+        if not isinstance(found, dict):
+            raise ValueError("not an object")
+    except (ValueError, IndexError) as exc:
+        why = f"the round-trip probe printed no result ({exc}): {out.strip()[:200]!r}"
+        return [Measured("network", host, s, "rtt", None, "ms", why) for s in servers]
+    return [Measured("network", host, str(server), "rtt", float(v), "ms", raw=out.strip())
+            if isinstance(v, (int, float)) else Measured("network", host, str(server), "rtt", None, "ms", str(v))
+            for server, v in found.items()]
+
+
+def run_rtt(executor: Executor, progress: Callable[[str], None] | None = None) -> list[Measured]:
+    """Every client's round trip to every other server (all clients at once, each through its servers in turn)."""
+    cluster: ClusterSpec = executor.cluster
+    targets = {c.address: [(s.address, s.ssh.port) for s in cluster.servers if s.address != c.address]
+               for c in cluster.clients}
+    targets = {c: t for c, t in targets.items() if t}
+    if not targets:
+        return []
+    if progress:
+        progress(f"round trips: {sum(map(len, targets.values()))} pair(s)")
+    results, errors = executor.map(list(targets), lambda a: executor.run(a, shell(probe_script(targets[a])),
+                                                                          timeout=60))
+    out: list[Measured] = []
+    for client, pairs in targets.items():
+        if client in errors:
+            out += [Measured("network", client, s, "rtt", None, "ms", str(errors[client])) for s, _ in pairs]
+        else:
+            out += parse_probe(client, [s for s, _ in pairs], results[client].stdout)
+    return out
