@@ -79,43 +79,39 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
             disk.apply(state, state.node(a))
     for knob, table, module in (("ram", state.ram, ram), ("cpu", state.cpu, cpu)):
         if knob in settings:
-            for a in addresses:
-                if settings[knob] is None:
-                    table.pop(a, None)
-                else:
-                    table[a] = settings[knob]
-                state.save()
-                module.apply(state, state.node(a))
+            apply = module.apply  # called within this iteration: no late binding
+            _per_node(state, table, {a: settings[knob] for a in addresses}, lambda a, _: apply(state, state.node(a)))
     state.save()
     if state.status == "up":
         write_cluster_file(state)
 
 
+def _per_node(state: LabState, table: dict[str, Any], values: Mapping[str, Any],
+              install: Callable[[str, Any], None]) -> None:
+    """Record each node's value in the state's ``table`` (None: none), saved before ``install`` applies it, so
+    lab down undoes what a crash in between left."""
+    state.check_known(values)
+    for address, value in values.items():
+        if value is None:
+            table.pop(address, None)
+        else:
+            table[address] = value
+        state.save()
+        install(address, value)
+
+
 def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
     """Give nodes a link rate (bit/s; None: unlimited), shaping each node's NIC with tc (see links)."""
-    state.check_known(rates)
-    for address, rate in rates.items():
-        if rate is None:
-            state.links.pop(address, None)
-        else:
-            state.links[address] = rate
-        state.save()
-        # A namespace's qdiscs and IFB device go with it, so lab down needs no record of them.
-        links.install(state.node(address).netns, rate)
+    # A namespace's qdiscs and IFB device go with it, so lab down needs no record of them.
+    _per_node(state, state.links, rates, lambda a, rate: links.install(state.node(a).netns, rate))
     if state.status == "up":
         write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
 
 
 def set_latency(state: LabState, delays: Mapping[str, int | None]) -> None:
-    """Give nodes a delay on every packet they receive (µs; None: none; see latency)."""
-    state.check_known(delays)
-    for address, delay in delays.items():
-        if delay is None:
-            state.latency.pop(address, None)
-        else:
-            state.latency[address] = delay
-        state.save()  # recorded before it exists; its process runs in the node's namespace, which lab down ends
-        latency.install(state.node(address), delay)
+    """Give nodes a delay on every packet they receive (µs; None: none; see latency); its process runs in
+    the node's namespace, which lab down ends."""
+    _per_node(state, state.latency, delays, lambda a, delay: latency.install(state.node(a), delay))
 
 
 def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = None) -> list[str]:
