@@ -93,3 +93,31 @@ def test_the_shipped_searches_give_the_readme_table() -> None:
         assert f"| {r['runs']} |" in line and r["runs"] <= 40
         assert line.endswith("| set |") == r["confirmed"] and not r["worse"]
     assert found["read"]["set"] == {"read_hash_mode": 3} and found["smallfile"]["set"] == {"metadata_cache": True}
+
+
+def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measured() -> None:
+    """The rtt variant's searches (a lab whose nodes hold every received packet 250 us): read with the variant's
+    own plan (its metric, its options), at most 40 runs, and the figures data/README.md gives."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    notes = (root / "data" / "README.md").read_text()
+    found = {w: module.one(w, root / "data", "rtt") for w in ("read", "smallfile", "listing")}
+    assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
+    assert found["smallfile"]["set"] == {} and found["smallfile"]["metric"] == "file_create"  # type: ignore[index]
+    listing, read = found["listing"], found["read"]
+    assert listing is not None and read is not None
+    assert listing["set"] == {"parallel_readdir": True} and not listing["confirmed"]
+    assert f"x{listing['gain']:.2f} [{listing['ci_low']:.2f}, {listing['ci_high']:.2f}]" in notes
+    assert read["set"] == {"read_hash_mode": 3} and not read["confirmed"]
+    assert f"x{read['gain']:.2f} [{read['ci_low']:.2f}, {read['ci_high']:.2f}]" in notes
+    # every trial of a variant's search was measured with the delay its campaign names
+    import pandas as pd
+
+    for w in found:
+        assert pd.read_csv(root / "data" / f"tune_search_{w}_rtt.csv")["campaign"].str.contains("latency=250us").all()
