@@ -798,7 +798,7 @@ def _merged(settings: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
 
 
 def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None,
-               columns: tuple[str, ...]) -> None:
+               columns: tuple[str, ...] | None = None) -> None:
     from . import api
     from .present.lab import node_lines
 
@@ -824,7 +824,7 @@ def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: int | None, **hardware
     settings = _merged(hardware)
     if size is not None and "backing" not in settings and not any(k.startswith("disk") for k in settings):
         raise click.BadParameter("give --backing (or a disk limit) with --size", param_hint="--size")
-    _set_nodes(lab_dir, nodes, settings, size, ("link", "bricks", "disk", "ram", "cpu", "latency"))
+    _set_nodes(lab_dir, nodes, settings, size)  # every setting a node has
 
 
 def _one_setting(name: str, kind: str, columns: tuple[str, ...], help_text: str, example: str) -> None:

@@ -14,7 +14,6 @@ namespace, so ``lab down`` finds and ends it with the node's other processes. Th
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,14 +53,16 @@ def install(node: NodeState, delay_us: int | None) -> None:
             raise LabError(f"{node.address}: the packet delayer exited {proc.returncode}: {tail[0]}")
         run(in_netns(node.netns, ["iptables", "-A", *RULE]))
     except LabError:
+        if proc.poll() is None and read_pid(pid_path) is None:
+            proc.terminate()  # started but never bound its queue: no pid file for remove to find
         remove(node)
         raise
 
 
 def remove(node: NodeState) -> None:
     """Take the node's delay away: the rule first (its packets then pass undelayed), then the delayer."""
-    if shutil.which("iptables") is None and not pidfile(node).exists():
-        return  # without iptables no rule was ever added
+    if not pidfile(node).exists():
+        return  # the rule is added after the delayer's pid file is written and removed before it: none here
     while run(in_netns(node.netns, ["iptables", "-D", *RULE]), check=False).returncode == 0:
         pass
     pid = read_pid(pidfile(node))
@@ -69,9 +70,3 @@ def remove(node: NodeState) -> None:
         terminate([pid], grace=5.0)
     pidfile(node).unlink(missing_ok=True)
 
-
-def active(node: NodeState) -> bool:
-    """Whether the node's rule is in place and its delayer alive (what ``lab status`` can check)."""
-    pid = read_pid(pidfile(node))
-    listed = run(in_netns(node.netns, ["iptables", "-C", *RULE]), check=False).returncode == 0
-    return listed and pid is not None and names(pid, node.marker)

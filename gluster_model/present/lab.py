@@ -15,18 +15,18 @@ def status_table(state: LabState, nodes: list[NodeStatus]) -> Any:
     from rich.table import Table
 
     table = Table(title=f"lab in {state.dir}")
-    for col in ("node", "role", "glusterd", "sshd", "peers", "link", "bricks", "disk", "ram", "cpu", "latency"):
+    settings = [node_settings(state, n.address) for n in nodes]  # every hardware setting a node has, in order
+    for col in ("node", "role", "glusterd", "sshd", "peers", *(settings[0] if settings else ())):
         table.add_column(col)
-    for n in nodes:
-        hw = node_settings(state, n.address)
+    for n, hw in zip(nodes, settings):
         role = state.role(n.address)
         table.add_row(n.address, role, _up(n.glusterd), _up(n.sshd), f"{n.peers_connected}/{n.peers_total}",
-                      hw["link"], hw["bricks"] if role != "client" else "-", hw["disk"], hw["ram"], hw["cpu"],
-                      hw["latency"])
+                      *("-" if k == "bricks" and role == "client" else v for k, v in hw.items()))
     return table
 
 
-def node_lines(nodes: list[tuple[str, dict[str, str]]], columns: tuple[str, ...]) -> list[str]:
-    """One line per node: its address and the settings of ``columns`` (the value alone when there is one)."""
-    return [f"{address}  " + "  ".join(shown[c] if len(columns) == 1 else f"{c} {shown[c]}" for c in columns)
-            for address, shown in nodes]
+def node_lines(nodes: list[tuple[str, dict[str, str]]], columns: tuple[str, ...] | None = None) -> list[str]:
+    """One line per node: its address and the settings of ``columns`` (every one it has when None; the value
+    alone when there is one)."""
+    return [f"{address}  " + "  ".join(shown[c] if len(cols) == 1 else f"{c} {shown[c]}" for c in cols)
+            for address, shown in nodes for cols in [columns or tuple(shown)]]
