@@ -103,6 +103,10 @@ TUNABLE_LIST: tuple[Tunable, ...] = (
             levels=(4 << 20, 16 << 20),
             note="unflushed data each open file may hold in the client: a larger window loses more acknowledged "
                  "data if the client crashes before close or fsync"),
+    Tunable("remote_dio", "network.remote-dio", "bool", False, levels=(True,),
+            note="drops O_DIRECT at the client, so the bricks write through their page cache (as an NFS server "
+                 "does): a write acknowledged to an O_DIRECT writer (a VM image opened with cache=none) can sit in "
+                 "a server's memory and is lost if that server loses power before it flushes; fsync still syncs"),
     Tunable("parallel_readdir", "performance.parallel-readdir", "bool", False, levels=(True,),
             with_on={"performance.readdir-ahead": "on"},
             note="reads a directory from every distribute subvolume at once through readdir-ahead's cache; "
