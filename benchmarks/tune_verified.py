@@ -1,8 +1,10 @@
 """Tuning searches against Gluster's defaults, recomputed from the shipped data: for each workload of
 experiments/tune_search (its plan fixed before measuring), data/tune_search_<workload>.csv holds every trial of its
-search (screening, more trials, confirmation), and data/tune_search_<workload>_rtt.csv the same search with the
-plan's variant ``rtt`` (every lab node's received packets held 250 us: round trips 0.5 ms longer; key
-``<workload>_rtt``). Per workload: the options of the best candidate (``confirmed``:
+search (screening, more trials, confirmation), and data/tune_search_<workload>_<variant>.csv the same search with
+one of the plan's variants (key ``<workload>_<variant>``): ``rtt``, every lab node's received packets held 250 us
+(round trips 0.5 ms longer); ``wide`` (listing, small files), that round trip over a 4-brick distribute volume;
+``vm`` (random write), O_DIRECT writes as a VM image opened with cache=none gives, across that round trip. Per
+workload: the options of the best candidate (``confirmed``:
 its gain clear of the defaults on the confirmation, so the search advised setting them), ``gain`` (mean of the
 confirmation's trials of those options over the defaults' confirmation trials), ``ci_low``/``ci_high`` (the 90%
 interval of that ratio: Welch on the log scale), ``runs`` (candidate runs the search spent, confirmation
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ("write", "read", "randwrite", "smallfile", "listing")
 
 
-VARIANTS = (None, "rtt")
+VARIANTS = (None, "rtt", "wide", "vm")
 
 
 def one(workload: str, data_dir: Path, variant: str | None = None) -> dict[str, Any] | None:

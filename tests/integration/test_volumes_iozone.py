@@ -184,5 +184,13 @@ def test_model_defaults_match_a_new_volume(env: tuple[ClusterSpec, SSHExecutor])
                 assert values_match(value, server[key]), (t.name, key, server[key])
             for key, on in t.with_on.items():  # a switch's companions and a group's members start elsewhere
                 assert not values_match(on, server[key]), (t.name, key)
+        # every change a tuning plan tries is one a live volume takes: all at once, each read back as set
+        from gluster_model.gluster.tunables import options_of
+
+        changed = options_of({t.name: t.levels[0] for t in ADMIN_TUNABLES if t.levels})
+        result = apply_volume(ex, VolumeConfig(name="dflt", options=changed))
+        assert result.action == "reconfigured"
+        assert {k: v for k, v in changed.items() if not values_match(v, result.options[k])} == {}
+        assert values_match("on", read_options(ex, "dflt")["network.remote-dio"])
     finally:
         teardown_volume(ex, "dflt")

@@ -121,3 +121,38 @@ def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measu
 
     for w in found:
         assert pd.read_csv(root / "data" / f"tune_search_{w}_rtt.csv")["campaign"].str.contains("latency=250us").all()
+
+
+def test_the_wide_and_vm_searches_are_read_with_their_variant_and_stated_as_measured() -> None:
+    """The 4-brick (wide) and VM-image (vm) searches: read with the variant's own plan, at most 40 runs, every
+    trial on the volume and workload the variant names, and the confirmed gains as data/README.md and the
+    README give them."""
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    notes, readme = (root / "data" / "README.md").read_text(), (root / "README.md").read_text()
+    found = {(w, v): module.one(w, root / "data", v) for w, v in (("listing", "wide"), ("smallfile", "wide"),
+                                                                    ("randwrite", "vm"))}
+    assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
+    listing, smallfile, vm = found[("listing", "wide")], found[("smallfile", "wide")], found[("randwrite", "vm")]
+    assert listing is not None and smallfile is not None and vm is not None
+    assert listing["set"] == {"parallel_readdir": True} and listing["confirmed"] and listing["ci_low"] > 1.3
+    assert smallfile["set"] == {} and smallfile["metric"] == "file_create"
+    assert vm["set"] == {"write_behind_window": 4 << 20, "remote_dio": True} and vm["confirmed"]
+    for r in (listing, vm):
+        figure = f"x{r['gain']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+        assert figure in notes and figure in readme
+    for w, v in found:
+        frame = pd.read_csv(root / "data" / f"tune_search_{w}_{v}.csv")
+        assert frame["campaign"].str.contains("latency=250us").all()
+        if v == "wide":
+            assert (frame["layout"] == "distribute").all() and (frame["servers"] == 4).all()
+        else:
+            assert (frame["sync"] == "odirect").all() and {False, True} <= set(frame["remote_dio"])
