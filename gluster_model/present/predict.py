@@ -29,7 +29,8 @@ def num(v: float | None, fmt: str = "") -> str:
 def money(v: float | None, currency: str = "") -> str:
     if v is None or not math.isfinite(v):
         return "-"
-    return f"{v:,.2f} {currency}".strip() if v < 100 else f"{v:,.0f} {currency}".strip()
+    # cents only where a small amount has them: a price of 50 reads "50", as 100 reads "100"
+    return f"{v:,.2f} {currency}".strip() if v < 100 and v != round(v) else f"{v:,.0f} {currency}".strip()
 
 
 def change(p: Prediction) -> str:

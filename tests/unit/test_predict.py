@@ -444,3 +444,10 @@ def test_max_and_min_name_a_measured_setting_whole() -> None:
     assert less_link == {"network_gbps": 2.3, "disk_write_mbps": 1010.0}
     assert measured_extremes({"network_gbps": 5.0}, today, settings) == {"network_gbps": 5.0}  # no extreme asked
     assert measured_extremes({"network_gbps": "max"}, {}, []) == {"network_gbps": "max"}  # left to coerce
+
+
+def test_prices_in_one_column_read_alike() -> None:
+    from gluster_model.present.predict import money
+
+    assert [money(v) for v in (50, 100, 1500)] == ["50", "100", "1,500"]  # whole prices never grow cents
+    assert money(1.375, "EUR") == "1.38 EUR" and money(None) == "-"  # a small amount keeps its cents
