@@ -107,7 +107,7 @@ def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measu
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     notes = (root / "data" / "README.md").read_text()
-    found = {w: module.one(w, root / "data", "rtt") for w in ("read", "smallfile", "listing")}
+    found = {w: module.one(w, root / "data", "rtt") for w in ("read", "smallfile", "listing", "write", "randwrite")}
     assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
     assert found["smallfile"]["set"] == {} and found["smallfile"]["metric"] == "file_create"  # type: ignore[index]
     listing, read = found["listing"], found["read"]
@@ -116,6 +116,13 @@ def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measu
     assert f"x{listing['gain']:.2f} [{listing['ci_low']:.2f}, {listing['ci_high']:.2f}]" in notes
     assert read["set"] == {"read_hash_mode": 3} and not read["confirmed"]
     assert f"x{read['gain']:.2f} [{read['ci_low']:.2f}, {read['ci_high']:.2f}]" in notes
+    write, randwrite = found["write"], found["randwrite"]
+    assert write is not None and randwrite is not None
+    assert write["set"] == {} and write["metric"] == "write"  # link-bound: nothing to set
+    assert randwrite["set"] == {"write_behind_window": 4 << 20} and randwrite["confirmed"]
+    readme = (root / "README.md").read_text()
+    figure = f"x{randwrite['gain']:.2f} [{randwrite['ci_low']:.2f}, {randwrite['ci_high']:.2f}]"
+    assert figure in notes and figure in readme
     # every trial of a variant's search was measured with the delay its campaign names
     import pandas as pd
 
