@@ -3,6 +3,8 @@ with the defaults, Holm's correction and the combination round."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,21 @@ from gluster_model.campaign.search import Comparison, combination, compare, holm
 from gluster_model.errors import ConfigError
 from gluster_model.plan.file import PlanFile
 from gluster_model.plan.search import check_search_plan, screening_points, searched
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import ModuleType
+
+
+def _tune_verified(root: Path) -> ModuleType:
+    """benchmarks/tune_verified.py as a module (the benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_screening_is_the_defaults_then_one_change_at_a_time() -> None:
@@ -66,15 +83,11 @@ def test_holm_rejects_step_down_and_the_combination_sets_clear_winners_together(
 
 
 def test_the_shipped_searches_give_the_readme_table() -> None:
-    import importlib.util
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _tune_verified(root)
     readme = (root / "README.md").read_text()
     rows = {"read": "uncached read, 2 clients", "listing": "ls -l of 4000 files", "smallfile": "create 8000 files",
             "write": "sequential write", "randwrite": "8 KB random write"}
@@ -98,14 +111,10 @@ def test_the_shipped_searches_give_the_readme_table() -> None:
 def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measured() -> None:
     """The rtt variant's searches (a lab whose nodes hold every received packet 250 us): read with the variant's
     own plan (its metric, its options), at most 40 runs, and the figures data/README.md gives."""
-    import importlib.util
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _tune_verified(root)
     notes = (root / "data" / "README.md").read_text()
     found = {w: module.one(w, root / "data", "rtt") for w in ("read", "smallfile", "listing", "write", "randwrite")}
     assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
@@ -134,16 +143,12 @@ def test_the_wide_and_vm_searches_are_read_with_their_variant_and_stated_as_meas
     """The 4-brick (wide) and VM-image (vm) searches: read with the variant's own plan, at most 40 runs, every
     trial on the volume and workload the variant names, and the confirmed gains as data/README.md and the
     README give them."""
-    import importlib.util
     from pathlib import Path
 
     import pandas as pd
 
     root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _tune_verified(root)
     notes, readme = (root / "data" / "README.md").read_text(), (root / "README.md").read_text()
     found = {(w, v): module.one(w, root / "data", v) for w, v in (("listing", "wide"), ("smallfile", "wide"),
                                                                     ("randwrite", "vm"))}
