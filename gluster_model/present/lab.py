@@ -28,5 +28,8 @@ def status_table(state: LabState, nodes: list[NodeStatus]) -> Any:
 def node_lines(nodes: list[tuple[str, dict[str, str]]], columns: tuple[str, ...] | None = None) -> list[str]:
     """One line per node: its address and the settings of ``columns`` (every one it has when None; the value
     alone when there is one)."""
-    return [f"{address}  " + "  ".join(shown[c] if len(cols) == 1 else f"{c} {shown[c]}" for c in cols)
-            for address, shown in nodes for cols in [columns or tuple(shown)]]
+    lines = []
+    for address, shown in nodes:
+        cols = columns or tuple(shown)
+        lines.append(f"{address}  " + "  ".join(shown[c] if len(cols) == 1 else f"{c} {shown[c]}" for c in cols))
+    return lines
