@@ -6,6 +6,7 @@
 #   bash benchmarks/tune_search_collect.sh [OUT-DIR] [WORKLOAD...]
 # VARIANT=rtt: the plans' variant with a round trip of about half a millisecond (files tune_search_<w>_rtt.csv);
 # VARIANT=wide LAB_NODES=6: the same round trip over a 4-brick distribute volume (listing and smallfile).
+# VARIANT=replica3 LAB_NODES=6 LAB_CLIENTS=3: the read search over replica 3, three servers and three clients.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-tune-search}
@@ -15,7 +16,7 @@ workloads=("$@")
 glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
 lab=${GLMODEL_LAB_DIR:-$out/lab}
 mkdir -p "$out"
-[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes "${LAB_NODES:-4}" --client-nodes 2 --brick-size 4GB --dir "$lab"
+[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes "${LAB_NODES:-4}" --client-nodes "${LAB_CLIENTS:-2}" --brick-size 4GB --dir "$lab"
 variant=${VARIANT:-}
 for w in "${workloads[@]}"; do
   name=$w${variant:+_$variant}
