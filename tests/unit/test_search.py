@@ -168,3 +168,28 @@ def test_the_wide_and_vm_searches_are_read_with_their_variant_and_stated_as_meas
             assert (frame["layout"] == "distribute").all() and (frame["servers"] == 4).all()
         else:
             assert (frame["sync"] == "odirect").all() and {False, True} <= set(frame["remote_dio"])
+
+
+def test_the_replica3_search_is_read_with_its_variant_and_stated_as_measured() -> None:
+    """The replica-3 read search: read with its variant's plan (three servers and clients, replica 3), at most 40
+    runs, nothing set where nothing was clear, and the placement draws data/README.md describes: every trial of
+    the default policy near one, two or three servers' worth, read-hash-mode 3 steady between them."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[2]
+    r = _tune_verified(root).one("read", root / "data", "replica3")
+    assert r is not None and r["runs"] <= 40 and r["set"] == {} and not r["worse"] and r["metric"] == "read"
+    notes = (root / "data" / "README.md").read_text()
+    assert f"the defaults alone, {r['defaults_mean']:.1f}" in notes
+    frame = pd.read_csv(root / "data" / "tune_search_read_replica3.csv")
+    assert (frame["replica"] == 3).all() and (frame["servers"] == 3).all() and (frame["clients"] == 3).all()
+    assert frame["campaign"].str.contains("latency=250us").all()
+    plain = frame[(frame["read_hash_mode"] == 1) & frame["client_io_threads"] & ~frame["read_ahead"]]["read"]
+    one_server = plain.min()
+    # each default trial sits at one, two or three times one server's worth (within 3%)
+    assert all(min(abs(v / (k * one_server) - 1) for k in (1, 2, 3)) < 0.03 for v in plain), sorted(plain)
+    by_load = frame[frame["read_hash_mode"] == 3]["read"]
+    assert 2 * one_server < by_load.min() and by_load.max() < plain.max()
+    assert f"{plain.mean():.1f}" in notes and f"{by_load.min():.1f}-{by_load.max():.1f}" in notes
