@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ("write", "read", "randwrite", "smallfile", "listing")
 
 
-VARIANTS = (None, "rtt", "wide", "vm", "replica3")
+VARIANTS = (None, "rtt", "wide", "vm", "replica3", "stretched")
 
 
 def one(workload: str, data_dir: Path, variant: str | None = None) -> dict[str, Any] | None:
