@@ -193,3 +193,22 @@ def test_the_replica3_search_is_read_with_its_variant_and_stated_as_measured() -
     by_load = frame[frame["read_hash_mode"] == 3]["read"]
     assert 2 * one_server < by_load.min() and by_load.max() < plain.max()
     assert f"{plain.mean():.1f}" in notes and f"{by_load.min():.1f}-{by_load.max():.1f}" in notes
+
+
+def test_the_stretched_search_is_read_with_its_variant_and_stated_as_measured() -> None:
+    """The random-write search across a longer round trip: read with its variant's plan, every trial with the
+    500 us delay, at most 40 runs, the screening's favourite not confirmed (defaults kept, nothing set), and the
+    figures as data/README.md and the README give them."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[2]
+    r = _tune_verified(root).one("randwrite", root / "data", "stretched")
+    assert r is not None and r["runs"] <= 40 and not r["worse"] and r["metric"] == "random_write"
+    assert r["set"] == {"write_behind_window": 4 << 20} and not r["confirmed"]
+    figure = f"x{r['gain']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+    assert figure in (root / "data" / "README.md").read_text() and figure in (root / "README.md").read_text()
+    frame = pd.read_csv(root / "data" / "tune_search_randwrite_stretched.csv")
+    assert frame["campaign"].str.contains("latency=0.5ms").all()
+    assert (frame["record_size"] == 8 << 10).all()
