@@ -1,14 +1,12 @@
 """Tuning searches against Gluster's defaults, recomputed from the shipped data: for each workload of
 experiments/tune_search (its plan fixed before measuring), data/tune_search_<workload>.csv holds every trial of its
 search (screening, more trials, confirmation), and data/tune_search_<workload>_<variant>.csv the same search with
-one of the plan's variants (key ``<workload>_<variant>``): ``rtt``, every lab node's received packets held 250 us
-(round trips 0.5 ms longer); ``wide`` (listing, small files), that round trip over a 4-brick distribute volume;
-``vm`` (random write), O_DIRECT writes as a VM image opened with cache=none gives, across that round trip. Per
-workload: the options of the best candidate (``confirmed``:
-its gain clear of the defaults on the confirmation, so the search advised setting them), ``gain`` (mean of the
+one of the plan's variants (key ``<workload>_<variant>``; what each changes and why is in its plan, e.g. ``rtt``,
+every lab node's received packets held 250 us). Per workload: the options of the best candidate (``confirmed``: its
+gain clear of the defaults on the confirmation, so the search advised setting them), ``gain`` (mean of the
 confirmation's trials of those options over the defaults' confirmation trials), ``ci_low``/``ci_high`` (the 90%
-interval of that ratio: Welch on the log scale), ``runs`` (candidate runs the search spent, confirmation
-included) and ``worse`` (the interval wholly below 1: the tuned set measured slower than the defaults).
+interval of that ratio: Welch on the log scale), ``runs`` (candidate runs the search spent, confirmation included)
+and ``worse`` (the interval wholly below 1: the tuned set measured slower than the defaults).
 
 Run: .venv/bin/python benchmarks/tune_verified.py [--data-dir data] [--json]
 """
@@ -31,7 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ("write", "read", "randwrite", "smallfile", "listing")
 
 
-VARIANTS = (None, "rtt", "wide", "vm", "replica3", "stretched")
+def variants() -> list[str | None]:
+    """None (each plan as written), then every variant the workloads' plans name, in the order first named: a
+    variant added to a plan is read here with no list to keep."""
+    names: dict[str, None] = {}
+    for w in WORKLOADS:
+        names.update(dict.fromkeys(load_plan(ROOT / "experiments" / "tune_search" / f"{w}.yaml").variants))
+    return [None, *names]
 
 
 def one(workload: str, data_dir: Path, variant: str | None = None) -> dict[str, Any] | None:
@@ -70,7 +74,7 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    results = {w + (f"_{v}" if v else ""): r for v in VARIANTS for w in WORKLOADS
+    results = {w + (f"_{v}" if v else ""): r for v in variants() for w in WORKLOADS
                if (r := one(w, args.data_dir, v)) is not None}
     if not results:
         sys.exit(f"no tune_search_<workload>.csv in {args.data_dir}")

@@ -3,6 +3,7 @@ with the defaults, Holm's correction and the combination round."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,19 +15,25 @@ from gluster_model.plan.file import PlanFile
 from gluster_model.plan.search import check_search_plan, screening_points, searched
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from types import ModuleType
 
+ROOT = Path(__file__).resolve().parents[2]
 
-def _tune_verified(root: Path) -> ModuleType:
+
+def _tune_verified() -> ModuleType:
     """benchmarks/tune_verified.py as a module (the benchmarks are scripts, not a package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("tune_verified", root / "benchmarks" / "tune_verified.py")
+    spec = importlib.util.spec_from_file_location("tune_verified", ROOT / "benchmarks" / "tune_verified.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _figure(r: dict) -> str:
+    """A search's confirmed gain as the READMEs print it: x1.50 [1.40, 1.61]."""
+    return f"x{r['gain']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
 
 
 def test_screening_is_the_defaults_then_one_change_at_a_time() -> None:
@@ -84,14 +91,11 @@ def test_holm_rejects_step_down_and_the_combination_sets_clear_winners_together(
 
 def test_the_shipped_searches_give_the_readme_table() -> None:
     import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    module = _tune_verified(root)
-    readme = (root / "README.md").read_text()
+    module = _tune_verified()
+    readme = (ROOT / "README.md").read_text()
     rows = {"read": "uncached read, 2 clients", "listing": "ls -l of 4000 files", "smallfile": "create 8000 files",
             "write": "sequential write", "randwrite": "8 KB random write"}
-    found = {w: module.one(w, root / "data") for w in module.WORKLOADS}
+    found = {w: module.one(w, ROOT / "data") for w in module.WORKLOADS}
     assert set(module.WORKLOADS) == {w for w, r in found.items() if r is not None}
     for w, r in found.items():
         if r is None:
@@ -111,46 +115,40 @@ def test_the_shipped_searches_give_the_readme_table() -> None:
 def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measured() -> None:
     """The rtt variant's searches (a lab whose nodes hold every received packet 250 us): read with the variant's
     own plan (its metric, its options), at most 40 runs, and the figures data/README.md gives."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    module = _tune_verified(root)
-    notes = (root / "data" / "README.md").read_text()
-    found = {w: module.one(w, root / "data", "rtt") for w in ("read", "smallfile", "listing", "write", "randwrite")}
+    module = _tune_verified()
+    notes = (ROOT / "data" / "README.md").read_text()
+    found = {w: module.one(w, ROOT / "data", "rtt") for w in ("read", "smallfile", "listing", "write", "randwrite")}
     assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
     assert found["smallfile"]["set"] == {} and found["smallfile"]["metric"] == "file_create"  # type: ignore[index]
     listing, read = found["listing"], found["read"]
     assert listing is not None and read is not None
     assert listing["set"] == {"parallel_readdir": True} and not listing["confirmed"]
-    assert f"x{listing['gain']:.2f} [{listing['ci_low']:.2f}, {listing['ci_high']:.2f}]" in notes
+    assert _figure(listing) in notes
     assert read["set"] == {"read_hash_mode": 3} and not read["confirmed"]
-    assert f"x{read['gain']:.2f} [{read['ci_low']:.2f}, {read['ci_high']:.2f}]" in notes
+    assert _figure(read) in notes
     write, randwrite = found["write"], found["randwrite"]
     assert write is not None and randwrite is not None
     assert write["set"] == {} and write["metric"] == "write"  # link-bound: nothing to set
     assert randwrite["set"] == {"write_behind_window": 4 << 20} and randwrite["confirmed"]
-    readme = (root / "README.md").read_text()
-    figure = f"x{randwrite['gain']:.2f} [{randwrite['ci_low']:.2f}, {randwrite['ci_high']:.2f}]"
+    readme = (ROOT / "README.md").read_text()
+    figure = _figure(randwrite)
     assert figure in notes and figure in readme
     # every trial of a variant's search was measured with the delay its campaign names
     import pandas as pd
 
     for w in found:
-        assert pd.read_csv(root / "data" / f"tune_search_{w}_rtt.csv")["campaign"].str.contains("latency=250us").all()
+        assert pd.read_csv(ROOT / "data" / f"tune_search_{w}_rtt.csv")["campaign"].str.contains("latency=250us").all()
 
 
 def test_the_wide_and_vm_searches_are_read_with_their_variant_and_stated_as_measured() -> None:
     """The 4-brick (wide) and VM-image (vm) searches: read with the variant's own plan, at most 40 runs, every
     trial on the volume and workload the variant names, and the confirmed gains as data/README.md and the
     README give them."""
-    from pathlib import Path
-
     import pandas as pd
 
-    root = Path(__file__).resolve().parents[2]
-    module = _tune_verified(root)
-    notes, readme = (root / "data" / "README.md").read_text(), (root / "README.md").read_text()
-    found = {(w, v): module.one(w, root / "data", v) for w, v in (("listing", "wide"), ("smallfile", "wide"),
+    module = _tune_verified()
+    notes, readme = (ROOT / "data" / "README.md").read_text(), (ROOT / "README.md").read_text()
+    found = {(w, v): module.one(w, ROOT / "data", v) for w, v in (("listing", "wide"), ("smallfile", "wide"),
                                                                     ("randwrite", "vm"))}
     assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
     listing, smallfile, vm = found[("listing", "wide")], found[("smallfile", "wide")], found[("randwrite", "vm")]
@@ -159,10 +157,10 @@ def test_the_wide_and_vm_searches_are_read_with_their_variant_and_stated_as_meas
     assert smallfile["set"] == {} and smallfile["metric"] == "file_create"
     assert vm["set"] == {"write_behind_window": 4 << 20, "remote_dio": True} and vm["confirmed"]
     for r in (listing, vm):
-        figure = f"x{r['gain']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+        figure = _figure(r)
         assert figure in notes and figure in readme
     for w, v in found:
-        frame = pd.read_csv(root / "data" / f"tune_search_{w}_{v}.csv")
+        frame = pd.read_csv(ROOT / "data" / f"tune_search_{w}_{v}.csv")
         assert frame["campaign"].str.contains("latency=250us").all()
         if v == "wide":
             assert (frame["layout"] == "distribute").all() and (frame["servers"] == 4).all()
@@ -174,16 +172,13 @@ def test_the_replica3_search_is_read_with_its_variant_and_stated_as_measured() -
     """The replica-3 read search: read with its variant's plan (three servers and clients, replica 3), at most 40
     runs, nothing set where nothing was clear, and the placement draws data/README.md describes: every trial of
     the default policy near one, two or three servers' worth, read-hash-mode 3 steady between them."""
-    from pathlib import Path
-
     import pandas as pd
 
-    root = Path(__file__).resolve().parents[2]
-    r = _tune_verified(root).one("read", root / "data", "replica3")
+    r = _tune_verified().one("read", ROOT / "data", "replica3")
     assert r is not None and r["runs"] <= 40 and r["set"] == {} and not r["worse"] and r["metric"] == "read"
-    notes = (root / "data" / "README.md").read_text()
+    notes = (ROOT / "data" / "README.md").read_text()
     assert f"the defaults alone, {r['defaults_mean']:.1f}" in notes
-    frame = pd.read_csv(root / "data" / "tune_search_read_replica3.csv")
+    frame = pd.read_csv(ROOT / "data" / "tune_search_read_replica3.csv")
     assert (frame["replica"] == 3).all() and (frame["servers"] == 3).all() and (frame["clients"] == 3).all()
     assert frame["campaign"].str.contains("latency=250us").all()
     plain = frame[(frame["read_hash_mode"] == 1) & frame["client_io_threads"] & ~frame["read_ahead"]]["read"]
@@ -199,16 +194,13 @@ def test_the_stretched_search_is_read_with_its_variant_and_stated_as_measured() 
     """The random-write search across a longer round trip: read with its variant's plan, every trial with the
     500 us delay, at most 40 runs, the screening's favourite not confirmed (defaults kept, nothing set), and the
     figures as data/README.md and the README give them."""
-    from pathlib import Path
-
     import pandas as pd
 
-    root = Path(__file__).resolve().parents[2]
-    r = _tune_verified(root).one("randwrite", root / "data", "stretched")
+    r = _tune_verified().one("randwrite", ROOT / "data", "stretched")
     assert r is not None and r["runs"] <= 40 and not r["worse"] and r["metric"] == "random_write"
     assert r["set"] == {"write_behind_window": 4 << 20} and not r["confirmed"]
-    figure = f"x{r['gain']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
-    assert figure in (root / "data" / "README.md").read_text() and figure in (root / "README.md").read_text()
-    frame = pd.read_csv(root / "data" / "tune_search_randwrite_stretched.csv")
+    figure = _figure(r)
+    assert figure in (ROOT / "data" / "README.md").read_text() and figure in (ROOT / "README.md").read_text()
+    frame = pd.read_csv(ROOT / "data" / "tune_search_randwrite_stretched.csv")
     assert frame["campaign"].str.contains("latency=0.5ms").all()
     assert (frame["record_size"] == 8 << 10).all()
