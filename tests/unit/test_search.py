@@ -14,6 +14,8 @@ from gluster_model.errors import ConfigError
 from gluster_model.plan.file import PlanFile
 from gluster_model.plan.search import check_search_plan, screening_points, searched
 
+from ..benchmark_scripts import load_benchmark
+
 if TYPE_CHECKING:
     from types import ModuleType
 
@@ -21,14 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tune_verified() -> ModuleType:
-    """benchmarks/tune_verified.py as a module (the benchmarks are scripts, not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tune_verified", ROOT / "benchmarks" / "tune_verified.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("tune_verified")
 
 
 def _figure(r: dict) -> str:

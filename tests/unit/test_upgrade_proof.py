@@ -4,7 +4,6 @@ the bound each bounded answer rests on."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -13,16 +12,14 @@ from typing import Any
 
 import pytest
 
+from ..benchmark_scripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[2]
 TODAYS = ("link_bound", "disk_bound", "balanced")
 
 
 def _benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("upgrade_from_below", ROOT / "benchmarks" / "upgrade_from_below.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("upgrade_from_below")
 
 
 # Each proof's file prefix and how many settings its plan measured below each today.
