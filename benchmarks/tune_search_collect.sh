@@ -7,6 +7,7 @@
 # VARIANT=rtt: the plans' variant with a round trip of about half a millisecond (files tune_search_<w>_rtt.csv);
 # VARIANT=wide LAB_NODES=6: the same round trip over a 4-brick distribute volume (listing and smallfile).
 # VARIANT=replica3 LAB_NODES=6 LAB_CLIENTS=3: the read search over replica 3, three servers and three clients.
+# VARIANT=replica3_disks LAB_NODES=5: the read search over replica 3 on three servers whose disks bound reads.
 # VARIANT=stretched: the random-write search across a round trip of +1 ms (every received packet held 500 us).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
