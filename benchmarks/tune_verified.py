@@ -82,12 +82,13 @@ def main() -> None:
         print(json.dumps(results, indent=1, default=str))
         return
     print("tuning searches on the lab, tuned against Gluster's defaults (confirmation trials; 90% intervals)")
-    print(f"{'workload':<14} {'metric':<12} {'runs':>4} {'gain':>6} {'interval':>16}  worse  set")
+    width = max(len("workload"), *map(len, results))  # the longest workload_variant key sets the column
+    print(f"{'workload':<{width}} {'metric':<12} {'runs':>4} {'gain':>6} {'interval':>16}  worse  set")
     for w, r in results.items():
         interval = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else "-"
         chosen = (", ".join(f"{k}={v}" for k, v in r["set"].items()) + ("" if r["confirmed"] else
                   " (not confirmed: defaults kept)")) if r["set"] else "defaults kept"
-        print(f"{w:<14} {r['metric']:<12} {r['runs']:>4} {r['gain']:>6.2f} {interval:>16}  "
+        print(f"{w:<{width}} {r['metric']:<12} {r['runs']:>4} {r['gain']:>6.2f} {interval:>16}  "
               f"{'yes' if r['worse'] else 'no ':<5}  {chosen}")
 
 

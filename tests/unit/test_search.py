@@ -185,6 +185,31 @@ def test_the_replica3_search_is_read_with_its_variant_and_stated_as_measured() -
     assert f"{plain.mean():.1f}" in notes and f"{by_load.min():.1f}-{by_load.max():.1f}" in notes
 
 
+def test_the_replica3_disks_search_is_read_with_its_variant_and_stated_as_measured() -> None:
+    """Replica 3 on throttled disks: read with its variant's plan (two clients, 30 MB/s disks), at most 40 runs,
+    nothing set; every default-policy trial near one or two disks' worth (never three: two files), read-hash-mode 3
+    not steady (its trials as far apart as one disk's worth and more than two), and the figures as the READMEs give
+    them."""
+    import pandas as pd
+
+    r = _tune_verified().one("read", ROOT / "data", "replica3_disks")
+    assert r is not None and r["runs"] <= 40 and r["set"] == {} and not r["worse"] and r["metric"] == "read"
+    frame = pd.read_csv(ROOT / "data" / "tune_search_read_replica3_disks.csv")
+    assert (frame["replica"] == 3).all() and (frame["servers"] == 3).all() and (frame["clients"] == 2).all()
+    assert frame["campaign"].str.contains("disk=30MB/s").all() and frame["campaign"].str.contains("latency=250us").all()
+    plain = frame[(frame["read_hash_mode"] == 1) & frame["client_io_threads"] & ~frame["read_ahead"]]["read"]
+    one_disk = plain.min()
+    assert 0.8 * 30 / 1.048576 < one_disk < 30 / 1.048576 * 1.05  # MiB/s of a 30 MB/s disk
+    assert (plain < 2.05 * one_disk).all() and (plain > 0.95 * one_disk).all()
+    by_load = frame[frame["read_hash_mode"] == 3]["read"]
+    assert by_load.min() < 1.1 * one_disk and by_load.max() > 2.2 * one_disk
+    notes, readme = (ROOT / "data" / "README.md").read_text(), (ROOT / "README.md").read_text()
+    assert f"the defaults alone, {r['defaults_mean']:.1f}" in notes
+    *first, last = (f"{v:.1f}" for v in by_load)
+    figures = f"{', '.join(first)} and {last}"
+    assert figures in notes and figures in readme and f"mean {plain.mean():.1f}" in readme
+
+
 def test_the_stretched_search_is_read_with_its_variant_and_stated_as_measured() -> None:
     """The random-write search across a longer round trip: read with its variant's plan, every trial with the
     500 us delay, at most 40 runs, the screening's favourite not confirmed (defaults kept, nothing set), and the
