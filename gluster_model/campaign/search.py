@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..bench.metrics import first_metric
+from ..bench.metrics import FILES_PER_S, UNITS, first_metric
 from ..gluster.tunables import TUNABLES
 from ..gluster.volume import VolumeConfig
 from ..plan.factors import Level, RunSpec, realize
@@ -104,6 +104,27 @@ def holm(pvalues: Mapping[str, float], alpha: float = ALPHA, family: int | None 
     return out
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration the search measured, over every trial of it in every round (screening, more trials,
+    combination, confirmation): its mean, and its worst and best trial. Where the figure depends on a draw (the
+    read policy's placement of files on servers), the worst trial says what an unlucky day gives."""
+
+    changes: str  # its options away from the defaults ("defaults" for none)
+    trials: int
+    mean: float
+    worst: float
+    best: float
+
+
+def candidates(trials: Mapping[str, Sequence[float]], labels: Mapping[str, str]) -> list[Candidate]:
+    """Each configuration with trials (config hash -> the metric's values; ``labels``: hash -> its changes),
+    fastest mean first. Every metric a search judges is a rate: the worst trial is the lowest."""
+    out = [Candidate(labels.get(h, h[:12]), len(v), sum(v) / len(v), min(v), max(v))
+           for h, v in trials.items() if v]
+    return sorted(out, key=lambda c: -c.mean)
+
+
 @dataclass
 class SearchResult:
     """What a search found: the options to set, the confirmed gain over the defaults, and what it cost."""
@@ -114,6 +135,7 @@ class SearchResult:
     gain: Comparison | None  # from the confirmation's trials; None while it has not run
     runs: int  # candidates measured (screening, combination, confirmation)
     decisions: list[str] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)  # every configuration over all its trials
 
     @property
     def changed(self) -> dict[str, Level]:
@@ -135,7 +157,8 @@ class SearchResult:
                 "decisions": self.decisions,
                 "gain": g.ratio if g else None, "ci_low": g.low if g else None, "ci_high": g.high if g else None,
                 "worse": bool(g and g.high < 1), "commands": self.commands(),
-                "safety": {n: TUNABLES[n].note for n in self.changed}}
+                "safety": {n: TUNABLES[n].note for n in self.changed},
+                "candidates": [asdict(c) for c in self.candidates]}
 
 
 def _trials(store: Store, campaign: str, metric: str) -> dict[str, list[float]]:
@@ -253,6 +276,8 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
                                                  "the best candidate, confirmation not yet clear: measured again"],
                 trials=more_trials)
         result = search_result(store, name, plan)
+    for line in candidate_lines(result):
+        reporter.note(line)
     reporter.note(result_line(result))
     return summaries
 
@@ -279,7 +304,7 @@ def _screened(screening: Sequence[RunSpec], points: Sequence[Mapping[str, Level]
 
 
 def _changes(point: Mapping[str, Level], defaults: Mapping[str, Level]) -> str:
-    return ", ".join(f"{n}={v}" for n, v in point.items() if v != defaults.get(n)) or "defaults"
+    return ", ".join(f"{n}={v}" for n, v in point.items() if not _same(v, defaults.get(n))) or "defaults"
 
 
 def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
@@ -293,7 +318,10 @@ def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
                          store.campaign(f"{name}.confirm2")) if c]
     runs = [r for c in parts for r in store.runs(int(c["id"]))]
     decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c["id"]))]
-    result = SearchResult(metric, defaults, dict(defaults), None, len(runs), decisions)
+    labels = {str(r["config_hash"]): _changes({n: v for n, v in r["features"].items() if n in options}, defaults)
+              for r in runs}
+    result = SearchResult(metric, defaults, dict(defaults), None, len(runs), decisions,
+                          candidates(_pooled(store, [str(c["name"]) for c in parts], metric), labels))
     if camp is None:
         return result
     confirm_runs = store.runs(int(camp["id"]))
@@ -313,6 +341,17 @@ def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
 
 def _same(a: Any, b: Any) -> bool:
     return str(a).lower() == str(b).lower()
+
+
+def candidate_lines(r: SearchResult) -> list[str]:
+    """Every candidate over all its trials, fastest mean first: the evidence beside the one-line answer."""
+    if not r.candidates:
+        return []
+    unit = FILES_PER_S if UNITS.get(r.metric) == FILES_PER_S else "MB/s"
+    width = max(len(c.changes) for c in r.candidates)
+    head = f"search: every candidate over all its trials ({r.metric} {unit}; mean, worst and best trial)"
+    return [head, *(f"  {c.changes:<{width}}  {c.trials:>2} trials  mean {c.mean:,.1f}  worst {c.worst:,.1f}  "
+                    f"best {c.best:,.1f}" for c in r.candidates)]
 
 
 def result_line(r: SearchResult) -> str:

@@ -52,6 +52,7 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
         counts = {int(r["id"]): len(kept_trials(st.trials(int(r["id"])))) for r in confirm_runs}
         screened_trials = [len(kept_trials(st.trials(int(r["id"])))) for r in screening]
         all_runs = sum(len(st.runs(int(c["id"]))) for c in st.campaigns())
+        every = pd.concat([trial_frame(st, str(c["name"])) for c in st.campaigns()], ignore_index=True)
     # round 0 is the defaults and one change per option level, each decided (logged) before it ran
     reasons = [e["reason"] for e in log if e["round"] == 0]
     assert reasons[0] == "defaults" and sorted(reasons[1:]) == ["screening: read_ahead=True",
@@ -73,6 +74,13 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     else:
         assert len(confirm_runs) == 1 and result.commands() == []
     assert ("keep Gluster's defaults" in out) != result.confirmed
+    # every configuration's trials over all rounds, as the store kept them, printed beside the answer
+    by_config = every.dropna(subset=["read"]).groupby("config_hash")["read"]
+    assert sorted((c.trials, round(c.worst, 6), round(c.best, 6)) for c in result.candidates) == sorted(
+        (len(v), round(v.min(), 6), round(v.max(), 6)) for _, v in by_config)
+    defaults_row = next(c for c in result.candidates if c.changes == "defaults")
+    assert defaults_row.trials == len(by_config.get_group(defaults_hash)) >= 9  # screening + more + confirmation
+    assert "every candidate over all its trials" in out and f"{defaults_row.trials} trials mean" in out
     # a second collect finds every round done and runs nothing
     again = glmodel(*args, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]

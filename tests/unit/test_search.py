@@ -54,6 +54,24 @@ def test_a_search_plan_varies_options_only_with_three_trials_and_a_budget() -> N
     assert plan.design.type == "search"
 
 
+def test_candidates_are_each_configuration_over_all_its_trials_fastest_first() -> None:
+    """The evidence beside a search's answer: mean, worst and best trial per configuration, the fastest mean
+    first; a configuration without trials is left out, one without a label shown by its hash."""
+    from gluster_model.campaign.search import SearchResult, candidate_lines, candidates
+
+    got = candidates({"aaa": [57.9, 28.7, 58.1], "bbb": [49.0, 50.0, 51.0], "ccc": [], "ddd0123456789x": [90.0]},
+                     {"aaa": "defaults", "bbb": "read_hash_mode=3"})
+    assert [c.changes for c in got] == ["ddd012345678", "read_hash_mode=3", "defaults"]
+    d = got[2]
+    assert (d.trials, d.worst, d.best) == (3, 28.7, 58.1) and abs(d.mean - 48.2333) < 1e-3
+    lines = candidate_lines(SearchResult("read", {}, {}, None, 3, candidates=got))
+    assert "read MB/s" in lines[0] and "defaults" in lines[3] and "worst 28.7" in lines[3]
+    files = candidate_lines(SearchResult("file_list", {}, {}, None, 1, candidates=candidates(
+        {"h": [5382.0, 8087.0]}, {"h": "defaults"})))
+    assert "files/s" in files[0] and "worst 5,382.0" in files[1]
+    assert candidate_lines(SearchResult("read", {}, {}, None, 0)) == []
+
+
 def test_compare_covers_a_known_ratio_at_its_level() -> None:
     rng = np.random.default_rng(3)
     hits, gains = 0, 0
