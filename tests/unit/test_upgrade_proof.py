@@ -107,3 +107,25 @@ def test_an_earlier_proof_recomputed_is_marked_post_hoc(earlier: str) -> None:
     shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--proof", earlier],
                            capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout
     assert "POST HOC" in shown.splitlines()[0]
+
+
+def test_session_drift_is_eight_passes_of_the_three_todays_stated_as_measured() -> None:
+    """The between-campaign drift data: every pass measured each of the third proof's todays twice, and the table
+    in data/README.md (pass means' range, between- and within-pass SD) is what the data give."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(ROOT / "data" / "session_drift.csv")
+    setting = frame["campaign"].str.split(":").str[1]
+    assert sorted(frame["pass"].unique()) == list(range(1, 9))
+    assert (frame.groupby(["pass", setting]).size() == 2).all() and setting.nunique() == 3
+    assert (frame["read_hash_mode"] == 3).all() and (frame["clients"] == 2).all()
+    notes = (ROOT / "data" / "README.md").read_text()
+    for metric in ("write", "read"):
+        for _, g in frame.groupby(setting):
+            by_pass = g.groupby("pass")[metric]
+            means, within = by_pass.mean(), by_pass.var(ddof=1).mean()
+            between = max(means.var(ddof=1) - within / 2, 0.0)
+            row = (f"| {metric} | {means.mean():.2f} | {means.min():.2f}-{means.max():.2f} | "
+                   f"{100 * np.sqrt(between) / means.mean():.2f}% | {100 * np.sqrt(within) / means.mean():.2f}% |")
+            assert row in notes, row
