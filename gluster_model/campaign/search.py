@@ -37,7 +37,7 @@ involved", *Biometrika* 34, 28–35.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -283,10 +283,15 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
 
 
 def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:
-    """Each configuration's trials over the search's campaigns (screening and more trials)."""
+    """Each configuration's trials over the given campaigns of the search."""
+    return _merge(_trials(store, c, metric) for c in campaigns)
+
+
+def _merge(parts: Iterable[Mapping[str, list[float]]]) -> dict[str, list[float]]:
+    """Config hash -> trials, pooled over several campaigns' tables of them."""
     out: dict[str, list[float]] = {}
-    for c in campaigns:
-        for h, values in _trials(store, c, metric).items():
+    for part in parts:
+        for h, values in part.items():
             out.setdefault(h, []).extend(values)
     return out
 
@@ -320,12 +325,14 @@ def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
     decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c["id"]))]
     labels = {str(r["config_hash"]): _changes({n: v for n, v in r["features"].items() if n in options}, defaults)
               for r in runs}
+    per_campaign = {str(c["name"]): _trials(store, str(c["name"]), metric) for c in parts}  # each read once
     result = SearchResult(metric, defaults, dict(defaults), None, len(runs), decisions,
-                          candidates(_pooled(store, [str(c["name"]) for c in parts], metric), labels))
+                          candidates(_merge(per_campaign.values()), labels))
     if camp is None:
         return result
     confirm_runs = store.runs(int(camp["id"]))
-    trials = _pooled(store, [confirm, f"{name}.confirm2"], metric)  # the confirmation's looks, pooled
+    # the confirmation's looks, pooled
+    trials = _merge(per_campaign.get(c, {}) for c in (confirm, f"{name}.confirm2"))
     features = [r["features"] for r in confirm_runs]
     hashes = [str(r["config_hash"]) for r in confirm_runs]
     is_default = [all(_same(f.get(n, defaults[n]), defaults[n]) for n in options) for f in features]
