@@ -9,6 +9,7 @@
 # VARIANT=replica3 LAB_NODES=6 LAB_CLIENTS=3: the read search over replica 3, three servers and three clients.
 # VARIANT=replica3_disks LAB_NODES=5: the read search over replica 3 on three servers whose disks bound reads.
 # VARIANT=stretched: the random-write search across a round trip of +1 ms (every received packet held 500 us).
+# VARIANT=shared: the read search with both clients reading one file (a dataset many hosts read).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-tune-search}

@@ -37,6 +37,8 @@ _JOB: dict[str, dict[str, str]] = {
 # which side of fio's report a metric's figures are in (filestat and filedelete count as reads)
 _SIDE = {"write": "write", "random_write": "write", "file_create": "write"}
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000"}
+# what a shared read reads from the one file every client shares (the writes stay each thread's own)
+SHARED_METRICS = frozenset({"read", "random_read"})
 
 
 def fio_metrics(workload: Workload) -> list[str]:
@@ -55,11 +57,19 @@ def split_at_listing(workload: Workload) -> tuple[list[str], list[str]]:
             fio_metrics(workload.model_copy(update={"tests": workload.tests[cut + 1:]})))
 
 
-def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str]) -> str:
-    """The job file one client's fio server runs: ``threads`` sections per metric in ``directory``."""
+def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str],
+             shared_directory: str | None = None) -> str:
+    """The job file one client's fio server runs: ``threads`` sections per metric in ``directory``. With the
+    workload's ``shared_read``, the read metrics of every section read ``shared_directory/big.0`` (the first
+    client's first file) instead of their own, and no name is prefixed with the client's (so that path is
+    known)."""
     size, record = parse_size(workload.file_size), parse_size(workload.record_size)
     lines = ["[global]", "ioengine=psync", f"directory={directory}", "group_reporting=1", "fallocate=none",
              "invalidate=1", "percentile_list=50:99"]
+    if workload.shared_read:
+        if shared_directory is None:
+            raise ValueError("a shared read needs the directory of the file every client reads")
+        lines.append("unique_filename=0")  # names as written here, not prefixed with the fio client's address
     if workload.sync == "odirect":
         lines.append("direct=1")
     elif workload.sync == "osync":
@@ -75,6 +85,8 @@ def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence
                 lines += [f"filename_format=files.{k}/f.$filenum", f"nrfiles={workload.files}",
                           f"filesize={size}", f"size={size * workload.files}", f"bs={min(record, size)}",
                           "openfiles=1", "file_service_type=sequential"]
+            elif workload.shared_read and metric in SHARED_METRICS:
+                lines += [f"directory={shared_directory}", "filename=big.0", f"size={size}", f"bs={record}"]
             else:
                 lines += [f"filename=big.{k}", f"size={size}", f"bs={record}"]
                 if metric == "write" and workload.include_flush:

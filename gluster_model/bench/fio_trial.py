@@ -154,7 +154,8 @@ class FioEngine:
         files: dict[str, str] = {}
         for h in clients:
             path = tmp / f"{part}-{h.name}.fio"
-            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics))
+            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics,
+                                     dirs[clients[0].address]))
             files[h.address] = str(path)
         argv = client_argv(files, self.port)
         argvs.append(argv)

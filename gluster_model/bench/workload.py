@@ -39,6 +39,8 @@ class Workload(Frozen):
     degraded: bool = Field(default=False, description="read with one replica's brick stopped")
     cache: Literal["dropped", "kept"] | None = Field(default=None, description="drop caches before each pass, or "
                                                      "keep them warm (default: the protocol's drop_caches)")
+    shared_read: bool = Field(default=False, description="every thread of every client reads one file, the first "
+                              "client's first (one dataset many hosts read; engine fio)")
 
     @field_validator("file_size", "record_size")
     @classmethod
@@ -85,6 +87,9 @@ class Workload(Frozen):
                            self.target != "gluster" or self.degraded)
         if why:
             raise ValueError(why)
+        if self.shared_read and (self.engine != "fio" or "write" not in self.tests or "read" not in self.tests):
+            raise ValueError("shared_read needs engine fio and the tests write (which lays out the file every "
+                             "client then reads) and read")
         files = self.file_tests
         if files and files[0] != "file_create":
             raise ValueError("the small-file tests start with file_create (the others need its files)")
@@ -96,7 +101,7 @@ class Workload(Frozen):
         have are left out, so runs stored before them keep their hash (and a resume finds them done)."""
         out = self.model_dump(mode="json")
         for key, default in (("engine", "iozone"), ("target", "gluster"), ("degraded", False), ("cache", None),
-                             ("files", FILES_DEFAULT)):
+                             ("files", FILES_DEFAULT), ("shared_read", False)):
             if out.get(key) == default:
                 out.pop(key)
         return out

@@ -63,6 +63,7 @@ _F = [
     Factor("target", "workload", "choice", ("gluster", "local"), "the Gluster mount or each client's own disk"),
     Factor("degraded", "workload", "bool", help="reads with one replica's brick stopped (layout replicate)"),
     Factor("cache", "workload", "choice", ("dropped", "kept"), "caches dropped before each pass, or kept warm"),
+    Factor("shared_read", "workload", "bool", help="every client reads one file, not its own (engine fio)"),
     Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
     Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
     # Hardware a plan changes on the local lab (every node; the driver asks the lab between volumes) or, for
@@ -183,7 +184,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     for name in ("file_size", "record_size"):
         if name in p:
             wl[name] = f"{int(p[name])}"
-    for name in ("threads", "sync", "engine", "target", "degraded", "cache", "files"):
+    for name in ("threads", "sync", "engine", "target", "degraded", "cache", "files", "shared_read"):
         if name in p:
             wl[name] = p[name]
     if "clients" in p:
@@ -198,7 +199,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
                  threads=workload.threads, sync=workload.sync)
     # Only away from their defaults: older runs, which had no such setting, keep their features and hash.
     feats.update({k: v for k, v in workload.identity.items()  # type: ignore[misc]
-                  if k in ("engine", "target", "degraded", "cache", "files")})
+                  if k in ("engine", "target", "degraded", "cache", "files", "shared_read")})
     if workload.clients is not None:
         feats["clients"] = workload.clients
     volume_body = VolumeConfig.model_validate({**vol, "name": "probe"}).model_dump(exclude={"name"}, mode="json")

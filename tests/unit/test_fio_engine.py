@@ -52,6 +52,27 @@ def test_job_file_has_one_group_per_metric_and_a_section_per_thread() -> None:
     assert "end_fsync" not in job_file(w.model_copy(update={"include_flush": False}), "/d", 1, ["write"])
 
 
+def test_a_shared_read_reads_the_first_clients_file_and_writes_its_own() -> None:
+    with pytest.raises(ValueError, match="shared_read needs engine fio"):
+        Workload(tests=["write", "read"], shared_read=True)
+    with pytest.raises(ValueError, match="shared_read needs engine fio"):
+        Workload(engine="fio", tests=["read"], shared_read=True)  # nothing lays out the file every client reads
+    w = Workload(engine="fio", tests=["write", "read", "random"], file_size="1MB", record_size="64KB",
+                 shared_read=True)
+    assert w.identity["shared_read"] is True and "shared_read" not in Workload(engine="fio").identity
+    text = job_file(w, "/m/run/c2", 2, fio_metrics(w), "/m/run/c1")
+    sections = dict(re.findall(r"^\[([a-z_]+\.\d)\]\n(.*?)(?=\n\n|\Z)", text, re.M | re.S))
+    for k in (0, 1):
+        for m in ("read", "random_read"):  # every reader, of every client, reads the first client's first file
+            assert "directory=/m/run/c1" in sections[f"{m}.{k}"] and "filename=big.0" in sections[f"{m}.{k}"]
+        for m in ("write", "random_write"):  # writes stay each thread's own, in its client's directory
+            assert "directory=" not in sections[f"{m}.{k}"] and f"filename=big.{k}" in sections[f"{m}.{k}"]
+    assert "directory=/m/run/c2" in text and "unique_filename=0" in text
+    assert "unique_filename" not in job_file(Workload(engine="fio", tests=["write", "read"]), "/d", 1, ["write"])
+    with pytest.raises(ValueError, match="needs the directory"):
+        job_file(w, "/d", 1, ["read"])
+
+
 def test_server_addresses_in_fios_forms() -> None:
     assert server_address("10.0.0.5", 9000) == "ip:10.0.0.5,9000"
     assert server_address("fd00::5") == "ip6:fd00::5,8765"
@@ -126,6 +147,33 @@ def test_real_fio_figures_per_metric_and_client(tmp_path: Path, servers: tuple[i
     # a client that reported nothing is named
     with pytest.raises(ParseError, match="no write figure from 10.9.9.9"):
         parse_client_json(out, metrics, [*addresses, "10.9.9.9"], 16 * 1024)
+
+
+def test_real_fio_shared_read_reads_only_the_first_clients_file(tmp_path: Path,
+                                                                  servers: tuple[int, list[str]]) -> None:
+    port, addresses = servers
+    w = Workload(engine="fio", tests=["write", "read"], file_size="64KB", record_size="16KB", shared_read=True)
+    dirs = {a: tmp_path / f"client{i}" for i, a in enumerate(addresses)}
+    for d in dirs.values():
+        d.mkdir()
+
+    def run(metrics: list[str]) -> str:
+        files = {}
+        for a, d in dirs.items():
+            f = tmp_path / f"{metrics[0]}-{a}.fio"
+            f.write_text(job_file(w, str(d), 2, metrics, str(dirs[addresses[0]])))
+            files[a] = str(f)
+        return subprocess.run(client_argv(files, port), capture_output=True, text=True, timeout=120).stdout
+
+    run(["write"])
+    assert all((d / "big.1").stat().st_size == 64 * 1024 for d in dirs.values())  # names as written, unprefixed
+    second = dirs[addresses[1]]
+    for f in second.iterdir():
+        f.unlink()
+    figures = parse_client_json(run(["read"]), ["read"], addresses, 64 * 1024)
+    # both clients read 2 x 64 KB; the second read none of its own (a read of its own would have laid it out)
+    assert all(c.rate > 0 for c in figures.by_metric["read"].values())
+    assert not list(second.iterdir())
 
 
 def test_a_failed_fio_job_is_named_with_its_errno(tmp_path: Path, servers: tuple[int, list[str]]) -> None:
