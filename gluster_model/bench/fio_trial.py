@@ -154,8 +154,10 @@ class FioEngine:
         files: dict[str, str] = {}
         for h in clients:
             path = tmp / f"{part}-{h.name}.fio"
-            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics,
-                                     dirs[clients[0].address]))
+            # the first client's directory through this client's own mount (a path of another host's mount is
+            # not this host's: on the lab's nodes, which share one filesystem, it would read through that mount)
+            shared = dirs[h.address].rsplit("/", 1)[0] + f"/{clients[0].name}"
+            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics, shared))
             files[h.address] = str(path)
         argv = client_argv(files, self.port)
         argvs.append(argv)

@@ -4,9 +4,12 @@ on one client named in one line."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -25,7 +28,7 @@ PLAN = {"name": "fioci", "factors": {"layout": "replicate", "replica": 3, "engin
 SMALL = ("file_create", "file_stat", "file_list", "file_read", "file_delete")
 
 
-def _collect(lab: LabState, tmp_path: Path, plan: dict[str, object]) -> tuple[subprocess.CompletedProcess[str], str]:
+def _collect(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[subprocess.CompletedProcess[str], str]:
     path = tmp_path / "plan.yaml"
     path.write_text(yaml.safe_dump(plan))
     store = str(tmp_path / "s.db")
@@ -72,6 +75,40 @@ def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, t
     assert lab_processes(lab, r"fio --server") == []  # none is left listening on any node
 
 
+def test_a_shared_read_has_every_client_read_the_first_clients_file(lab: LabState, tmp_path: Path) -> None:
+    """shared_read on the lab: each client writes its own file, then all three read the first client's through
+    their own mounts; the store keeps it as its own workload (features, config) with each client's read."""
+    plan = {**PLAN, "name": "fioshared", "factors": {**PLAN["factors"], "file_size": "8MB", "record_size": "1MB",
+                                                     "shared_read": True},
+            "workload": {"tests": ["write", "read"]}, "protocol": {**PLAN["protocol"], "repetitions": 1}}
+    done, store = _collect(lab, tmp_path, plan)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    with open_store(store, create=False) as st:
+        camp = st.campaign("fioshared@lab")
+        assert camp is not None
+        (run,) = st.runs(int(camp["id"]))
+        (trial,) = kept_trials(st.trials(int(run["id"])))
+        jobs = st.raw_output(int(trial["id"]), "fio_jobs") or ""
+    assert run["status"] == "done" and run["features"]["shared_read"] is True
+    m = {x["metric"]: x for x in trial["measurements"]}
+    # the sum over three readers, each of which read (a reader of nothing would have no figure, or fail the run)
+    assert m["read"]["min_value"] > 0 and m["read"]["value"] >= 3 * m["read"]["min_value"]
+    per_client = jobs.split("# ")[1:]
+    assert len(per_client) == 3
+    own = [re.search(r"^directory=(\S+)/(\S+)$", job, re.M) for job in per_client]
+    assert all(own)
+    first = own[0].group(2)  # type: ignore[union-attr]
+    for job, mine in zip(per_client, own):
+        # every client's read sections name the first client's directory through this client's own mount (the
+        # lab's nodes share a filesystem: another node's mount path would read through that node's client)
+        assert mine is not None and mine.group(1).startswith(str(lab.path)), job
+        reads = re.findall(r"^\[read\.\d+\]\n(.*?)(?:\n\n|\Z)", job, re.M | re.S)
+        assert reads and all(f"directory={mine.group(1)}/{first}\n" in r and "filename=big.0" in r
+                             for r in reads), job
+    assert len({m.group(1) for m in own if m}) == 3  # three mounts, one per client
+    assert lab_processes(lab, r"fio --server") == []
+
+
 def test_a_fio_server_that_cannot_listen_is_named_in_one_line(lab: LabState, tmp_path: Path) -> None:
     _, node = find_node(lab.path, "2")
     # a foreign listener on fio's port at node 2's address: its server cannot bind
@@ -82,7 +119,7 @@ def test_a_fio_server_that_cannot_listen_is_named_in_one_line(lab: LabState, tmp
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "up"
         plan = {**PLAN, "name": "fiobusy", "workload": {"tests": ["file_create"]},
-                "protocol": {**PLAN["protocol"], "repetitions": 1}}  # type: ignore[dict-item]
+                "protocol": {**PLAN["protocol"], "repetitions": 1}}
         done, store = _collect(lab, tmp_path, plan)
     finally:
         holder.kill()
