@@ -57,6 +57,20 @@ def split_at_listing(workload: Workload) -> tuple[list[str], list[str]]:
             fio_metrics(workload.model_copy(update={"tests": workload.tests[cut + 1:]})))
 
 
+LISTED = "fio_after_listing"  # the run after the timed listing
+
+
+def fio_runs(workload: Workload) -> list[tuple[str, list[str]]]:
+    """The fio runs of one trial in order, each named as its raw output is kept, with the metrics it measures:
+    ``fio``; ``fio_shared_read`` from the first shared read on (fio's servers do not wait for one another, so a
+    reader must not start before every client's write has ended: its fio would lay out the file still being
+    written); ``fio_after_listing`` after the timed listing (present whenever ``file_list`` is asked for)."""
+    before, after = split_at_listing(workload)
+    cut = next((i for i, m in enumerate(before) if m in SHARED_METRICS), None) if workload.shared_read else None
+    runs = [("fio", before)] if cut is None else [("fio", before[:cut]), ("fio_shared_read", before[cut:])]
+    return runs + ([(LISTED, after)] if "file_list" in workload.tests else [])
+
+
 def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str],
              shared_directory: str | None = None) -> str:
     """The job file one client's fio server runs: ``threads`` sections per metric in ``directory``. With the

@@ -1,5 +1,6 @@
 """fio as a trial engine, the side effects: a ``fio --server`` on each client used, one local ``fio --client``
-run per trial (two around the timed listing when ``file_list`` is asked for), and the cleanup.
+run per trial (two around the timed listing when ``file_list`` is asked for, two around the end of every
+client's write for a shared read: ``fio_jobs.fio_runs``), and the cleanup.
 
 Each server is bound to its client's own cluster address and lives for one trial only: a fio server takes jobs
 from anyone who reaches its port, so none is left listening after a trial, whatever ended it (its end, a failure,
@@ -23,8 +24,8 @@ from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import EngineResult, TrialRequest, spread, used_clients
-from .fio_jobs import (PORT, FioFigures, client_argv, job_file, listing_script, parse_client_json, parse_listing,
-                       server_address, split_at_listing)
+from .fio_jobs import (LISTED, PORT, FioFigures, client_argv, fio_runs, job_file, listing_script, parse_client_json,
+                       parse_listing, server_address)
 from .metrics import UNITS
 from .workload import Workload
 
@@ -116,10 +117,9 @@ class FioEngine:
             t0 = time.monotonic()
             ex.run_many([h.address for h in clients], lambda a: shell(start_script(
                 a, self.port, made if a == first.address else [])), timeout=60)
-            before, after = split_at_listing(w)
             with tempfile.TemporaryDirectory(prefix="glmodel-fio-") as tmp:
-                for part, metric_list in (("fio", before), ("fio_after_listing", after)):
-                    if part == "fio_after_listing" and "file_list" in w.tests:
+                for part, metric_list in fio_runs(w):
+                    if part == LISTED:
                         figure = self._listing(ex, clients, dirs, per_client, w.files)
                         raw["listing"] = "\n".join(f"{a}: {v:.1f} files/s" for a, v in figure.items())
                         rates = list(figure.values())
@@ -184,4 +184,4 @@ class FioEngine:
     def overhead_seconds(self, workload: Workload, first_test_s: float) -> float:
         # servers up and down, and a file operation's round trips per small file (the data is counted apart)
         files = workload.files * workload.threads * len(workload.file_tests)
-        return FIO_STARTUP_S * (2 if "file_list" in workload.tests else 1) + files * FILE_OP_S
+        return FIO_STARTUP_S * len(fio_runs(workload)) + files * FILE_OP_S

@@ -88,7 +88,8 @@ def test_a_shared_read_has_every_client_read_the_first_clients_file(lab: LabStat
         assert camp is not None
         (run,) = st.runs(int(camp["id"]))
         (trial,) = kept_trials(st.trials(int(run["id"])))
-        jobs = st.raw_output(int(trial["id"]), "fio_jobs") or ""
+        writes = st.raw_output(int(trial["id"]), "fio_jobs") or ""
+        jobs = st.raw_output(int(trial["id"]), "fio_shared_read_jobs") or ""
     assert run["status"] == "done" and run["features"]["shared_read"] is True
     m = {x["metric"]: x for x in trial["measurements"]}
     # the sum over three readers, each of which read (a reader of nothing would have no figure, or fail the run)
@@ -106,6 +107,8 @@ def test_a_shared_read_has_every_client_read_the_first_clients_file(lab: LabStat
         assert reads and all(f"directory={mine.group(1)}/{first}\n" in r and "filename=big.0" in r
                              for r in reads), job
     assert len({m.group(1) for m in own if m}) == 3  # three mounts, one per client
+    # the reads ran after every client's write had ended: the writes were a fio run of their own
+    assert "[write.0]" in writes and "[read." not in writes and "[write." not in jobs
     assert lab_processes(lab, r"fio --server") == []
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, job_file, listing_script, parse_client_json,
+from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, fio_runs, job_file, listing_script, parse_client_json,
                                           parse_listing, server_address, split_at_listing)
 from gluster_model.bench.workload import Workload
 from gluster_model.errors import ParseError
@@ -36,6 +36,13 @@ def test_small_file_tests_need_fio_and_start_with_create() -> None:
     assert Workload(tests=["read"]).expected_metrics() == ["write", "read"]
     assert split_at_listing(w) == (["write", "file_create"], ["file_delete"])
     assert split_at_listing(Workload(engine="fio", tests=["random"])) == (["random_read", "random_write"], [])
+    assert fio_runs(w) == [("fio", ["write", "file_create"]), ("fio_after_listing", ["file_delete"])]
+    assert fio_runs(Workload(engine="fio", tests=["file_create", "file_list"])) == [
+        ("fio", ["file_create"]), ("fio_after_listing", [])]  # the listing is timed after the first run
+    # a shared read waits for every client's write: a run of its own from the first shared read on
+    shared = Workload(engine="fio", tests=["write", "read", "random", "file_create", "file_list"], shared_read=True)
+    assert fio_runs(shared) == [("fio", ["write"]), ("fio_shared_read", ["read", "random_read", "random_write",
+                                                                         "file_create"]), ("fio_after_listing", [])]
 
 
 def test_job_file_has_one_group_per_metric_and_a_section_per_thread() -> None:
