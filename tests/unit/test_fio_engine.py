@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, fio_runs, job_file, listing_script, parse_client_json,
-                                          parse_listing, server_address, split_at_listing)
+from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, fio_runs, job_file, listing_script,
+                                          parse_client_json, parse_listing, server_address, split_at_listing)
 from gluster_model.bench.workload import Workload
 from gluster_model.errors import ParseError
 

@@ -242,3 +242,27 @@ def test_the_stretched_search_is_read_with_its_variant_and_stated_as_measured() 
     frame = pd.read_csv(ROOT / "data" / "tune_search_randwrite_stretched.csv")
     assert frame["campaign"].str.contains("latency=0.5ms").all()
     assert (frame["record_size"] == 8 << 10).all()
+
+
+def test_the_shared_read_search_is_read_with_its_variant_and_stated_as_measured() -> None:
+    """Two clients reading one file: read with its variant's plan (every trial a shared read across the
+    round trip), at most 40 runs, read-hash-mode 3 confirmed at 1.3x or more with every confirmation trial of it
+    above every one of the defaults, the default policy steady at one server's link, and the figures as the
+    READMEs give them."""
+    import pandas as pd
+
+    r = _tune_verified().one("read", ROOT / "data", "shared")
+    assert r is not None and r["runs"] <= 40 and not r["worse"] and r["metric"] == "read"
+    assert r["set"] == {"read_hash_mode": 3} and r["confirmed"] and r["ci_low"] > 1.3
+    frame = pd.read_csv(ROOT / "data" / "tune_search_read_shared.csv")
+    assert frame["shared_read"].all() and frame["campaign"].str.contains("latency=250us").all()
+    plain = frame[(frame["read_hash_mode"] == 1) & frame["client_io_threads"] & ~frame["read_ahead"]]["read"]
+    # every read of the file goes to the replica its gfid hashes to: one server's 1 Gbit/s link, every trial
+    assert len(plain) >= 9 and plain.max() < 1.05 * plain.mean() < 1.1 * plain.min() and plain.max() < 125
+    confirm = frame[frame["campaign"].str.endswith(".confirm")]
+    tuned, defaults = (confirm[confirm["read_hash_mode"] == k]["read"] for k in (3, 1))
+    assert tuned.min() > defaults.max()
+    notes, readme = (ROOT / "data" / "README.md").read_text(), (ROOT / "README.md").read_text()
+    figure = _figure(r)
+    assert figure in notes and figure in readme
+    assert f"{defaults.min():.1f}-{defaults.max():.1f}" in notes and f"{tuned.min():.1f}-{tuned.max():.1f}" in notes

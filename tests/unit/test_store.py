@@ -255,3 +255,26 @@ def test_collect_refuses_a_damaged_store_before_writing_anything(tmp_path: Path)
     with pytest.raises(StoreError, match=r"is damaged \(|disk image is malformed"):
         open_store(path)  # as collect opens it
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
+
+
+def test_a_shared_read_is_a_column_of_its_own_and_false_where_a_run_had_none(tmp_path: Path) -> None:
+    """Runs of one plan with and without shared_read: two configurations, and the table says which read which
+    (a run stored without the setting had each client read its own file)."""
+    cluster = cluster_from_data({"name": "c", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
+                                                          for i in (1, 2)], "clients": ["10.0.0.1", "10.0.0.2"]},
+                                "c.yaml", Path("."))
+    plan = PlanFile.model_validate({"name": "t", "factors": {"engine": "fio", "shared_read": [False, True]},
+                                    "workload": {"tests": ["write", "read"]}})
+    runs = expand(plan, cluster).runs
+    assert [r.features.get("shared_read") for r in runs] == [None, True]
+    assert runs[0].config_hash != runs[1].config_hash
+    with open_store(tmp_path / "s.db") as st:
+        cid = st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0")
+        status = st.register_runs(cid, runs)
+        for k, run in enumerate(runs):
+            rid = status[run.config_hash][0]
+            st.start_run(rid)
+            st.add_trial(rid, _trial(0, 1000.0 * (k + 1)))
+            st.finish_run(rid, "done", regime="uncached")
+        frame = trial_frame(st).sort_values("write")
+    assert str(frame["shared_read"].dtype) == "boolean" and frame["shared_read"].tolist() == [False, True]
