@@ -20,7 +20,7 @@ from gluster_model.store import open_store
 from .conftest import glmodel, kept_trials, lab_processes
 
 FILES = 150
-PLAN = {"name": "fioci", "factors": {"layout": "replicate", "replica": 3, "engine": "fio", "file_size": "16KB",
+PLAN: dict[str, Any] = {"name": "fioci", "factors": {"layout": "replicate", "replica": 3, "engine": "fio", "file_size": "16KB",
                                      "record_size": "16KB", "threads": 3, "files": FILES, "sync": "none"},
         "workload": {"tests": ["write", "read", "file_create", "file_stat", "file_list", "file_read", "file_delete"]},
         "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
@@ -37,15 +37,22 @@ def _collect(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[su
     return done, store
 
 
-def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, tmp_path: Path) -> None:
-    done, store = _collect(lab, tmp_path, PLAN)
+def _done_run(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[str, dict[str, Any],
+                                                                            list[dict[str, Any]]]:
+    """Collect a one-run plan that must succeed: its store, its run and the trials the run kept."""
+    done, store = _collect(lab, tmp_path, plan)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     with open_store(store, create=False) as st:
-        camp = st.campaign("fioci@lab")
+        camp = st.campaign(f"{plan['name']}@lab")
         assert camp is not None
         (run,) = st.runs(int(camp["id"]))
         assert run["status"] == "done"
-        trials = kept_trials(st.trials(int(run["id"])))
+        return store, run, kept_trials(st.trials(int(run["id"])))
+
+
+def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, tmp_path: Path) -> None:
+    store, run, trials = _done_run(lab, tmp_path, PLAN)
+    with open_store(store, create=False) as st:
         listings = [st.raw_output(int(t["id"]), "listing") or "" for t in trials]
         frame = trial_frame(st, "fioci@lab")
     assert len(trials) == 2
@@ -81,16 +88,11 @@ def test_a_shared_read_has_every_client_read_the_first_clients_file(lab: LabStat
     plan = {**PLAN, "name": "fioshared", "factors": {**PLAN["factors"], "file_size": "8MB", "record_size": "1MB",
                                                      "shared_read": True},
             "workload": {"tests": ["write", "read"]}, "protocol": {**PLAN["protocol"], "repetitions": 1}}
-    done, store = _collect(lab, tmp_path, plan)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    store, run, (trial,) = _done_run(lab, tmp_path, plan)
     with open_store(store, create=False) as st:
-        camp = st.campaign("fioshared@lab")
-        assert camp is not None
-        (run,) = st.runs(int(camp["id"]))
-        (trial,) = kept_trials(st.trials(int(run["id"])))
         writes = st.raw_output(int(trial["id"]), "fio_jobs") or ""
         jobs = st.raw_output(int(trial["id"]), "fio_shared_read_jobs") or ""
-    assert run["status"] == "done" and run["features"]["shared_read"] is True
+    assert run["features"]["shared_read"] is True
     m = {x["metric"]: x for x in trial["measurements"]}
     # the sum over three readers, each of which read (a reader of nothing would have no figure, or fail the run)
     assert m["read"]["min_value"] > 0 and m["read"]["value"] >= 3 * m["read"]["min_value"]
