@@ -34,7 +34,9 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
         assert "10.213.1.1  link unlimited  bricks ext4  disk r 120MB/s, w 60MB/s" in shown.stdout
         assert "60000000" in lab_throttle_lines(lab)
         limited = _disk(lab.cluster_file)["10.213.1.1"]
-        assert abs(limited["write"] / 60 - 1) < 0.15 and abs(limited["read"] / 120 - 1) < 0.15, limited
+        # a throttle is a ceiling: a busy machine measures less, never more (the bound below only tells the
+        # throttle from no throttle, which measures more than twice it: asserted further down)
+        assert 0.7 < limited["write"] / 60 < 1.15 and 0.7 < limited["read"] / 120 < 1.15, limited
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:  # the throttle is a host fact of the brick, as on any throttled server
             brick = gather_facts(ex)["10.213.1.1"]["bricks"][lab.nodes[0].bricks]  # type: ignore[index]
