@@ -103,6 +103,9 @@ class FioEngine:
         run_dir = f"glmodel-fio-{uuid.uuid4().hex[:8]}"
         first = clients[0]
         dirs = {h.address: f"{r.points[h.address]}/{run_dir}/{h.name}" for h in clients}
+        # the first client's directory through each client's own mount (another host's mount path is not this
+        # host's: on the lab's nodes, which share one filesystem, it would read through that node's mount)
+        shared = {h.address: f"{r.points[h.address]}/{run_dir}/{first.name}" for h in clients}
         # made through the first client's mount, for every client: one shared volume
         made = [f"{r.points[first.address]}/{run_dir}/{h.name}" for h in clients]
         raw: dict[str, str] = {}
@@ -127,7 +130,7 @@ class FioEngine:
                         measurements.append(("file_list", sum(rates), UNITS["file_list"], min(rates), max(rates)))
                     if not metric_list:
                         continue
-                    figures = self._fio(Path(tmp), part, w, clients, dirs, per_client, metric_list,
+                    figures = self._fio(Path(tmp), part, w, clients, dirs, shared, per_client, metric_list,
                                         r.timeout, raw, argvs)
                     metrics.update(figures.totals())
                     measurements += figures.measurements()
@@ -149,15 +152,12 @@ class FioEngine:
                             error=error, host=host)
 
     def _fio(self, tmp: Path, part: str, w: Workload, clients: list[Host], dirs: dict[str, str],
-             per_client: dict[str, int], metrics: list[str], timeout: float, raw: dict[str, str],
-             argvs: list[list[str]]) -> FioFigures:
+             shared: dict[str, str], per_client: dict[str, int], metrics: list[str], timeout: float,
+             raw: dict[str, str], argvs: list[list[str]]) -> FioFigures:
         files: dict[str, str] = {}
         for h in clients:
             path = tmp / f"{part}-{h.name}.fio"
-            # the first client's directory through this client's own mount (a path of another host's mount is
-            # not this host's: on the lab's nodes, which share one filesystem, it would read through that mount)
-            shared = dirs[h.address].rsplit("/", 1)[0] + f"/{clients[0].name}"
-            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics, shared))
+            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics, shared[h.address]))
             files[h.address] = str(path)
         argv = client_argv(files, self.port)
         argvs.append(argv)

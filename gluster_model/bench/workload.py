@@ -15,6 +15,10 @@ from .metrics import FILE_TESTS, RETESTS, TEST_METRICS, TESTS, Test
 # iozone test numbers; write (-i 0) always runs first because the others need its files.
 _TEST_NUMBER = {"write": "0", "read": "1", "random": "2"}
 FILES_DEFAULT = 1000
+# Settings added after the first store format, with their defaults: at the default they stay out of a run's
+# identity (its config hash) and features, so runs stored before them keep both; readers fill them back in.
+LATER_SETTINGS: dict[str, Any] = {"engine": "iozone", "target": "gluster", "degraded": False, "cache": None,
+                                  "files": FILES_DEFAULT, "shared_read": False}
 
 
 class Workload(Frozen):
@@ -100,8 +104,7 @@ class Workload(Frozen):
         """The workload as it enters a run's config hash: settings at their defaults that older versions did not
         have are left out, so runs stored before them keep their hash (and a resume finds them done)."""
         out = self.model_dump(mode="json")
-        for key, default in (("engine", "iozone"), ("target", "gluster"), ("degraded", False), ("cache", None),
-                             ("files", FILES_DEFAULT), ("shared_read", False)):
+        for key, default in LATER_SETTINGS.items():
             if out.get(key) == default:
                 out.pop(key)
         return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..bench.engine_specs import ENGINE_NAMES
-from ..bench.workload import Workload
+from ..bench.workload import LATER_SETTINGS, Workload
 from ..gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, options_of
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
@@ -184,7 +184,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     for name in ("file_size", "record_size"):
         if name in p:
             wl[name] = f"{int(p[name])}"
-    for name in ("threads", "sync", "engine", "target", "degraded", "cache", "files", "shared_read"):
+    for name in ("threads", "sync", *LATER_SETTINGS):
         if name in p:
             wl[name] = p[name]
     if "clients" in p:
@@ -199,7 +199,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
                  threads=workload.threads, sync=workload.sync)
     # Only away from their defaults: older runs, which had no such setting, keep their features and hash.
     feats.update({k: v for k, v in workload.identity.items()  # type: ignore[misc]
-                  if k in ("engine", "target", "degraded", "cache", "files", "shared_read")})
+                  if k in LATER_SETTINGS})
     if workload.clients is not None:
         feats["clients"] = workload.clients
     volume_body = VolumeConfig.model_validate({**vol, "name": "probe"}).model_dump(exclude={"name"}, mode="json")

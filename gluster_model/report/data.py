@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..bench.workload import LATER_SETTINGS
 from ..plan.factors import show_features
 from ..store.store import Store
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# Settings added after the first store format: a run stored without one had the default.
-_WORKLOAD_DEFAULTS: dict[str, Any] = {"engine": "iozone", "target": "gluster", "degraded": False, "cache": None}
 
 
 @dataclass
@@ -50,7 +49,7 @@ def study_trials(store: Store, campaign: str | None = None) -> pd.DataFrame:
     rows = store.trial_table(campaign)
     for r in rows:
         feats = r.pop("features") or {}
-        for key, default in _WORKLOAD_DEFAULTS.items():
+        for key, default in LATER_SETTINGS.items():  # a run stored without one had the default
             r[key] = feats.get(key, default)
         r["label"] = show_features(feats)
     frame = pd.DataFrame(rows)
