@@ -30,7 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
 # The shipped proofs' file prefixes: the third (collected after the form was last fixed: the headline), the
 # second and the first (each a row of its own; data/README.md says what changed between them).
-PROOFS = {"third": "upgrade_proof_third", "second": "upgrade_proof", "first": "upgrade_proof_first"}
+PROOFS = {"fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third", "second": "upgrade_proof",
+          "first": "upgrade_proof_first"}
+# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's todays are its own.
+WHATIF = {"upgrade_proof_fourth": "whatif_fourth"}
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 
@@ -78,7 +81,7 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
     frame = pd.read_csv(data_dir / f"{prefix}_{today}.csv")
     verifying = frame["campaign"].astype(str).str.startswith("verify.")
     below, checked = frame[~verifying].reset_index(drop=True), frame[verifying]
-    whatif = ROOT / "experiments" / "upgrade_proof" / "whatif" / f"{today}.yaml"
+    whatif = ROOT / "experiments" / "upgrade_proof" / WHATIF.get(prefix, "whatif") / f"{today}.yaml"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "below.json"
         train(below, f"data/{prefix}_{today}.csv (below today)", out, family="hardware",
@@ -104,7 +107,8 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
             got = measured[s.name]
             config = resolve(domain, q.baseline, s)
             config.update({k: float(got[k].mean()) for k in MEASURED if k in got and k in config})
-            predicted = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got))
+            predicted = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got),
+                                   new_campaign=True)
             model = mf.model(m.metric, "bottleneck")
             stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
             mean = float(got[m.metric].mean())

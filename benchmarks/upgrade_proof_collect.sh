@@ -4,7 +4,8 @@
 # minutes a today on a 2-core machine. The stores and model files go to $1 (default upgrade-proof/); export
 # them with `glmodel export` for data/ (benchmarks/upgrade_from_below.py reads the exported tables).
 #   bash benchmarks/upgrade_proof_collect.sh [OUT-DIR] [TODAY...]
-# PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second).
+# PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second);
+# PLAN=.../plan_fourth.yaml WHATIF=experiments/upgrade_proof/whatif_fourth for the fourth.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-upgrade-proof}
@@ -23,7 +24,7 @@ for today in "${todays[@]}"; do
   "$glmodel" fit --store "$store" --family hardware --out "$out/$today-below.json" >"$out/$today-fit.txt"
   echo "== $today: verify the upgrades ($(date -u +%H:%M:%S))"
   "$glmodel" verify --cluster "$lab/lab.yaml" --model "$out/$today-below.json" \
-    --scenarios "$here/experiments/upgrade_proof/whatif/$today.yaml" --plan "$plan" --variant "${today}_verify" \
+    --scenarios "${WHATIF:-$here/experiments/upgrade_proof/whatif}/$today.yaml" --plan "$plan" --variant "${today}_verify" \
     --store "$store" --json >"$out/$today-verify.json" || echo "verify of $today exited $?"
   # every campaign, the verification ones included (glmodel export leaves those out of a whole-store export)
   "$here/.venv/bin/python" - "$store" "$out/$today.csv" <<'PY'

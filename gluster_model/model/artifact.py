@@ -163,17 +163,18 @@ class ModelFile:
 
     def predict(self, configs: Sequence[Mapping[str, Any]], level: float = 0.9, *, metric: str,
                 use: str | None = None, observed_change: bool = False, change_refits: int = 0,
-                trials: float = 1) -> Predicted:
+                trials: float = 1, new_campaign: bool = False) -> Predicted:
         """Predict ``metric`` for each configuration (every model input given) with ``level`` intervals, by the
         metric's selected model or the one named by ``use``; derived inputs are computed here, as in the fit.
         The change against the first configuration has the interval of the expected change, or with
         ``observed_change`` of a measured one (each configuration benchmarked once); a model without a
         covariance spends up to ``change_refits`` bootstrap refits on the first (none: no interval). Intervals
-        are for a mean of ``trials`` trials where the model can tell the trials' noise from its own error."""
+        are for a mean of ``trials`` trials where the model can tell the trials' noise from its own error, and
+        with ``new_campaign`` for a measurement in another campaign, beyond the data's hardware (an upgrade)."""
         model = self.model(metric, use)
         cols = with_derived(config_columns(configs), metric)
-        lo, hi = model.interval(cols, level, trials)
-        _, dlo, dhi = model.difference(cols, level, observed_change, change_refits, trials)
+        lo, hi = model.interval(cols, level, trials, new_campaign)
+        _, dlo, dhi = model.difference(cols, level, observed_change, change_refits, trials, new_campaign)
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 

@@ -49,14 +49,16 @@ class Fitted(Protocol):
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray: ...
 
-    def interval(self, frame: pd.DataFrame, level: float = 0.9, trials: float = 1
+    def interval(self, frame: pd.DataFrame, level: float = 0.9, trials: float = 1, new_campaign: bool = False
                  ) -> tuple[np.ndarray, np.ndarray]:
         """Where a measurement of each row falls: the mean of ``trials`` trials, where the model can tell the
-        trials' noise from its own error (conformal over settings), else one trial (wider: never too narrow)."""
+        trials' noise from its own error (conformal over settings), else one trial (wider: never too narrow).
+        ``new_campaign``: measured in another campaign, beyond the data's hardware (the bottleneck model adds its
+        term for that; the others hold none and ignore it)."""
         ...
 
     def difference(self, frame: pd.DataFrame, level: float = 0.9, observed: bool = False, refits: int = 0,
-                   trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   trials: float = 1, new_campaign: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's prediction minus row 0's, with an interval for the difference (NaN when unknown): of the
         expected change, or with ``observed`` of the change between measurements of each row (means of
         ``trials`` trials where the model can tell). ``refits``: how many bootstrap refits a model without a
@@ -234,7 +236,8 @@ class GbmModel:
         out: np.ndarray = np.exp(self.estimator.predict(_gbm_matrix(frame, self.schema)))
         return out
 
-    def interval(self, frame: Columns, level: float = 0.9, trials: float = 1) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, frame: Columns, level: float = 0.9, trials: float = 1, new_campaign: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
 
         q = self.quantile(level)  # of one trial's residuals, whatever ``trials``
@@ -242,7 +245,7 @@ class GbmModel:
         return yhat * np.exp(-q), yhat * np.exp(q)
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
-                   trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   trials: float = 1, new_campaign: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's change against row 0: the trees' change, with an interval that holds the change whether the
         trees or a smooth form describe it (``refits`` > 0; without, or without training data, NaN).
 

@@ -103,7 +103,8 @@ class LinearModel:
         eta = self.linear_predictor(frame)
         return np.exp(eta) * self.smearing if self.response == "log" else eta
 
-    def interval(self, frame: Columns, level: float = 0.9, trials: float = 1) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, frame: Columns, level: float = 0.9, trials: float = 1, new_campaign: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
         """Prediction interval for a new observation: ŷ ± t·sqrt(σ² + x'Cx) (on the log scale, then exp). With
         conformal quantiles (``with_stage_intervals``), for the mean of ``trials`` trials (model/bottleneck.py);
         σ² mixes the trials' noise with the model's error, so the t-interval keeps one trial's width."""
@@ -123,7 +124,7 @@ class LinearModel:
         return (np.exp(lo), np.exp(hi)) if self.response == "log" else (lo, hi)
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
-                   trials: float = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   trials: float = 1, new_campaign: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's expected throughput minus row 0's, with a confidence interval for that difference.
 
         The interval comes from the coefficients' covariance (a contrast, so what the two rows share cancels),

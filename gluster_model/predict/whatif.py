@@ -545,7 +545,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                          "next measured one binds)")
         # a measured change (verify) is judged against an interval for it from every model, the trees' too
         predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change,
-                               change_refits=CHANGE_REFITS if observed_change else 0, trials=trials)
+                               change_refits=CHANGE_REFITS if observed_change else 0, trials=trials,
+                               new_campaign=answer_with == "bottleneck")
         yhat, lo, hi, dlo, dhi = (predicted.value, predicted.low, predicted.high, predicted.delta_low,
                                   predicted.delta_high)
         limits_after = (mf.model(metric, "bottleneck").stage_limits(  # type: ignore[attr-defined]

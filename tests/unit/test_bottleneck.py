@@ -243,3 +243,29 @@ def test_a_measured_input_the_design_never_moved_is_left_out_as_noise() -> None:
     assert "cpu_score" in {f.name for f in schema_from_frame(moved, FAMILIES["hardware"], "write").features}
     two = frame.assign(campaign=[c.replace("@lab", "@other") if i % 2 else c for i, c in enumerate(frame["campaign"])])
     assert held_by_design(two) == {}
+
+
+def test_an_answer_measured_in_another_campaign_adds_its_term_in_quadrature() -> None:
+    """The another-campaign term (model/bottleneck.py) widens each row's log half-width to sqrt(q² + (z·sd)²),
+    for the value and for each change but row 0's; the model file keeps its SD, and refuses one that is not a
+    log SD."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(6)
+    model = fitted(below_today(0.4, 40, rng))
+    frame = below_today(0.4, 40, rng).iloc[[0, 1, 3]].reset_index(drop=True)
+    lo, hi = model.interval(frame, 0.9, trials=3)
+    lo2, hi2 = model.interval(frame, 0.9, trials=3, new_campaign=True)
+    z = float(norm.ppf(0.95))
+    q, q2 = np.log(hi / model.predict(frame)), np.log(hi2 / model.predict(frame))
+    np.testing.assert_allclose(q2, np.sqrt(q ** 2 + (z * model.new_campaign_sd) ** 2))
+    assert model.new_campaign_sd > 0 and (q2 > q).all()
+    _, dlo, dhi = model.difference(frame, 0.9)
+    _, dlo2, dhi2 = model.difference(frame, 0.9, new_campaign=True)
+    assert dlo2[0] == dhi2[0] == 0.0 and (dhi2[1:] - dlo2[1:] > dhi[1:] - dlo[1:]).all()
+    again = BottleneckModel.from_json(json.loads(json.dumps(model.to_json() | {"new_campaign_sd": 0.01})))
+    assert again.new_campaign_sd == 0.01
+    assert BottleneckModel.from_json({k: v for k, v in model.to_json().items() if k != "new_campaign_sd"}
+                                     ).new_campaign_sd == model.new_campaign_sd  # a file from before the term
+    with pytest.raises(GlmodelError, match="not a log SD"):
+        BottleneckModel.from_json(model.to_json() | {"new_campaign_sd": -0.1})
