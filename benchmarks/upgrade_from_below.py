@@ -10,7 +10,7 @@ largest predicted gain per price among the candidates it would rank). Intervals 
 each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
 model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
-Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--proof second]
+Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--proof third]
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
-# The shipped proofs' file prefixes: the third (collected after the form was last fixed: the headline), the
-# second and the first (each a row of its own; data/README.md says what changed between them).
+# The shipped proofs' file prefixes: the fourth (collected after the form was last fixed: the headline), the
+# third, second and first (each a row of its own; data/README.md says what changed after each).
 PROOFS = {"fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third", "second": "upgrade_proof",
           "first": "upgrade_proof_first"}
 # Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's todays are its own.
 WHATIF = {"upgrade_proof_fourth": "whatif_fourth"}
+HEADLINE = "fourth"
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 
@@ -170,10 +171,10 @@ def main() -> None:
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--details", action="store_true", help="also print every upgrade's row")
-    ap.add_argument("--proof", choices=tuple(PROOFS), default="third",
-                    help="third: the proof collected after the model's form was last fixed (the headline); second, "
-                    "first: the earlier proofs' data recomputed with today's form (separate rows, never the "
-                    "headline: the form and the plan changed after they existed)")
+    ap.add_argument("--proof", choices=tuple(PROOFS), default=HEADLINE,
+                    help=f"{HEADLINE}: the proof collected after the model's form was last fixed (the headline); "
+                    "third, second, first: the earlier proofs' data recomputed with today's form (separate rows, "
+                    "never the headline: the form changed after they existed, and was estimated on them)")
     args = ap.parse_args()
     prefix = PROOFS[args.proof]
     todays = [t for t in TODAYS if (args.data_dir / f"{prefix}_{t}.csv").exists()]
@@ -181,7 +182,7 @@ def main() -> None:
         sys.exit(f"no {prefix}_<today>.csv in {args.data_dir}")
     results = [one_today(t, args.data_dir, args.level, prefix) for t in todays]
     summary = summarise(results)
-    post_hoc = args.proof != "third"
+    post_hoc = args.proof != HEADLINE
     if args.json:
         if post_hoc:  # marked, so the separate row is never read as the headline
             summary = {**summary, "post_hoc": True}
