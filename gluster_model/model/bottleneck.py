@@ -44,7 +44,7 @@ in quadrature (a variance component, as the model's error at a setting is): its 
 over the 108 upgrades of the first three proofs, given each one's conformal width, was 0.46% (writes 0.47%,
 reads 0.45%). It is a floor measured on a quiet lab, and it was too small for the fourth proof, collected after
 it was fixed on faster todays: there the same estimate gave 1.5%, from a new setting's link measured 6% low
-(the prediction follows the measured capacity; nothing here holds that measurement's error) and campaigns 1.4%
+(the prediction follows the measured capacity; nothing here holds that measurement's error) and campaigns up to 1.6%
 apart at those rates (data/README.md, "The fourth proof").
 
 References
