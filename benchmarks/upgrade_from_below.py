@@ -10,7 +10,11 @@ largest predicted gain per price among the candidates it would rank). Intervals 
 each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
 model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
-Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--proof third]
+With ``--calibrate`` it also prints the maximum-likelihood SD of the another-campaign term over the upgrades
+(``--proof first,second,third --calibrate``: how NEW_CAMPAIGN_SD in model/bottleneck.py was estimated).
+
+Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--calibrate]
+     [--proof third | first,second,third]
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import json
 import math
 import sys
+from statistics import NormalDist
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -110,6 +115,7 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
             config.update({k: float(got[k].mean()) for k in MEASURED if k in got and k in config})
             predicted = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got),
                                    new_campaign=True)
+            conformal = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got))
             model = mf.model(m.metric, "bottleneck")
             stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
             mean = float(got[m.metric].mean())
@@ -119,7 +125,10 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
                              "inside": bool(low <= mean <= high), "stage": stage, "price": s.price,
                              "measured_gain": mean - base_mean, "predicted_gain": p.delta, "rank": p.rank,
                              "nominal": p.value, "bound": p.bound, "bound_stage": p.bound_stage,
-                             "binds_after": p.binds_after})
+                             "binds_after": p.binds_after,
+                             # the conformal part alone, as a log SD (what the another-campaign term adds to)
+                             "conformal_sd": math.log(float(conformal.high[0]) / value) / NormalDist().inv_cdf(
+                                 0.5 + level / 2)})
         eligible = [r for r in rows_out if r["basis"] != "extrapolated" and r["price"]]
         gains = [r for r in eligible if r["measured_gain"] > 0]
         measured_best = max(gains, key=lambda r: r["measured_gain"] / r["price"])["scenario"] if gains else None
@@ -165,35 +174,74 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def new_campaign_sd(rows: list[dict[str, Any]]) -> float:
+    """The maximum-likelihood SD of the another-campaign term (model/bottleneck.py) over ``rows``: each log error
+    ln(measured / predicted) taken as normal with variance conformal_sd² + sd² (a variance component beside the
+    conformal part; Searle, Casella & McCulloch 1992, ch. 6)."""
+    from scipy.optimize import minimize_scalar
+
+    err = np.log(np.array([r["measured"] / r["predicted"] for r in rows]))
+    base = np.array([r["conformal_sd"] for r in rows]) ** 2
+
+    def nll(log_sd: float) -> float:
+        var = base + math.exp(2 * log_sd)
+        return float(np.sum(0.5 * np.log(var) + 0.5 * err ** 2 / var))
+
+    return float(math.exp(minimize_scalar(nll, bounds=(math.log(1e-5), math.log(0.2)), method="bounded").x))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--details", action="store_true", help="also print every upgrade's row")
-    ap.add_argument("--proof", choices=tuple(PROOFS), default=HEADLINE,
+    ap.add_argument("--proof", default=HEADLINE,
                     help=f"{HEADLINE}: the proof collected after the model's form was last fixed (the headline); "
                     "third, second, first: the earlier proofs' data recomputed with today's form (separate rows, "
-                    "never the headline: the form changed after they existed, and was estimated on them)")
+                    "never the headline: the form changed after they existed, and was estimated on them); several "
+                    "joined by commas are pooled")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="also print the maximum-likelihood SD of the another-campaign term over these upgrades "
+                    "(per metric and both), as NEW_CAMPAIGN_SD was estimated on first,second,third")
     args = ap.parse_args()
-    prefix = PROOFS[args.proof]
-    todays = [t for t in TODAYS if (args.data_dir / f"{prefix}_{t}.csv").exists()]
-    if not todays:
-        sys.exit(f"no {prefix}_<today>.csv in {args.data_dir}")
-    results = [one_today(t, args.data_dir, args.level, prefix) for t in todays]
+    proofs = args.proof.split(",")
+    unknown = [p for p in proofs if p not in PROOFS]
+    if unknown:
+        sys.exit(f"--proof: {', '.join(unknown)} is not a proof (they are {', '.join(PROOFS)})")
+    results, todays = [], []
+    for proof in proofs:
+        prefix = PROOFS[proof]
+        found = [t for t in TODAYS if (args.data_dir / f"{prefix}_{t}.csv").exists()]
+        if not found:
+            sys.exit(f"no {prefix}_<today>.csv in {args.data_dir}")
+        for t in found:
+            results.append(one_today(t, args.data_dir, args.level, prefix))
+            if len(proofs) > 1:  # pooled: each today named with its proof
+                results[-1]["today"] = f"{proof}:{t}"
+            todays.append(results[-1]["today"])
     summary = summarise(results)
-    post_hoc = args.proof != HEADLINE
+    if args.calibrate:
+        rows = {m: [r for t in results for r in t["metrics"].get(m, {}).get("upgrades", [])] for m in METRICS}
+        rows["both"] = rows["write"] + rows["read"]
+        summary = {**summary, "new_campaign_sd": {m: new_campaign_sd(v) for m, v in rows.items() if v}}
+    post_hoc = proofs != [HEADLINE]
     if args.json:
         if post_hoc:  # marked, so the separate row is never read as the headline
             summary = {**summary, "post_hoc": True}
         print(json.dumps(summary if not args.details else {"summary": summary, "todays": results}, indent=1))
         return
     print(f"upgrades predicted from data at or below today ({', '.join(todays)}); "
-          f"{args.level:.0%} intervals, bottleneck model" + (f" (POST HOC: the {args.proof} proof's data, the "
+          f"{args.level:.0%} intervals, bottleneck model" + (f" (POST HOC: the {' and '.join(proofs)} proof{'s' * (len(proofs) > 1)}' data, the "
                                                               "form changed after they existed; not a clean test)"
                                                               if post_hoc else ""))
+    if args.calibrate:
+        print("another-campaign SD by maximum likelihood over these upgrades: " + ", ".join(
+            f"{m} {100 * v:.2f}%" for m, v in summary["new_campaign_sd"].items()))
     print(f"{'metric':<7} {'upgrades':>8} {'MAPE %':>7} {'coverage %':>10}  by stage                      best held")
     for metric, s in summary.items():
+        if metric not in METRICS:
+            continue
         stages = ", ".join(f"{k} {v:.0f}% ({s['runs_by_stage'][k]})" for k, v in s["coverage_by_stage"].items())
         print(f"{metric:<7} {s['upgrades']:>8} {s['mape']:>7.1f} {s['coverage']:>10.0f}  {stages:<30} "
               f"{'yes' if s['best_held'] else 'no'}")

@@ -129,3 +129,24 @@ def test_session_drift_is_eight_passes_of_the_three_todays_stated_as_measured() 
             row = (f"| {metric} | {means.mean():.2f} | {means.min():.2f}-{means.max():.2f} | "
                    f"{100 * np.sqrt(between) / means.mean():.2f}% | {100 * np.sqrt(within) / means.mean():.2f}% |")
             assert row in notes, row
+
+
+def test_the_another_campaign_term_is_what_the_earlier_proofs_give_and_the_fourth_needed_more() -> None:
+    """NEW_CAMPAIGN_SD is the maximum-likelihood SD the script recomputes over the first three proofs' upgrades
+    (as it was estimated, before the fourth); the fourth proof's own value is the one data/README.md states."""
+    from gluster_model.model.bottleneck import NEW_CAMPAIGN_SD
+
+    def calibrated(proofs: str) -> dict[str, Any]:
+        out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json",
+                              "--calibrate", "--proof", proofs], capture_output=True, text=True, check=True,
+                             timeout=300, cwd=ROOT).stdout
+        return json.loads(out)
+
+    earlier = calibrated("first,second,third")
+    assert earlier["post_hoc"] is True and earlier["write"]["upgrades"] == 54
+    assert earlier["new_campaign_sd"]["both"] == pytest.approx(NEW_CAMPAIGN_SD, abs=5e-5)
+    fourth = calibrated("fourth")["new_campaign_sd"]
+    notes = (ROOT / "data" / "README.md").read_text()
+    assert (f"would be {100 * fourth['write']:.1f}% (writes) and {100 * fourth['read']:.1f}% (reads), three times "
+            f"the {100 * NEW_CAMPAIGN_SD:.2f}%") in " ".join(notes.split())
+    assert fourth["both"] > 3 * NEW_CAMPAIGN_SD
