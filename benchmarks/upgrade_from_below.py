@@ -23,9 +23,9 @@ import argparse
 import json
 import math
 import sys
-from statistics import NormalDist
 import tempfile
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -231,9 +231,10 @@ def main() -> None:
             summary = {**summary, "post_hoc": True}
         print(json.dumps(summary if not args.details else {"summary": summary, "todays": results}, indent=1))
         return
+    whose = f"{', '.join(proofs[:-1])} and {proofs[-1]} proofs'" if len(proofs) > 1 else f"{proofs[0]} proof's"
     print(f"upgrades predicted from data at or below today ({', '.join(todays)}); "
-          f"{args.level:.0%} intervals, bottleneck model" + (f" (POST HOC: the {' and '.join(proofs)} proof{'s' * (len(proofs) > 1)}' data, the "
-                                                              "form changed after they existed; not a clean test)"
+          f"{args.level:.0%} intervals, bottleneck model" + (f" (POST HOC: the {whose} data, the form changed "
+                                                              "after they existed; not a clean test)"
                                                               if post_hoc else ""))
     if args.calibrate:
         print("another-campaign SD by maximum likelihood over these upgrades: " + ", ".join(
