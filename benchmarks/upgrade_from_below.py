@@ -25,7 +25,6 @@ import math
 import sys
 import tempfile
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -115,20 +114,19 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
             config.update({k: float(got[k].mean()) for k in MEASURED if k in got and k in config})
             predicted = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got),
                                    new_campaign=True)
-            conformal = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got))
             model = mf.model(m.metric, "bottleneck")
             stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
             mean = float(got[m.metric].mean())
             value, low, high = float(predicted.value[0]), float(predicted.low[0]), float(predicted.high[0])
+            # the conformal part alone (log half-width): the interval less the another-campaign term it adds to
+            term = model.new_campaign_q(level)  # type: ignore[attr-defined]
+            conformal_q = math.sqrt(max(math.log(high / value) ** 2 - term ** 2, 0.0))
             rows_out.append({"scenario": s.name, "basis": p.basis, "predicted": value, "low": low, "high": high,
                              "measured": mean, "trials": int(len(got)), "error_pct": (value / mean - 1) * 100,
                              "inside": bool(low <= mean <= high), "stage": stage, "price": s.price,
                              "measured_gain": mean - base_mean, "predicted_gain": p.delta, "rank": p.rank,
                              "nominal": p.value, "bound": p.bound, "bound_stage": p.bound_stage,
-                             "binds_after": p.binds_after,
-                             # the conformal part alone, as a log SD (what the another-campaign term adds to)
-                             "conformal_sd": math.log(float(conformal.high[0]) / value) / NormalDist().inv_cdf(
-                                 0.5 + level / 2)})
+                             "binds_after": p.binds_after, "conformal_q": conformal_q})
         eligible = [r for r in rows_out if r["basis"] != "extrapolated" and r["price"]]
         gains = [r for r in eligible if r["measured_gain"] > 0]
         measured_best = max(gains, key=lambda r: r["measured_gain"] / r["price"])["scenario"] if gains else None
@@ -174,14 +172,16 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def new_campaign_sd(rows: list[dict[str, Any]]) -> float:
+def new_campaign_sd(rows: list[dict[str, Any]], level: float) -> float:
     """The maximum-likelihood SD of the another-campaign term (model/bottleneck.py) over ``rows``: each log error
-    ln(measured / predicted) taken as normal with variance conformal_sd² + sd² (a variance component beside the
-    conformal part; Searle, Casella & McCulloch 1992, ch. 6)."""
+    ln(measured / predicted) taken as normal with variance (conformal_q / z)² + sd², z the normal quantile of
+    the rows' ``level`` (a variance component beside the conformal part; Searle, Casella & McCulloch 1992,
+    ch. 6)."""
     from scipy.optimize import minimize_scalar
+    from scipy.stats import norm
 
     err = np.log(np.array([r["measured"] / r["predicted"] for r in rows]))
-    base = np.array([r["conformal_sd"] for r in rows]) ** 2
+    base = (np.array([r["conformal_q"] for r in rows]) / float(norm.ppf(0.5 + level / 2))) ** 2
 
     def nll(log_sd: float) -> float:
         var = base + math.exp(2 * log_sd)
@@ -224,7 +224,7 @@ def main() -> None:
     if args.calibrate:
         rows = {m: [r for t in results for r in t["metrics"].get(m, {}).get("upgrades", [])] for m in METRICS}
         rows["both"] = rows["write"] + rows["read"]
-        summary = {**summary, "new_campaign_sd": {m: new_campaign_sd(v) for m, v in rows.items() if v}}
+        summary = {**summary, "new_campaign_sd": {m: new_campaign_sd(v, args.level) for m, v in rows.items() if v}}
     post_hoc = proofs != [HEADLINE]
     if args.json:
         if post_hoc:  # marked, so the separate row is never read as the headline
