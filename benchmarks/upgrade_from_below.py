@@ -10,8 +10,9 @@ largest predicted gain per price among the candidates it would rank). Intervals 
 each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
 model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
-With ``--calibrate`` it also prints the maximum-likelihood SD of the another-campaign term over the upgrades
-(``--proof first,second,third --calibrate``: how NEW_CAMPAIGN_SD in model/bottleneck.py was estimated).
+With ``--calibrate`` it also prints the maximum-likelihood estimates of the another-campaign term over the upgrades
+(``--proof first,second,third,fourth --calibrate``: how NEW_CAMPAIGN_PER_LOAD and NEW_CAMPAIGN_SD in
+model/bottleneck.py were estimated).
 
 Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--calibrate]
      [--proof third | first,second,third]
@@ -34,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
 # The shipped proofs' file prefixes: the fourth (collected after the form was last fixed: the headline), the
 # third, second and first (each a row of its own; data/README.md says what changed after each).
-PROOFS = {"fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third", "second": "upgrade_proof",
+PROOFS = {"fifth": "upgrade_proof_fifth", "fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third", "second": "upgrade_proof",
           "first": "upgrade_proof_first"}
 # Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's todays are its own.
-WHATIF = {"upgrade_proof_fourth": "whatif_fourth"}
+WHATIF = {"upgrade_proof_fifth": "whatif_fifth", "upgrade_proof_fourth": "whatif_fourth"}
 HEADLINE = "fourth"
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
@@ -119,14 +120,15 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
             mean = float(got[m.metric].mean())
             value, low, high = float(predicted.value[0]), float(predicted.low[0]), float(predicted.high[0])
             # the conformal part alone (log half-width): the interval less the another-campaign term it adds to
-            term = model.new_campaign_q(level)  # type: ignore[attr-defined]
+            term = float(model.new_campaign_q(config_columns([config]), level)[0])  # type: ignore[attr-defined]
             conformal_q = math.sqrt(max(math.log(high / value) ** 2 - term ** 2, 0.0))
+            load = value / float(config["cpu_score"]) if config.get("cpu_score") else math.nan
             rows_out.append({"scenario": s.name, "basis": p.basis, "predicted": value, "low": low, "high": high,
                              "measured": mean, "trials": int(len(got)), "error_pct": (value / mean - 1) * 100,
                              "inside": bool(low <= mean <= high), "stage": stage, "price": s.price,
                              "measured_gain": mean - base_mean, "predicted_gain": p.delta, "rank": p.rank,
                              "nominal": p.value, "bound": p.bound, "bound_stage": p.bound_stage,
-                             "binds_after": p.binds_after, "conformal_q": conformal_q})
+                             "binds_after": p.binds_after, "conformal_q": conformal_q, "load": load})
         eligible = [r for r in rows_out if r["basis"] != "extrapolated" and r["price"]]
         gains = [r for r in eligible if r["measured_gain"] > 0]
         measured_best = max(gains, key=lambda r: r["measured_gain"] / r["price"])["scenario"] if gains else None
@@ -172,22 +174,30 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def new_campaign_sd(rows: list[dict[str, Any]], level: float) -> float:
-    """The maximum-likelihood SD of the another-campaign term (model/bottleneck.py) over ``rows``: each log error
-    ln(measured / predicted) taken as normal with variance (conformal_q / z)² + sd², z the normal quantile of
-    the rows' ``level`` (a variance component beside the conformal part; Searle, Casella & McCulloch 1992,
-    ch. 6)."""
+def new_campaign_fit(rows: list[dict[str, Any]], level: float) -> dict[str, float]:
+    """Maximum-likelihood estimates of the another-campaign term (model/bottleneck.py) over ``rows``: each log
+    error ln(measured / predicted) taken as normal with variance (conformal_q / z)² + s², z the normal quantile
+    of the rows' ``level``, and s either a constant (``sd``) or ``per_load`` times the row's CPU load (predicted
+    MB/s over its CPU score); with each one's log-likelihood (a variance component beside the conformal part, a
+    variance function of the load; Searle, Casella & McCulloch 1992, ch. 6; Carroll & Ruppert 1988, ch. 3)."""
     from scipy.optimize import minimize_scalar
     from scipy.stats import norm
 
     err = np.log(np.array([r["measured"] / r["predicted"] for r in rows]))
     base = (np.array([r["conformal_q"] for r in rows]) / float(norm.ppf(0.5 + level / 2))) ** 2
+    load = np.array([r["load"] for r in rows])
+    out: dict[str, float] = {}
+    for name, scale in (("sd", np.ones(len(rows))), ("per_load", load)):
+        if not np.isfinite(scale).all():
+            continue
 
-    def nll(log_sd: float) -> float:
-        var = base + math.exp(2 * log_sd)
-        return float(np.sum(0.5 * np.log(var) + 0.5 * err ** 2 / var))
+        def nll(log_s: float, scale: np.ndarray = scale) -> float:
+            var = base + (math.exp(log_s) * scale) ** 2
+            return float(np.sum(0.5 * np.log(2 * math.pi * var) + 0.5 * err ** 2 / var))
 
-    return float(math.exp(minimize_scalar(nll, bounds=(math.log(1e-5), math.log(0.2)), method="bounded").x))
+        best = minimize_scalar(nll, bounds=(math.log(1e-5), math.log(0.5)), method="bounded")
+        out[name], out[f"{name}_loglik"] = float(math.exp(best.x)), -float(best.fun)
+    return out
 
 
 def main() -> None:
@@ -202,8 +212,9 @@ def main() -> None:
                     "never the headline: the form changed after they existed, and was estimated on them); several "
                     "joined by commas are pooled")
     ap.add_argument("--calibrate", action="store_true",
-                    help="also print the maximum-likelihood SD of the another-campaign term over these upgrades "
-                    "(per metric and both), as NEW_CAMPAIGN_SD was estimated on first,second,third")
+                    help="also print the maximum-likelihood estimates of the another-campaign term over these "
+                    "upgrades (per metric and both), as NEW_CAMPAIGN_PER_LOAD and NEW_CAMPAIGN_SD were estimated on "
+                    "first,second,third,fourth")
     args = ap.parse_args()
     proofs = args.proof.split(",")
     unknown = [p for p in proofs if p not in PROOFS]
@@ -224,7 +235,7 @@ def main() -> None:
     if args.calibrate:
         rows = {m: [r for t in results for r in t["metrics"].get(m, {}).get("upgrades", [])] for m in METRICS}
         rows["both"] = rows["write"] + rows["read"]
-        summary = {**summary, "new_campaign_sd": {m: new_campaign_sd(v, args.level) for m, v in rows.items() if v}}
+        summary = {**summary, "new_campaign": {m: new_campaign_fit(v, args.level) for m, v in rows.items() if v}}
     post_hoc = proofs != [HEADLINE]
     if args.json:
         if post_hoc:  # marked, so the separate row is never read as the headline
@@ -237,8 +248,10 @@ def main() -> None:
                                                               "after they existed; not a clean test)"
                                                               if post_hoc else ""))
     if args.calibrate:
-        print("another-campaign SD by maximum likelihood over these upgrades: " + ", ".join(
-            f"{m} {100 * v:.2f}%" for m, v in summary["new_campaign_sd"].items()))
+        print("another-campaign term by maximum likelihood over these upgrades, per unit of CPU load (constant SD; "
+              "log-likelihoods): " + ", ".join(
+                  f"{m} {100 * v['per_load']:.2f}% ({100 * v['sd']:.2f}%; {v['per_load_loglik']:.1f} vs "
+                  f"{v['sd_loglik']:.1f})" for m, v in summary["new_campaign"].items()))
     print(f"{'metric':<7} {'upgrades':>8} {'MAPE %':>7} {'coverage %':>10}  by stage                      best held")
     for metric, s in summary.items():
         if metric not in METRICS:

@@ -5,7 +5,8 @@
 # them with `glmodel export` for data/ (benchmarks/upgrade_from_below.py reads the exported tables).
 #   bash benchmarks/upgrade_proof_collect.sh [OUT-DIR] [TODAY...]
 # PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second);
-# PLAN=.../plan_fourth.yaml WHATIF=experiments/upgrade_proof/whatif_fourth for the fourth.
+# PLAN=.../plan_fourth.yaml WHATIF=experiments/upgrade_proof/whatif_fourth for the fourth (plan_fifth.yaml and
+# whatif_fifth for the fifth).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-upgrade-proof}

@@ -39,13 +39,18 @@ data's, at hardware beyond the data's (an upgrade). Leave-one-setting-out residu
 own shift is shared by all its settings, and an upgrade moves a stage's capacity, or the gap to the next stage,
 past any setting below today (on the lab a stage near the crossover dragged the one that limits by about 0.4%,
 and the drag went with the upgrade). Below today neither shows, so one campaign cannot estimate it; the lab's
-upgrade proofs measured it. With ``new_campaign`` the interval adds a log-normal term of SD ``new_campaign_sd``
-in quadrature (a variance component, as the model's error at a setting is): its maximum-likelihood estimate
-over the 108 upgrades of the first three proofs, given each one's conformal width, was 0.46% (writes 0.47%,
-reads 0.45%). It is a floor measured on a quiet lab, and it was too small for the fourth proof, collected after
-it was fixed on faster todays: there the same estimate gave 1.5%, from a new setting's link measured 6% low
-(the prediction follows the measured capacity; nothing here holds that measurement's error) and campaigns up to 1.6%
-apart at those rates (data/README.md, "The fourth proof").
+upgrade proofs measured it. With ``new_campaign`` the interval adds a log-normal term in quadrature (a variance
+component, as the model's error at a setting is) whose SD grows with the load the answer puts on the CPU:
+``new_campaign_per_load · y / cpu_score`` (y the predicted MB/s, ``cpu_score`` the slowest host's one-core
+SHA-256 MB/s). Why the load: the I/O path (FUSE, the client and brick processes, the network stack) spends CPU
+in proportion to the rate, and the nearer a run is to what the CPU can give it, the more it depends on what
+else the CPU does in that campaign, which no campaign below today sees. On the lab's four proofs the needed term
+followed it: the fourth (rates 1.25x the third's, measured on a machine whose CPU score had fallen from ~335 to
+~225) needed 1.5% where the first three needed 0.46% as a constant, while the per-load coefficient estimated on
+the first three alone (3.3%) and on the fourth alone (4.0%) agree. ``NEW_CAMPAIGN_PER_LOAD`` is its
+maximum-likelihood estimate over all 144 upgrades given each one's conformal width (a constant SD instead fits
+them worse: log-likelihood 505 against 539, and the two together put all the weight on the load). Where a row
+has no CPU score, the constant ``new_campaign_sd`` (its own estimate over the same upgrades) serves.
 
 References
 ----------
@@ -57,6 +62,8 @@ Barber, R. F., Candès, E. J., Ramdas, A., Tibshirani, R. J. (2021), "Predictive
 *Ann. Statist.* 49(1) (leave-one-out residuals for conformal intervals).
 Papadopoulos, H., Gammerman, A., Vovk, V. (2008), "Normalized nonconformity measures for regression conformal
 prediction", *Proc. IASTED AIA*, 64–69 (a score divided by each example's expected spread).
+Carroll, R. J., Ruppert, D. (1988), *Transformation and Weighting in Regression*, Chapman & Hall, ch. 3 (a
+variance function of the mean, its parameter by maximum likelihood).
 Searle, S. R., Casella, G., McCulloch, C. E. (1992), *Variance Components*, Wiley, ch. 3 (the one-way random
 effects model: between and within variance from group means and within-group spread).
 Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
@@ -70,7 +77,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .columns import Columns, n_rows
+from .columns import Columns, n_rows, numbers
 from .features import Schema, Term, design_matrix, main_effect_terms
 from .physics import STAGES, stages
 from .groups import GROUP, cv_groups
@@ -88,9 +95,12 @@ RESOURCE_STAGES: dict[str, tuple[int, ...]] = {"network_gbps": (0, 1), "disk_rea
                                                "disk_write_mbps": (2,)}
 LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
 # The error of a prediction measured in another campaign at hardware beyond the data's, beyond what the
-# conformal part holds (log SD; module docstring "Another campaign"): maximum likelihood over the 108 upgrades of
-# the lab's first three upgrade proofs (data/README.md), fixed before the fourth; it undercovered the fourth.
-NEW_CAMPAIGN_SD = 0.0046
+# conformal part holds (module docstring "Another campaign"): log SD per unit of CPU load (predicted MB/s over the
+# CPU score), maximum likelihood over the 144 upgrades of the lab's first four upgrade proofs (data/README.md),
+# fixed before the fifth; and the constant log SD that serves a row without a CPU score (the same estimate with
+# a constant SD). The first three proofs alone gave a constant 0.46%, which undercovered the fourth.
+NEW_CAMPAIGN_PER_LOAD = 0.0366
+NEW_CAMPAIGN_SD = 0.0098
 MIN_CALIBRATION_SETTINGS = 3  # fewer settings bound at a stage than this: that stage takes the pooled quantile
 _MAX_ROUNDS = 50
 
@@ -122,7 +132,8 @@ class BottleneckModel:
     coef: list[float]  # main effects, on columns centred at ``centre``
     centre: list[float]
     quantiles: dict[str, dict[str, float]] = field(default_factory=dict)  # stage (or "all") -> level -> q
-    new_campaign_sd: float = NEW_CAMPAIGN_SD  # log SD added for an answer measured in another campaign
+    new_campaign_per_load: float = NEW_CAMPAIGN_PER_LOAD  # log SD per unit of CPU load, another campaign
+    new_campaign_sd: float = NEW_CAMPAIGN_SD  # the same where a row has no CPU score: a constant log SD
 
     @property
     def n_params(self) -> int:
@@ -163,11 +174,20 @@ class BottleneckModel:
     def quantile(self, stage: str, level: float, trials: float = 1) -> float:
         return lookup(self.quantiles, stage, level, trials)
 
-    def new_campaign_q(self, level: float) -> float:
-        """The half-width (log) at ``level`` of the another-campaign term (module docstring)."""
+    def new_campaign_q(self, frame: Columns, level: float) -> np.ndarray:
+        """Each row's half-width (log) at ``level`` of the another-campaign term (module docstring): its SD is
+        ``new_campaign_per_load`` times the row's CPU load (predicted MB/s over its CPU score), or the constant
+        ``new_campaign_sd`` where the row has no CPU score."""
+        import numpy as np
         from scipy.stats import norm
 
-        return float(norm.ppf(0.5 + level / 2)) * self.new_campaign_sd
+        yhat = self.predict(frame)
+        cpu = numbers(frame, "cpu_score") if "cpu_score" in frame else np.full(len(yhat), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sd = np.where(np.isfinite(cpu) & (cpu > 0), self.new_campaign_per_load * yhat / cpu,
+                          self.new_campaign_sd)
+        out: np.ndarray = float(norm.ppf(0.5 + level / 2)) * sd
+        return out
 
     def interval(self, frame: Columns, level: float = 0.9, trials: float = 1, new_campaign: bool = False
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +198,7 @@ class BottleneckModel:
         yhat = self.predict(frame)
         q = np.array([self.quantile(STAGES[s], level, trials) for s in self.binding(frame)])
         if new_campaign:
-            q = np.sqrt(q ** 2 + self.new_campaign_q(level) ** 2)
+            q = np.sqrt(q ** 2 + self.new_campaign_q(frame, level) ** 2)
         return yhat * np.exp(-q), yhat * np.exp(q)
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
@@ -200,7 +220,7 @@ class BottleneckModel:
         else:
             width = np.array([self.quantile(s, level, math.inf) for s in stage])
         if new_campaign:
-            width = np.sqrt(width ** 2 + self.new_campaign_q(level) ** 2)
+            width = np.sqrt(width ** 2 + self.new_campaign_q(frame, level) ** 2)
         d = yhat - yhat[0]
         low, high = yhat * np.exp(-width) - yhat[0], yhat * np.exp(width) - yhat[0]
         low[0] = high[0] = 0.0
@@ -211,7 +231,8 @@ class BottleneckModel:
         return {"type": "bottleneck", "name": self.name, "metric": self.metric,
                 "terms": [t.to_json() for t in self.terms], "log_eff": list(self.log_eff),
                 "assumed": list(self.assumed), "coef": list(self.coef), "centre": list(self.centre),
-                "quantiles": self.quantiles, "new_campaign_sd": self.new_campaign_sd}
+                "quantiles": self.quantiles, "new_campaign_per_load": self.new_campaign_per_load,
+                "new_campaign_sd": self.new_campaign_sd}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BottleneckModel:
@@ -229,13 +250,15 @@ class BottleneckModel:
                 raise ValueError("a parameter is not a finite number")
             metric = str(d["metric"])
             new_campaign_sd = float(d.get("new_campaign_sd", NEW_CAMPAIGN_SD))
-            if not 0 <= new_campaign_sd < 1:
-                raise ValueError(f"new_campaign_sd {new_campaign_sd} is not a log SD in [0, 1)")
+            per_load = float(d.get("new_campaign_per_load", NEW_CAMPAIGN_PER_LOAD))
+            for key, value in (("new_campaign_sd", new_campaign_sd), ("new_campaign_per_load", per_load)):
+                if not 0 <= value < 1:
+                    raise ValueError(f"{key} {value} is not a log SD in [0, 1)")
         except (KeyError, TypeError, ValueError) as exc:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   new_campaign_sd)
+                   per_load, new_campaign_sd)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------

@@ -246,26 +246,40 @@ def test_a_measured_input_the_design_never_moved_is_left_out_as_noise() -> None:
 
 
 def test_an_answer_measured_in_another_campaign_adds_its_term_in_quadrature() -> None:
-    """The another-campaign term (model/bottleneck.py) widens each row's log half-width to sqrt(q² + (z·sd)²),
-    for the value and for each change but row 0's; the model file keeps its SD, and refuses one that is not a
-    log SD."""
+    """The another-campaign term (model/bottleneck.py) widens each row's log half-width to sqrt(q² + (z·s)²), s
+    the per-load coefficient times the row's predicted MB/s over its CPU score (the constant SD where the row has
+    none), for the value and for each change but row 0's; the model file keeps both, and refuses one that is not
+    a log SD."""
     from scipy.stats import norm
 
     rng = np.random.default_rng(6)
     model = fitted(below_today(0.4, 40, rng))
     frame = below_today(0.4, 40, rng).iloc[[0, 1, 3]].reset_index(drop=True)
+    frame["cpu_score"] = [300.0, 150.0, 600.0]
     lo, hi = model.interval(frame, 0.9, trials=3)
     lo2, hi2 = model.interval(frame, 0.9, trials=3, new_campaign=True)
     z = float(norm.ppf(0.95))
-    q, q2 = np.log(hi / model.predict(frame)), np.log(hi2 / model.predict(frame))
-    np.testing.assert_allclose(q2, np.sqrt(q ** 2 + (z * model.new_campaign_sd) ** 2))
-    assert model.new_campaign_sd > 0 and (q2 > q).all()
+    yhat = model.predict(frame)
+    q, q2 = np.log(hi / yhat), np.log(hi2 / yhat)
+    sd = model.new_campaign_per_load * yhat / frame["cpu_score"].to_numpy()
+    np.testing.assert_allclose(q2, np.sqrt(q ** 2 + (z * sd) ** 2))
+    assert model.new_campaign_per_load > 0 and (q2 > q).all()
+    # twice the load (half the CPU score at the same rate) doubles the term
+    half = frame.assign(cpu_score=frame["cpu_score"] / 2)
+    np.testing.assert_allclose(model.new_campaign_q(half, 0.9), 2 * model.new_campaign_q(frame, 0.9))
+    # no CPU score: the constant SD
+    unscored = frame.assign(cpu_score=np.nan)
+    np.testing.assert_allclose(model.new_campaign_q(unscored, 0.9), z * model.new_campaign_sd)
+    np.testing.assert_allclose(model.new_campaign_q(frame.drop(columns="cpu_score"), 0.9), z * model.new_campaign_sd)
     _, dlo, dhi = model.difference(frame, 0.9)
     _, dlo2, dhi2 = model.difference(frame, 0.9, new_campaign=True)
     assert dlo2[0] == dhi2[0] == 0.0 and (dhi2[1:] - dlo2[1:] > dhi[1:] - dlo[1:]).all()
-    again = BottleneckModel.from_json(json.loads(json.dumps(model.to_json() | {"new_campaign_sd": 0.01})))
-    assert again.new_campaign_sd == 0.01
-    assert BottleneckModel.from_json({k: v for k, v in model.to_json().items() if k != "new_campaign_sd"}
-                                     ).new_campaign_sd == model.new_campaign_sd  # a file from before the term
-    with pytest.raises(GlmodelError, match="not a log SD"):
-        BottleneckModel.from_json(model.to_json() | {"new_campaign_sd": -0.1})
+    again = BottleneckModel.from_json(json.loads(json.dumps(model.to_json() | {"new_campaign_sd": 0.01,
+                                                                               "new_campaign_per_load": 0.02})))
+    assert (again.new_campaign_sd, again.new_campaign_per_load) == (0.01, 0.02)
+    older = {k: v for k, v in model.to_json().items() if k not in ("new_campaign_sd", "new_campaign_per_load")}
+    back = BottleneckModel.from_json(older)  # a file from before the term
+    assert (back.new_campaign_sd, back.new_campaign_per_load) == (model.new_campaign_sd, model.new_campaign_per_load)
+    for key in ("new_campaign_sd", "new_campaign_per_load"):
+        with pytest.raises(GlmodelError, match=f"{key} .* not a log SD"):
+            BottleneckModel.from_json(model.to_json() | {key: -0.1})
