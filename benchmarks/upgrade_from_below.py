@@ -33,13 +33,14 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
-# The shipped proofs' file prefixes: the fourth (collected after the form was last fixed: the headline), the
+# The shipped proofs' file prefixes: the fifth (collected after the form was last fixed: the headline), the fourth,
 # third, second and first (each a row of its own; data/README.md says what changed after each).
-PROOFS = {"fifth": "upgrade_proof_fifth", "fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third", "second": "upgrade_proof",
-          "first": "upgrade_proof_first"}
-# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's todays are its own.
+PROOFS = {"fifth": "upgrade_proof_fifth", "fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third",
+          "second": "upgrade_proof", "first": "upgrade_proof_first"}
+# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's and fifth's todays are
+# their own.
 WHATIF = {"upgrade_proof_fifth": "whatif_fifth", "upgrade_proof_fourth": "whatif_fourth"}
-HEADLINE = "fourth"
+HEADLINE = "fifth"
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 
@@ -208,9 +209,9 @@ def main() -> None:
     ap.add_argument("--details", action="store_true", help="also print every upgrade's row")
     ap.add_argument("--proof", default=HEADLINE,
                     help=f"{HEADLINE}: the proof collected after the model's form was last fixed (the headline); "
-                    "third, second, first: the earlier proofs' data recomputed with today's form (separate rows, "
-                    "never the headline: the form changed after they existed, and was estimated on them); several "
-                    "joined by commas are pooled")
+                    "fourth, third, second, first: the earlier proofs' data recomputed with today's form (separate "
+                    "rows, never the headline: the form changed after they existed, and was estimated on them); "
+                    "several joined by commas are pooled")
     ap.add_argument("--calibrate", action="store_true",
                     help="also print the maximum-likelihood estimates of the another-campaign term over these "
                     "upgrades (per metric and both), as NEW_CAMPAIGN_PER_LOAD and NEW_CAMPAIGN_SD were estimated on "
@@ -242,7 +243,8 @@ def main() -> None:
             summary = {**summary, "post_hoc": True}
         print(json.dumps(summary if not args.details else {"summary": summary, "todays": results}, indent=1))
         return
-    whose = f"{', '.join(proofs[:-1])} and {proofs[-1]} proofs'" if len(proofs) > 1 else f"{proofs[0]} proof's"
+    earlier = [p for p in proofs if p != HEADLINE]  # the proofs whose data existed before the form was fixed
+    whose = f"{', '.join(earlier[:-1])} and {earlier[-1]} proofs'" if len(earlier) > 1 else f"{earlier[0]} proof's"
     print(f"upgrades predicted from data at or below today ({', '.join(todays)}); "
           f"{args.level:.0%} intervals, bottleneck model" + (f" (POST HOC: the {whose} data, the form changed "
                                                               "after they existed; not a clean test)"
