@@ -117,13 +117,14 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
             predicted = mf.predict([config], level, metric=m.metric, use="bottleneck", trials=len(got),
                                    new_campaign=True)
             model = mf.model(m.metric, "bottleneck")
-            stage = STAGES[int(model.binding(with_derived(config_columns([config]), m.metric))[0])]  # type: ignore[attr-defined]
+            cols = with_derived(config_columns([config]), m.metric)
+            stage = STAGES[int(model.binding(cols)[0])]  # type: ignore[attr-defined]
             mean = float(got[m.metric].mean())
             value, low, high = float(predicted.value[0]), float(predicted.low[0]), float(predicted.high[0])
             # the conformal part alone (log half-width): the interval less the another-campaign term it adds to
-            term = float(model.new_campaign_q(config_columns([config]), level)[0])  # type: ignore[attr-defined]
+            term = float(model.new_campaign_q(cols, level)[0])  # type: ignore[attr-defined]
             conformal_q = math.sqrt(max(math.log(high / value) ** 2 - term ** 2, 0.0))
-            load = value / float(config["cpu_score"]) if config.get("cpu_score") else math.nan
+            load = float(model.cpu_load(cols)[0])  # type: ignore[attr-defined]
             rows_out.append({"scenario": s.name, "basis": p.basis, "predicted": value, "low": low, "high": high,
                              "measured": mean, "trials": int(len(got)), "error_pct": (value / mean - 1) * 100,
                              "inside": bool(low <= mean <= high), "stage": stage, "price": s.price,
@@ -244,7 +245,8 @@ def main() -> None:
         print(json.dumps(summary if not args.details else {"summary": summary, "todays": results}, indent=1))
         return
     earlier = [p for p in proofs if p != HEADLINE]  # the proofs whose data existed before the form was fixed
-    whose = f"{', '.join(earlier[:-1])} and {earlier[-1]} proofs'" if len(earlier) > 1 else f"{earlier[0]} proof's"
+    whose = (f"{', '.join(earlier[:-1])} and {earlier[-1]} proofs'" if len(earlier) > 1
+             else f"{''.join(earlier)} proof's")
     print(f"upgrades predicted from data at or below today ({', '.join(todays)}); "
           f"{args.level:.0%} intervals, bottleneck model" + (f" (POST HOC: the {whose} data, the form changed "
                                                               "after they existed; not a clean test)"

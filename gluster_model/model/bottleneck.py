@@ -177,18 +177,26 @@ class BottleneckModel:
     def quantile(self, stage: str, level: float, trials: float = 1) -> float:
         return lookup(self.quantiles, stage, level, trials)
 
-    def new_campaign_q(self, frame: Columns, level: float) -> np.ndarray:
+    def cpu_load(self, frame: Columns, yhat: np.ndarray | None = None) -> np.ndarray:
+        """Each row's CPU load: its predicted MB/s (``yhat``, predicted here if not given) over its CPU score;
+        NaN where the row has no CPU score."""
+        import numpy as np
+
+        yhat = self.predict(frame) if yhat is None else yhat
+        cpu = numbers(frame, "cpu_score") if "cpu_score" in frame else np.full(len(yhat), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: np.ndarray = np.where(np.isfinite(cpu) & (cpu > 0), yhat / cpu, np.nan)
+        return out
+
+    def new_campaign_q(self, frame: Columns, level: float, yhat: np.ndarray | None = None) -> np.ndarray:
         """Each row's half-width (log) at ``level`` of the another-campaign term (module docstring): its SD is
-        ``new_campaign_per_load`` times the row's CPU load (predicted MB/s over its CPU score), or the constant
-        ``new_campaign_sd`` where the row has no CPU score."""
+        ``new_campaign_per_load`` times the row's ``cpu_load``, or the constant ``new_campaign_sd`` where the
+        row has no CPU score."""
         import numpy as np
         from scipy.stats import norm
 
-        yhat = self.predict(frame)
-        cpu = numbers(frame, "cpu_score") if "cpu_score" in frame else np.full(len(yhat), np.nan)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sd = np.where(np.isfinite(cpu) & (cpu > 0), self.new_campaign_per_load * yhat / cpu,
-                          self.new_campaign_sd)
+        load = self.cpu_load(frame, yhat)
+        sd = np.where(np.isfinite(load), self.new_campaign_per_load * load, self.new_campaign_sd)
         out: np.ndarray = float(norm.ppf(0.5 + level / 2)) * sd
         return out
 
@@ -201,7 +209,7 @@ class BottleneckModel:
         yhat = self.predict(frame)
         q = np.array([self.quantile(STAGES[s], level, trials) for s in self.binding(frame)])
         if new_campaign:
-            q = np.sqrt(q ** 2 + self.new_campaign_q(frame, level) ** 2)
+            q = np.sqrt(q ** 2 + self.new_campaign_q(frame, level, yhat) ** 2)
         return yhat * np.exp(-q), yhat * np.exp(q)
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
@@ -223,7 +231,7 @@ class BottleneckModel:
         else:
             width = np.array([self.quantile(s, level, math.inf) for s in stage])
         if new_campaign:
-            width = np.sqrt(width ** 2 + self.new_campaign_q(frame, level) ** 2)
+            width = np.sqrt(width ** 2 + self.new_campaign_q(frame, level, yhat) ** 2)
         d = yhat - yhat[0]
         low, high = yhat * np.exp(-width) - yhat[0], yhat * np.exp(width) - yhat[0]
         low[0] = high[0] = 0.0
