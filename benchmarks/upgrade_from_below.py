@@ -10,9 +10,9 @@ largest predicted gain per price among the candidates it would rank). Intervals 
 each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
 model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
-With ``--calibrate`` it also prints the maximum-likelihood estimates of the another-campaign term over the upgrades
-(``--proof first,second,third,fourth --calibrate``: how NEW_CAMPAIGN_PER_LOAD and NEW_CAMPAIGN_SD in
-model/bottleneck.py were estimated).
+With ``--calibrate`` it also prints the another-campaign term calibrated for coverage over the upgrades, beside its
+maximum-likelihood estimates (``--proof first,second,third,fourth,fifth --calibrate``: how NEW_CAMPAIGN_SD in
+model/bottleneck.py was set; ``--proof first,second,third,fourth``: how the fifth proof's per-load form was).
 
 Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--calibrate]
      [--proof third | first,second,third]
@@ -177,18 +177,26 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def new_campaign_fit(rows: list[dict[str, Any]], level: float) -> dict[str, float]:
-    """Maximum-likelihood estimates of the another-campaign term (model/bottleneck.py) over ``rows``: each log
-    error ln(measured / predicted) taken as normal with variance (conformal_q / z)² + s², z the normal quantile
-    of the rows' ``level``, and s either a constant (``sd``) or ``per_load`` times the row's CPU load (predicted
-    MB/s over its CPU score); with each one's log-likelihood (a variance component beside the conformal part, a
-    variance function of the load; Searle, Casella & McCulloch 1992, ch. 6; Carroll & Ruppert 1988, ch. 3)."""
+    """The another-campaign term (model/bottleneck.py) over ``rows``, each a log error ln(measured / predicted)
+    with its conformal half-width ``conformal_q`` at ``level``.
+
+    ``conformal``: the constant SD calibrated for coverage, the smallest that puts ceil(level (n + 1)) rows inside
+    sqrt(conformal_q² + (z s)²), z the normal quantile of ``level`` (the split-conformal rank, Lei et al. 2018,
+    applied to the term: each row needs s_i = sqrt(max(err² - conformal_q², 0)) / z). Beside it the
+    maximum-likelihood estimates, each error taken as normal with variance (conformal_q / z)² + s², s either a
+    constant (``sd``) or ``per_load`` times the row's CPU load (predicted MB/s over its CPU score), with each one's
+    log-likelihood (a variance component beside the conformal part, a variance function of the load; Searle,
+    Casella & McCulloch 1992, ch. 6; Carroll & Ruppert 1988, ch. 3)."""
     from scipy.optimize import minimize_scalar
     from scipy.stats import norm
 
+    z = float(norm.ppf(0.5 + level / 2))
     err = np.log(np.array([r["measured"] / r["predicted"] for r in rows]))
-    base = (np.array([r["conformal_q"] for r in rows]) / float(norm.ppf(0.5 + level / 2))) ** 2
+    cq = np.array([r["conformal_q"] for r in rows])
+    base = (cq / z) ** 2
     load = np.array([r["load"] for r in rows])
-    out: dict[str, float] = {}
+    need = np.sort(np.sqrt(np.maximum(err ** 2 - cq ** 2, 0.0)) / z)
+    out: dict[str, float] = {"conformal": float(need[min(math.ceil(level * (len(rows) + 1)), len(rows)) - 1])}
     for name, scale in (("sd", np.ones(len(rows))), ("per_load", load)):
         if not np.isfinite(scale).all():
             continue
@@ -214,9 +222,9 @@ def main() -> None:
                     "rows, never the headline: the form changed after they existed, and was estimated on them); "
                     "several joined by commas are pooled")
     ap.add_argument("--calibrate", action="store_true",
-                    help="also print the maximum-likelihood estimates of the another-campaign term over these "
-                    "upgrades (per metric and both), as NEW_CAMPAIGN_PER_LOAD and NEW_CAMPAIGN_SD were estimated on "
-                    "first,second,third,fourth")
+                    help="also print the another-campaign term calibrated for coverage over these upgrades, and its "
+                    "maximum-likelihood estimates (per metric and both), as NEW_CAMPAIGN_SD was set on "
+                    "first,second,third,fourth,fifth")
     args = ap.parse_args()
     proofs = args.proof.split(",")
     unknown = [p for p in proofs if p not in PROOFS]
@@ -252,10 +260,10 @@ def main() -> None:
                                                               "after they existed; not a clean test)"
                                                               if post_hoc else ""))
     if args.calibrate:
-        print("another-campaign term by maximum likelihood over these upgrades, per unit of CPU load (constant SD; "
-              "log-likelihoods): " + ", ".join(
-                  f"{m} {100 * v['per_load']:.2f}% ({100 * v['sd']:.2f}%; {v['per_load_loglik']:.1f} vs "
-                  f"{v['sd_loglik']:.1f})" for m, v in summary["new_campaign"].items()))
+        print("another-campaign term over these upgrades, calibrated for coverage (by maximum likelihood: constant "
+              "SD, per unit of CPU load; log-likelihoods): " + ", ".join(
+                  f"{m} {100 * v['conformal']:.2f}% ({100 * v['sd']:.2f}%, {100 * v['per_load']:.2f}%; "
+                  f"{v['sd_loglik']:.1f}, {v['per_load_loglik']:.1f})" for m, v in summary["new_campaign"].items()))
     print(f"{'metric':<7} {'upgrades':>8} {'MAPE %':>7} {'coverage %':>10}  by stage                      best held")
     for metric, s in summary.items():
         if metric not in METRICS:

@@ -6,7 +6,7 @@
 #   bash benchmarks/upgrade_proof_collect.sh [OUT-DIR] [TODAY...]
 # PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second);
 # PLAN=.../plan_fourth.yaml WHATIF=experiments/upgrade_proof/whatif_fourth for the fourth (plan_fifth.yaml and
-# whatif_fifth for the fifth).
+# whatif_fifth for the fifth, plan_sixth.yaml and whatif_sixth for the sixth).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-upgrade-proof}

@@ -246,11 +246,15 @@ def test_a_measured_input_the_design_never_moved_is_left_out_as_noise() -> None:
 
 
 def test_an_answer_measured_in_another_campaign_adds_its_term_in_quadrature() -> None:
-    """The another-campaign term (model/bottleneck.py) widens each row's log half-width to sqrt(q² + (z·s)²), s
-    the per-load coefficient times the row's predicted MB/s over its CPU score (the constant SD where the row has
-    none), for the value and for each change but row 0's; the model file keeps both, and refuses one that is not
-    a log SD."""
+    """The another-campaign term (model/bottleneck.py) widens each row's log half-width to sqrt(q² + (z·s)²), s the
+    constant SD whatever the row's CPU score; a model file that carries a per-load coefficient (the fifth proof's
+    form) takes that times the row's predicted MB/s over its CPU score instead, and the constant where the row has
+    none; the same for each change but row 0's; the model file keeps both, and refuses one that is not a log SD."""
+    from dataclasses import replace
+
     from scipy.stats import norm
+
+    from gluster_model.model.bottleneck import NEW_CAMPAIGN_SD
 
     rng = np.random.default_rng(6)
     model = fitted(below_today(0.4, 40, rng))
@@ -261,16 +265,22 @@ def test_an_answer_measured_in_another_campaign_adds_its_term_in_quadrature() ->
     z = float(norm.ppf(0.95))
     yhat = model.predict(frame)
     q, q2 = np.log(hi / yhat), np.log(hi2 / yhat)
-    sd = model.new_campaign_per_load * yhat / frame["cpu_score"].to_numpy()
-    np.testing.assert_allclose(q2, np.sqrt(q ** 2 + (z * sd) ** 2))
-    assert model.new_campaign_per_load > 0 and (q2 > q).all()
-    # twice the load (half the CPU score at the same rate) doubles the term
+    assert (model.new_campaign_sd, model.new_campaign_per_load) == (NEW_CAMPAIGN_SD, 0.0) and NEW_CAMPAIGN_SD > 0
+    np.testing.assert_allclose(q2, np.sqrt(q ** 2 + (z * model.new_campaign_sd) ** 2))
+    assert (q2 > q).all()
+    # the CPU score does not move the constant term
+    np.testing.assert_allclose(model.new_campaign_q(frame.assign(cpu_score=frame["cpu_score"] / 2), 0.9),
+                               model.new_campaign_q(frame, 0.9))
+    # a file of the per-load form: its coefficient times the load; half the CPU score doubles it
+    per_load = replace(model, new_campaign_per_load=0.03)
+    np.testing.assert_allclose(per_load.new_campaign_q(frame, 0.9), z * 0.03 * yhat / frame["cpu_score"].to_numpy())
     half = frame.assign(cpu_score=frame["cpu_score"] / 2)
-    np.testing.assert_allclose(model.new_campaign_q(half, 0.9), 2 * model.new_campaign_q(frame, 0.9))
-    # no CPU score: the constant SD
+    np.testing.assert_allclose(per_load.new_campaign_q(half, 0.9), 2 * per_load.new_campaign_q(frame, 0.9))
+    # ... and no CPU score: the constant SD
     unscored = frame.assign(cpu_score=np.nan)
-    np.testing.assert_allclose(model.new_campaign_q(unscored, 0.9), z * model.new_campaign_sd)
-    np.testing.assert_allclose(model.new_campaign_q(frame.drop(columns="cpu_score"), 0.9), z * model.new_campaign_sd)
+    np.testing.assert_allclose(per_load.new_campaign_q(unscored, 0.9), z * model.new_campaign_sd)
+    np.testing.assert_allclose(per_load.new_campaign_q(frame.drop(columns="cpu_score"), 0.9),
+                               z * model.new_campaign_sd)
     _, dlo, dhi = model.difference(frame, 0.9)
     _, dlo2, dhi2 = model.difference(frame, 0.9, new_campaign=True)
     assert dlo2[0] == dhi2[0] == 0.0 and (dhi2[1:] - dlo2[1:] > dhi[1:] - dlo[1:]).all()
