@@ -33,14 +33,15 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
-# The shipped proofs' file prefixes: the fifth (collected after the form was last fixed: the headline), the fourth,
-# third, second and first (each a row of its own; data/README.md says what changed after each).
-PROOFS = {"fifth": "upgrade_proof_fifth", "fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third",
-          "second": "upgrade_proof", "first": "upgrade_proof_first"}
-# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's and fifth's todays are
-# their own.
-WHATIF = {"upgrade_proof_fifth": "whatif_fifth", "upgrade_proof_fourth": "whatif_fourth"}
-HEADLINE = "fifth"
+# The shipped proofs' file prefixes: the sixth (collected after the form was last fixed: the headline), the fifth,
+# fourth, third, second and first (each a row of its own; data/README.md says what changed after each).
+PROOFS = {"sixth": "upgrade_proof_sixth", "fifth": "upgrade_proof_fifth", "fourth": "upgrade_proof_fourth",
+          "third": "upgrade_proof_third", "second": "upgrade_proof", "first": "upgrade_proof_first"}
+# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's, fifth's and sixth's
+# todays are their own.
+WHATIF = {"upgrade_proof_sixth": "whatif_sixth", "upgrade_proof_fifth": "whatif_fifth",
+          "upgrade_proof_fourth": "whatif_fourth"}
+HEADLINE = "sixth"
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 
@@ -218,8 +219,9 @@ def main() -> None:
     ap.add_argument("--details", action="store_true", help="also print every upgrade's row")
     ap.add_argument("--proof", default=HEADLINE,
                     help=f"{HEADLINE}: the proof collected after the model's form was last fixed (the headline); "
-                    "fourth, third, second, first: the earlier proofs' data recomputed with today's form (separate "
-                    "rows, never the headline: the form changed after they existed, and was estimated on them); "
+                    "fifth, fourth, third, second, first: the earlier proofs' data recomputed with today's form "
+                    "(separate rows, never the headline: the form changed after they existed, and was estimated on "
+                    "them); "
                     "several joined by commas are pooled")
     ap.add_argument("--calibrate", action="store_true",
                     help="also print the another-campaign term calibrated for coverage over these upgrades, and its "
