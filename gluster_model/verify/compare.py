@@ -134,7 +134,11 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         # interval of a measured change, not the narrower one of the expected change that tune ranks by. Each is
         # a mean of the trials run (the fewest of any scenario: a wider interval where they differ).
         trials = min(int(rows[t.scenario.name][metric].notna().sum()) for t in ok)
-        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl, observed_change=True,
+        # Judged with the model predict answered the question with: an upgrade's answer is the bottleneck
+        # model's, and the hardware as measured (a capacity a little past the data's, a CPU score that moved)
+        # must not hand the check to another model.
+        use = "bottleneck" if asked_by_metric[metric].model == "bottleneck" else None
+        answer = what_if(mf, Question(base, cands, lvl), metrics=[metric], level=lvl, use=use, observed_change=True,
                          trials=trials)
         as_asked = {p.scenario: p for p in asked_by_metric[metric].predictions}
         preds = {p.scenario: p for p in answer.metrics[0].predictions}

@@ -257,3 +257,35 @@ def test_a_candidate_that_is_the_baseline_s_own_volume_has_no_change_to_judge(mo
     assert checks["kept"].gain_measured is None and checks["kept"].gain_inside is None
     assert checks["1G"].gain_measured == pytest.approx(13.0) and checks["1G"].gain_inside is not None
     assert v.notes == ["kept: the baseline's own configuration, measured in its run: no change to judge"]
+
+
+def test_an_upgrade_is_judged_by_the_model_predict_answered_with(model: artifact.ModelFile) -> None:
+    """predict answers a faster link than the data's with the bottleneck model; verify judges the measurement
+    against that model's interval (with its another-campaign term), even where the hardware as measured (today's
+    link a little faster than any setting the data had) would on its own leave the question to another model."""
+    assert "bottleneck" in model.models("write") and model.selected("write") != "bottleneck"
+    base = Scenario("today", {"network_gbps": 1.0, "servers": 2.0, "replica": 2.0, "cpu_score": 300.0},
+                    baseline=True, lab={"cpu": "1"})
+    q = Question(base, [Scenario("link x2", {"network_gbps": 2.0}, price=100.0)], source="q.yaml")
+    asked = what_if(model, q)
+    assert asked.metrics[0].model == "bottleneck" and asked.metrics[0].predictions[1].basis == "bounded"
+    found = targets(model, q, _plan(link=["200mbit", "1gbit", "2gbit"]), _lab(), ["write"])
+    measured_net = {"today": 1.03, "link x2": 1.94}
+    writes = {"today": [40.0, 41.0], "link x2": [60.0, 62.0]}
+    rows = [{"config_hash": t.run.config_hash, "write": w, "network_gbps": measured_net[t.scenario.name],
+             "cpu_score": 300.0, "disk_read_mbps": 120.0, "disk_write_mbps": 120.0, "client_ram_gb": 1.0,
+             "servers": 2, "replica": 2} for t in found if t.run for w in writes[t.scenario.name]]
+    # at the hardware as measured, today is past the data: left alone, what_if would not use the bottleneck model
+    at = {n: {**next(t.values for t in found if t.scenario.name == n), "network_gbps": measured_net[n],
+              "cpu_score": 300.0, "disk_read_mbps": 120.0, "disk_write_mbps": 120.0, "client_ram_gb": 1.0}
+          for n in writes}
+    alone = what_if(model, Question(Scenario("today", at["today"], baseline=True),
+                                    [Scenario("link x2", at["link x2"])]))
+    assert alone.metrics[0].model != "bottleneck"
+    (m,) = compare(model, q, found, pd.DataFrame(rows), ["write"], 0.9).metrics
+    assert m.model == "bottleneck"
+    want = model.predict([at["today"], at["link x2"]], 0.9, metric="write", use="bottleneck", trials=2,
+                         new_campaign=True)
+    for c, value, low, high in zip(m.checks, want.value, want.low, want.high):
+        assert (c.predicted, c.low, c.high) == pytest.approx((value, low, high))
+        assert c.inside == (low <= c.measured <= high)
