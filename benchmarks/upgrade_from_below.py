@@ -6,7 +6,8 @@ Per metric (write, read), over every upgrade of every today: MAPE (%) of the pre
 verification measured it (as `glmodel verify` predicts), the share of measured means inside their 90% intervals
 (coverage, % ; by the stage the prediction binds at), and whether the upgrade predicted best per price measured
 best in every today (``best_held``; predicted best: predict's rank 1, or where no gain is clear of zero the
-largest predicted gain per price among the candidates it would rank). Intervals are for the mean of the trials
+largest predicted gain per price among the candidates it would rank; ``best_in_tie``: the measured best is the
+predicted best or a candidate predict says it is tied with). Intervals are for the mean of the trials
 each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
 model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
 
@@ -141,9 +142,12 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
         ahead = [r for r in eligible if r["predicted_gain"] is not None and r["predicted_gain"] > 0]
         predicted_best = m.best_upgrade or (max(ahead, key=lambda r: r["predicted_gain"] / r["price"])["scenario"]
                                             if ahead else None)
+        # the candidates predict says the best buy is tied with (added after the sixth proof's data: post hoc there)
+        tied = m.best.tied_with if m.best else []
         result["metrics"][m.metric] = {"today_measured": base_mean, "upgrades": rows_out,
                                        "predicted_best": predicted_best, "recommended": m.best_upgrade is not None,
-                                       "measured_best": measured_best, "best_held": predicted_best == measured_best}
+                                       "measured_best": measured_best, "best_held": predicted_best == measured_best,
+                                       "tied_with": tied, "best_in_tie": measured_best in [predicted_best, *tied]}
     return result
 
 
@@ -163,6 +167,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "runs_by_stage": {k: len(v) for k, v in by_stage.items()},
             "best_held": all(t["metrics"][metric]["best_held"] for t in results
                              if metric in t["metrics"] and t["metrics"][metric]["upgrades"]),
+            "best_in_tie": all(t["metrics"][metric]["best_in_tie"] for t in results
+                               if metric in t["metrics"] and t["metrics"][metric]["upgrades"]),
             "upgrades": len(rows),
             "per_today": {t["today"]: {"mape": float(np.mean([abs(r["error_pct"]) for r in
                                                                t["metrics"][metric]["upgrades"]])),
@@ -171,6 +177,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
                                        "predicted_best": t["metrics"][metric]["predicted_best"],
                                        "recommended": t["metrics"][metric]["recommended"],
                                        "measured_best": t["metrics"][metric]["measured_best"],
+                                       "tied_with": t["metrics"][metric]["tied_with"],
                                        "best_held": t["metrics"][metric]["best_held"]}
                           for t in results if metric in t["metrics"] and t["metrics"][metric]["upgrades"]},
         }
@@ -274,8 +281,9 @@ def main() -> None:
         print(f"{metric:<7} {s['upgrades']:>8} {s['mape']:>7.1f} {s['coverage']:>10.0f}  {stages:<30} "
               f"{'yes' if s['best_held'] else 'no'}")
         for today, t in s["per_today"].items():
+            tie = f" (tied with {', '.join(t['tied_with'])})" if t["tied_with"] else ""
             print(f"  {today:<12} MAPE {t['mape']:5.1f}%  coverage {t['coverage']:4.0f}%  best predicted "
-                  f"{t['predicted_best'] or '-'}{'' if t['recommended'] else ' (no gain clear of zero)'}, "
+                  f"{t['predicted_best'] or '-'}{tie}{'' if t['recommended'] else ' (no gain clear of zero)'}, "
                   f"measured {t['measured_best'] or '-'}")
     if args.details:
         for t in results:

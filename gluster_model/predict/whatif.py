@@ -70,6 +70,7 @@ class Prediction:
     bound_stage: str = ""  # the stage that sets that bound
     binds_after: str = ""  # the stage that limits the scenario (the bottleneck model's answer)
     capacity_from: str = ""  # bounded/extrapolated upgrades: where its hardware figures come from
+    tied_with: list[str] = field(default_factory=list)  # rank 1: the ranked candidates it cannot be told from
 
     @property
     def above_ceiling(self) -> bool:
@@ -626,6 +627,18 @@ def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
     ranked = sorted((p for p in preds[1:] if not p.reason), key=lambda p: -(p.gain_per_cost or 0.0))
     for r, p in enumerate(ranked, 1):
         p.rank = r
+    if ranked:
+        ranked[0].tied_with = [p.scenario for p in ranked[1:] if tied(ranked[0], p)]
+
+
+def tied(first: Prediction, other: Prediction) -> bool:
+    """Whether ``other``'s gain per price may be as large as ``first``'s: the best end of its change's interval,
+    per unit of its price, reaches the worst end of ``first``'s. Two intervals that overlap, not the interval of
+    their difference (no model here gives one across candidates): the rule leans to calling a tie, so a best buy
+    is named alone only when it is clear."""
+    if not (first.price and other.price and first.delta_low is not None and other.delta_high is not None):
+        return False
+    return other.delta_high / other.price >= first.delta_low / first.price
 
 
 # Why a candidate is not ranked: a short word (the rank column's) and the sentence (--details, JSON, CSV).

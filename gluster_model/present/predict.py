@@ -134,7 +134,7 @@ def summary_lines(a: Answer) -> list[str]:
             cost = (f" for {money(best.price, nm(a.currency))}, {num((best.gain_per_cost or 0) * 1000, '.1f')} MB/s "
                     f"per 1,000 {nm(a.currency) or 'of price'}" if best.price else "")
             lines.append(f"Best buy for {m.metric}: [bold]{nm(best.scenario)}[/]: "
-                         f"{change_words(best)}{cost}; {basis_words(best)}.")
+                         f"{change_words(best)}{cost}; {basis_words(best)}." + tie_words(m, nm(a.currency)))
         else:
             lines.append(f"No candidate to recommend for {m.metric}: {nm(m.no_best)}.")
     lines += _bottleneck_lines(a)
@@ -156,6 +156,19 @@ def summary_lines(a: Answer) -> list[str]:
         lines.append(f"[yellow]Extrapolated (guesses, never ranked): {', '.join(nm(g) for g in guesses)}[/]; "
                      f"{nm(why[0])}" + (f" (and {len(why) - 1} more reason(s))" if len(why) > 1 else "") + ".")
     return lines
+
+
+def tie_words(m: MetricAnswer, currency: str) -> str:
+    """" Tied within the error with ...": the candidates the best buy cannot be told from by gain per price."""
+    from rich.markup import escape
+
+    others = [p for p in m.predictions if p.scenario in (m.best.tied_with if m.best else [])]
+    if not others:
+        return ""
+    per = f"per 1,000 {currency or 'of price'}"
+    named = ", ".join(f"{escape(printable(p.scenario))} ({num(p.delta, '+.1f')} MB/s, "
+                      f"{num((p.gain_per_cost or 0) * 1000, '.1f')} {per})" for p in others)
+    return f" Tied within the error with {named}: either by gain per price; choose by the gain you need."
 
 
 def _bottleneck_lines(a: Answer) -> list[str]:

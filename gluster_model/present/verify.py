@@ -39,8 +39,11 @@ def print_verification(console: Any, v: Verification) -> None:
             line += (f"; measured change inside the interval of a measured change (the change's uncertainty and "
                      f"both runs' noise) in {sum(judged)} of {len(judged)}")
         if m.ranking_held is not None:
-            line += (f"; best gain per price: predicted {m.best_predicted}, measured {m.best_measured} "
-                     f"({'held' if m.ranking_held else 'did not hold'})")
+            tie = f", tied with {', '.join(printable(n) for n in m.tied_with)}" if m.tied_with else ""
+            held = ("held" if m.ranking_held else
+                    "a candidate it was tied with" if m.best_measured in m.tied_with else "did not hold")
+            line += (f"; best gain per price: predicted {m.best_predicted}{tie}, measured {m.best_measured} "
+                     f"({held})")
         console.print(line, highlight=False)
     for name, why in v.skipped.items():
         console.print(f"not measured: {name}: {why}", highlight=False)

@@ -66,6 +66,7 @@ class MetricVerdict:
     best_predicted: str | None = None  # best gain per price among priced candidates, by the model
     best_measured: str | None = None
     ranking_held: bool | None = None
+    tied_with: list[str] = field(default_factory=list)  # what predict said the best buy was tied with
 
 
 @dataclass
@@ -178,6 +179,8 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         # candidate with the largest measured gain per price (a positive one).
         has_base = any(t.scenario.baseline for t in ok)
         verdict.best_predicted = asked_by_metric[metric].best_upgrade if has_base else None
+        best = asked_by_metric[metric].best
+        verdict.tied_with = list(best.tied_with) if has_base and best is not None else []
         verdict.best_measured = _best_measured(checks, ok)
         if verdict.best_predicted is not None and verdict.best_measured is not None:
             verdict.ranking_held = verdict.best_predicted == verdict.best_measured

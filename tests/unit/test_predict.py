@@ -211,6 +211,27 @@ def test_costs_rank_by_gain_per_price_and_say_why_not() -> None:
     assert by["h"].above_ceiling and by["h"].not_ranked == "predicted above what its client links can carry"
     assert by["d"].delta == pytest.approx(-10) and by["d"].delta_pct == pytest.approx(-10)
     assert all(by[n].rank is None for n in "defgh")
+    # b's gain per price, 0.11-0.13 at the ends of its change's interval, is clear of a's 0.095-0.105: no tie
+    assert by["b"].tied_with == [] and by["a"].tied_with == []
+
+
+def test_a_best_buy_whose_gain_per_price_another_may_reach_is_tied_with_it() -> None:
+    """By hand: b gains 60 (55-65) for 500, 0.11-0.13 a unit; a gains 100 for 1000 with an interval up to 115,
+    0.115 at best, above b's worst 0.11: tied; c (0.074-0.076) is not; an extrapolated d that might gain more is
+    never a tie, as it is never ranked."""
+    scen = [Scenario("base", {}, baseline=True), Scenario("a", {}, price=1000.0), Scenario("b", {}, price=500.0),
+            Scenario("c", {}, price=4000.0), Scenario("d", {}, price=500.0)]
+    preds = [Prediction(s.name, v, v * 0.8, v * 1.2, "extrapolated" if s.name == "d" else "bounded", 0.0,
+                        price=s.price) for s, v in zip(scen, [100.0, 200.0, 160.0, 400.0, 300.0])]
+    for p, (lo, hi) in zip(preds[1:], [(85.0, 115.0), (55.0, 65.0), (295.0, 305.0), (150.0, 250.0)]):
+        p.delta_low, p.delta_high = lo, hi
+    _costs(preds, scen)
+    by = {p.scenario: p for p in preds}
+    assert by["b"].rank == 1 and by["b"].tied_with == ["a"] and by["a"].tied_with == []
+    # a's best end just short of b's worst: no longer tied
+    preds[1].delta_high = 109.0
+    _costs(preds, scen)
+    assert by["b"].tied_with == []
 
 
 def _truth(net: float, servers: int, replica: int, fs: str = "ext4") -> float:

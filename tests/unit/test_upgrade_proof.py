@@ -185,3 +185,37 @@ def test_the_another_campaign_term_is_what_the_first_five_proofs_give() -> None:
     # the per-load coefficient the first three alone give, and the fourth alone, as data/README.md states them
     assert (f"{100 * earlier['both']['per_load']:.1f}% on the first three proofs alone and "
             f"{100 * fourth['both']['per_load']:.1f}% on the fourth alone") in notes
+
+
+def test_the_headline_s_missed_best_buy_was_a_tie_the_answer_names(results: list[dict[str, Any]],
+                                                                    tmp_path: Path) -> None:
+    """The sixth proof's link-bound today: link x2 and x4 all but equal per price; predict ranks x2 first and says
+    it is tied with x4, which measured best; the clear calls (the other todays) name no tie and held."""
+    import pandas as pd
+
+    from gluster_model.model import artifact
+    from gluster_model.model.train import train
+    from gluster_model.predict import scenarios as sc
+    from gluster_model.predict.whatif import measured_settings, model_inputs, what_if
+    from gluster_model.present.predict import summary_lines
+
+    bench = _benchmark()
+    by_today = {t["today"]: t["metrics"] for t in results}
+    for metric in ("write", "read"):
+        tie = by_today["link_bound"][metric]
+        assert (tie["predicted_best"], tie["tied_with"], tie["measured_best"]) == ("link x2", ["link x4"], "link x4")
+        assert tie["best_in_tie"] and not tie["best_held"]
+        for today in ("disk_bound", "balanced"):
+            assert by_today[today][metric]["tied_with"] == [] and by_today[today][metric]["best_held"]
+    frame = pd.read_csv(ROOT / "data" / f"{bench.PROOFS[bench.HEADLINE]}_link_bound.csv")
+    below = frame[~frame["campaign"].str.startswith("verify.")].reset_index(drop=True)
+    out = tmp_path / "below.json"
+    train(below, "link_bound below today", out, family="hardware", metrics=["write", "read"], samples=256,
+          bootstrap=0)
+    mf = artifact.load(out)
+    whatif = ROOT / "experiments" / "upgrade_proof" / bench.WHATIF[bench.PROOFS[bench.HEADLINE]] / "link_bound.yaml"
+    q = sc.from_file(whatif, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
+    lines = summary_lines(what_if(mf, q))
+    for metric in ("write", "read"):
+        line = next(ln for ln in lines if ln.startswith(f"Best buy for {metric}:"))
+        assert "Tied within the error with link x4 (+" in line and "choose by the gain you need" in line

@@ -190,6 +190,7 @@ def test_compare_hand_checked(model: artifact.ModelFile) -> None:
     # By hand from the formula the data came from: today min(0.2·110/2, 0.3·80)·1.2 = 13.2 MB/s; 1G
     # min(55, 24)·1.2 = 28.8 (+15.6 for 100); more CPU min(11, 90)·1.2 = 13.2 (no gain). 1G is the buy.
     assert m.best_predicted == "1G" and m.ranking_held is True
+    assert m.tied_with == [] == what_if(model, q).metrics[0].predictions[1].tied_with
     # The labels are predict's for the question as asked.
     asked = what_if(model, q)
     assert {c.scenario: c.basis for c in m.checks} == {p.scenario: p.basis for p in asked.metrics[0].predictions}
@@ -289,3 +290,27 @@ def test_an_upgrade_is_judged_by_the_model_predict_answered_with(model: artifact
     for c, value, low, high in zip(m.checks, want.value, want.low, want.high):
         assert (c.predicted, c.low, c.high) == pytest.approx((value, low, high))
         assert c.inside == (low <= c.measured <= high)
+
+
+def test_a_measured_best_that_predict_called_a_tie_is_said_so() -> None:
+    """The ranking line: held, a candidate the best buy was tied with, or did not hold."""
+    import io
+
+    from rich.console import Console
+
+    from gluster_model.present.verify import print_verification
+    from gluster_model.verify.compare import Check, MetricVerdict, Verification
+
+    checks = [Check(n, 10.0, 9.0, 11.0, 10.0, 3, 0.0, True, "bounded", 10.0) for n in ("today", "x2", "x4", "y")]
+
+    def line(best_measured: str, tied: list[str]) -> str:
+        verdict = MetricVerdict("write", "bottleneck", 4, 0.0, 1.0, checks, "x2", best_measured,
+                                best_measured == "x2", tied)
+        buf = io.StringIO()
+        print_verification(Console(file=buf, width=400), Verification("m.json", "q.yaml", "p", 0.9, [], {}, {},
+                                                                      [verdict]))
+        return next(ln for ln in buf.getvalue().splitlines() if ln.startswith("write: MAPE"))
+
+    assert line("x4", ["x4"]).endswith("predicted x2, tied with x4, measured x4 (a candidate it was tied with)")
+    assert line("y", ["x4"]).endswith("predicted x2, tied with x4, measured y (did not hold)")
+    assert line("x2", []).endswith("predicted x2, measured x2 (held)")
