@@ -40,12 +40,16 @@ def answer_lines(a: Answer, v: Verification | None) -> list[str]:
                  "interpolated": "interpolated: inside the measured data"}.get(best.basis, best.basis)
         text = (f"{m.metric.capitalize()}: best buy “{printable(best.scenario)}”, expected change "
                 f"{change_words(best)}{price}. {basis.capitalize()}.")
+        if best.tied_with:
+            text += (" Tied within the error with " + ", ".join(f"“{printable(n)}”" for n in best.tied_with) +
+                     ": either by gain per price.")
         verdict = verdicts.get(m.metric)
         if verdict is None:
             text += " Not verified by measurement in this store."
         else:
+            tie = " (a candidate it was tied with)" if verdict.best_measured in verdict.tied_with else ""
             held = {True: "the best buy held", False: f"the best buy did not hold (measured best: "
-                    f"{printable(verdict.best_measured or '-')})", None: "the ranking could not be checked"}
+                    f"{printable(verdict.best_measured or '-')}{tie})", None: "the ranking could not be checked"}
             text += (f" Verified on {', '.join(verdict_clusters(v))}: MAPE {num(verdict.mape, '.1f')}% over "
                      f"{verdict.n} scenarios, {sum(c.inside for c in verdict.checks)} of {verdict.n} inside their "
                      f"intervals; {held[verdict.ranking_held]}.")

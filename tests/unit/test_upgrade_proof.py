@@ -215,7 +215,13 @@ def test_the_headline_s_missed_best_buy_was_a_tie_the_answer_names(results: list
     mf = artifact.load(out)
     whatif = ROOT / "experiments" / "upgrade_proof" / bench.WHATIF[bench.PROOFS[bench.HEADLINE]] / "link_bound.yaml"
     q = sc.from_file(whatif, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
-    lines = summary_lines(what_if(mf, q))
+    answer = what_if(mf, q)
+    lines = summary_lines(answer)
     for metric in ("write", "read"):
         line = next(ln for ln in lines if ln.startswith(f"Best buy for {metric}:"))
         assert "Tied within the error with link x4 (+" in line and "choose by the gain you need" in line
+    # the report's decision lines say it too
+    from gluster_model.report.decision import answer_lines
+
+    report = [ln for ln in answer_lines(answer, None) if "best buy “link x2”" in ln]
+    assert len(report) == 2 and all("Tied within the error with “link x4”" in ln for ln in report)
