@@ -6,7 +6,8 @@
 #   bash benchmarks/upgrade_proof_collect.sh [OUT-DIR] [TODAY...]
 # PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second);
 # PLAN=.../plan_fourth.yaml WHATIF=experiments/upgrade_proof/whatif_fourth for the fourth (plan_fifth.yaml and
-# whatif_fifth for the fifth, plan_sixth.yaml and whatif_sixth for the sixth).
+# whatif_fifth for the fifth, plan_sixth.yaml and whatif_sixth for the sixth, plan_seventh.yaml and whatif_seventh
+# for the seventh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-upgrade-proof}
