@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.fio import (BrickBaseline, DiskJob, DiskSpec, DiskTest, HostDisks, disk_script, fio_argv,
-                                    measuring_order, parse_fio_json, slowed)
+                                    measuring_order, over_limit, parse_fio_json, slowed)
 from gluster_model.hardware.limits import parse_throttles
 from gluster_model.bench.iperf import (
     IperfMatrix,
@@ -311,6 +311,15 @@ def test_a_figure_short_of_its_limit_beside_others_is_measured_again() -> None:
     assert slowed(at_limit, None, SEQ)  # nothing says what it could have been
     assert slowed(_brick({"seq_write": 99.9}), LIMIT["/b"], SEQ)  # a test missing
     assert slowed(_brick({}, error="fio exited 1"), LIMIT["/b"], SEQ)
+
+
+def test_a_figure_above_its_device_s_limit_is_one_the_limit_did_not_hold() -> None:
+    assert over_limit(_brick({"seq_write": 99.9, "seq_read": 141.2}), LIMIT["/b"], SEQ)  # a 100 MB/s disk at 141
+    assert not over_limit(_brick({"seq_write": 99.9, "seq_read": 104.0}), LIMIT["/b"], SEQ)  # a throttle's burst
+    assert not over_limit(_brick({"seq_write": 400.0, "seq_read": 400.0}), None, SEQ)  # nothing says what it could be
+    assert not over_limit(_brick({"seq_read": 99.0}), LIMIT["/b"], SEQ)  # a missing test is slowed's to judge
+    assert over_limit(_brick({"seq_write": 105.5}), {"write_bps": 100_000_000}, ["seq_write"])
+    assert not over_limit(_brick({"seq_read": 400.0}), {"write_bps": 100_000_000}, SEQ)  # reads not limited
 
 
 def test_brick_limits_are_read_from_cgroup_v2_io_max_too() -> None:
