@@ -1,6 +1,7 @@
 """`glmodel collect`: run a plan's campaign on a cluster, trial by trial into the store, resumable.
 
-Order of work: host facts (once per campaign), network and disk baselines (once per hardware), then volume by
+Order of work: host facts (once per campaign), network and disk baselines (once per hardware; measured again
+when something disturbed them, ``baselines``), then volume by
 volume: create/reconfigure and mount, run every unfinished run of that volume, tear it down. A run that is
 done in the store is skipped; a failed or interrupted one is run again from its first trial. A failing run
 is recorded with host, command and reason, and the campaign goes on (unless fail_fast).
@@ -40,6 +41,7 @@ from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
+from .baselines import measured_alone
 from .trial_context import disturbances, heal_pending, snapshot, summary
 from ..preflight import gather_facts
 
@@ -252,15 +254,23 @@ class Collector:
         return {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
 
     def _measure_baselines(self, cid: int, key: str, kinds: set[str]) -> list[dict[str, Any]]:
-        """Measure the baselines of ``kinds``, as rows for the store (no store access: may run in a thread)."""
+        """Measure the baselines of ``kinds``, as rows for the store (no store access: may run in a thread); a
+        measurement something disturbed is measured again (``baselines.measured_alone``)."""
         b = self.plan.baselines
+        hosts = [h.address for h in self.cluster.hosts]
         found: list[Measured] = []
+
+        def again(what: str, measure: Callable[[], list[Measured]]) -> list[Measured]:
+            return measured_alone(what, measure, lambda: snapshot(self.ex, hosts), self.plan.protocol.max_reruns,
+                                  self.report.status, self.report.note)
+
         if "network" in kinds:
-            found += run_iperf(self.ex, b.iperf, progress=self.report.status).measured()
-            found += run_rtt(self.ex, progress=self.report.status)
+            found += again("network baseline", lambda: [*run_iperf(self.ex, b.iperf, progress=self.report.status)
+                                                        .measured(), *run_rtt(self.ex, progress=self.report.status)])
         if "disk" in kinds:
-            found += [m for brick in run_disk(self.ex, b.fio, progress=self.report.status)
-                      for m in brick.measured()]
+            found += again("disk baseline", lambda: [m for brick in run_disk(self.ex, b.fio,
+                                                                            progress=self.report.status)
+                                                     for m in brick.measured()])
         return [dict(hardware_key=key, campaign_id=cid, **vars(m)) for m in found]
 
     # -- one run --------------------------------------------------------------------------------------------

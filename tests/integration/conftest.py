@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gluster_model.campaign.baselines import DISTURBED
 from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
 
 
@@ -102,6 +103,12 @@ def kept_trials(trials: list[dict[str, Any]]) -> list[dict[str, Any]]:
     flagged = [t for t in trials if t["outlier"]]
     assert all(t["flagged_because"] for t in flagged), [t["idx"] for t in flagged if not t["flagged_because"]]
     return [t for t in trials if not t["outlier"]]
+
+
+def kept_baselines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A store's baseline rows less the measurements something disturbed (on a busy machine collect keeps them
+    as errors that say so and measures again, by design); any other error stays, for the test to see."""
+    return [b for b in rows if not str(b["error"] or "").startswith(DISTURBED)]
 
 
 def glmodel(*args: str, check: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:

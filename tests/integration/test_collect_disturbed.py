@@ -1,6 +1,7 @@
 """A trial something else disturbed is flagged with the reason and measured again: a real CPU hog runs beside
 the first trial of a run on the lab, and is ended once that trial is flagged; so do processes that each live
-less than a trial (seen through the parent that reaps them)."""
+less than a trial (seen through the parent that reaps them). A baseline measured beside a hog is kept as an
+error naming it, which no model reads, and measured again."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from collections.abc import Callable
 
 import yaml
 
@@ -43,10 +46,15 @@ def _trials(store: str, starting: bool = False) -> list[dict[str, object]]:
         return st.trials(int(runs[0]["id"])) if runs else []
 
 
+def _first_flagged(store: str) -> bool:
+    return any(t["outlier"] for t in _trials(store, starting=True))
+
+
 def _collect_beside(lab: LabState, tmp_path: Path, hogs: list[subprocess.Popen[bytes]],
-                    plan_doc: dict[str, object] = PLAN) -> tuple[str, str]:
-    """Run a one-trial campaign while ``hogs`` run; end them (and their process groups) once the first trial is
-    flagged, so the replacement runs undisturbed. (store, collect's output)."""
+                    plan_doc: dict[str, object] = PLAN, until: Callable[[str], bool] = _first_flagged
+                    ) -> tuple[str, str]:
+    """Run a one-trial campaign while ``hogs`` run; end them (and their process groups) once ``until`` says so
+    (by default once the first trial is flagged, so the replacement runs undisturbed). (store, collect's output)."""
     plan = tmp_path / "plan.yaml"
     plan.write_text(yaml.safe_dump(plan_doc))
     store = str(tmp_path / "s.db")
@@ -65,7 +73,7 @@ def _collect_beside(lab: LabState, tmp_path: Path, hogs: list[subprocess.Popen[b
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and collect.poll() is None:
-            if Path(store).exists() and any(t["outlier"] for t in _trials(store, starting=True)):
+            if Path(store).exists() and until(store):
                 break
             time.sleep(0.1)
         end_hogs()
@@ -134,3 +142,42 @@ def _run_id(store: str) -> int:
         camp = st.campaign("disturbed@lab")
         assert camp is not None
         return int(st.runs(int(camp["id"]))[0]["id"])
+
+
+def _network_rows(store: str) -> list[dict[str, object]]:
+    try:
+        with open_store(store, create=False) as st:
+            camp = st.campaign("disturbed@lab")
+            return [] if camp is None else [b for b in st.baselines(str(camp["hardware_key"]))
+                                            if b["kind"] == "network"]
+    except StoreError:  # collect is still creating the store
+        return []
+
+
+def test_a_baseline_measured_beside_a_cpu_hog_is_kept_as_an_error_and_measured_again(lab: LabState,
+                                                                                     tmp_path: Path) -> None:
+    # The hogs run from before collect until the network baseline is stored: its first measurement and the one
+    # re-measurement the protocol allows both see them, so the first is kept as an error naming them and the
+    # second is kept for the models, with a line that says so. The disk baseline comes after, without them.
+    plan = {**PLAN, "protocol": {**PLAN["protocol"], "max_reruns": 1},  # type: ignore[dict-item]
+            "baselines": {"network": True, "disk": True, "iperf": {"seconds": 2, "omit": 0},
+                          "fio": {"size": "16MB", "runtime": 2}}}
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(2)]
+    store, out = _collect_beside(lab, tmp_path, hogs, plan, until=lambda s: bool(_network_rows(s)))
+    rows = _network_rows(store)
+    disturbed = [b for b in rows if str(b["error"] or "").startswith("disturbed: ")]
+    kept = [b for b in rows if b["error"] is None]
+    # Both measurements whole (every pair, both directions, and the round trips), the first marked disturbed
+    # by the hogs (on a busy machine others may be named beside them).
+    assert disturbed and len(disturbed) == len(kept), rows
+    assert all(any(f"(pid {h.pid})" in str(b["error"]) for h in hogs) for b in disturbed), disturbed
+    assert {(b["host"], b["target"], b["test"]) for b in disturbed} == {(b["host"], b["target"], b["test"])
+                                                                        for b in kept}
+    assert all(b["value"] for b in disturbed + kept)
+    assert "network baseline disturbed" in " ".join(out.split()) and "after 1 re-measurement(s); kept" in \
+        " ".join(out.split()), out
+    # Only the kept measurement reaches the table the models read.
+    with open_store(store, create=False) as st:
+        table = st.baseline_table()
+    assert sorted(b["value"] for b in table if b["kind"] == "network") == sorted(b["value"] for b in kept)
+    assert any(b["kind"] == "disk" for b in table), table

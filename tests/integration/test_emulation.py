@@ -22,7 +22,7 @@ from gluster_model.lab.netns import in_netns
 from gluster_model.store import open_store
 from gluster_model.units import gluster_size
 
-from .conftest import glmodel
+from .conftest import glmodel, kept_baselines
 
 PLAN = {
     "name": "emu",
@@ -163,7 +163,7 @@ def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path)
     assert _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {} and list(records.iterdir()) == []
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
-        baselines = st.baselines(campaign["hardware_key"])
+        baselines = kept_baselines(st.baselines(campaign["hardware_key"]))
     disks = {(b["host"], b["test"]): b["value"] for b in baselines if b["kind"] == "disk"
              and b["test"] in ("seq_read", "seq_write")}
     assert len(disks) == 6 and all(51e6 <= v <= 69e6 for v in disks.values()), disks
@@ -250,7 +250,8 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
     assert "0 failed" in done.stdout and _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {}
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
-        rows = [b for b in st.baselines(campaign["hardware_key"]) if b["kind"] == "network" and b["test"] == "write"]
+        rows = [b for b in kept_baselines(st.baselines(campaign["hardware_key"])) if b["kind"] == "network"
+                and b["test"] == "write"]
     sent: dict[str, float] = {}
     for b in rows:  # every pair at once: a host's two pairs share its NIC
         sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
