@@ -1,10 +1,10 @@
 """`glmodel collect`: run a plan's campaign on a cluster, trial by trial into the store, resumable.
 
 Order of work: host facts (once per campaign), network and disk baselines (once per hardware; measured again
-when something disturbed them, ``baselines``), then volume by
-volume: create/reconfigure and mount, run every unfinished run of that volume, tear it down. A run that is
-done in the store is skipped; a failed or interrupted one is run again from its first trial. A failing run
-is recorded with host, command and reason, and the campaign goes on (unless fail_fast).
+when something disturbed them, ``baselines``), then volume by volume: create/reconfigure and mount, run every
+unfinished run of that volume, tear it down. A run that is done in the store is skipped; a failed or interrupted
+one is run again from its first trial. A failing run is recorded with host, command and reason, and the campaign
+goes on (unless fail_fast).
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ from ..plan.protocol import next_step
 from ..remote.executor import Executor
 from ..store.store import Store, TrialRecord, now
 from ..units import gluster_size, parse_size
+from .baselines import measured_alone
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
-from .baselines import measured_alone
 from .trial_context import disturbances, heal_pending, snapshot, summary
 from ..preflight import gather_facts
 
