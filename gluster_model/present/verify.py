@@ -41,7 +41,7 @@ def print_verification(console: Any, v: Verification) -> None:
         if m.ranking_held is not None:
             tie = f", tied with {', '.join(printable(n) for n in m.tied_with)}" if m.tied_with else ""
             held = ("held" if m.ranking_held else
-                    "a candidate it was tied with" if m.best_measured in m.tied_with else "did not hold")
+                    "a candidate it was tied with" if m.measured_best_was_tied else "did not hold")
             line += (f"; best gain per price: predicted {m.best_predicted}{tie}, measured {m.best_measured} "
                      f"({held})")
         console.print(line, highlight=False)

@@ -47,7 +47,7 @@ def answer_lines(a: Answer, v: Verification | None) -> list[str]:
         if verdict is None:
             text += " Not verified by measurement in this store."
         else:
-            tie = " (a candidate it was tied with)" if verdict.best_measured in verdict.tied_with else ""
+            tie = " (a candidate it was tied with)" if verdict.measured_best_was_tied else ""
             held = {True: "the best buy held", False: f"the best buy did not hold (measured best: "
                     f"{printable(verdict.best_measured or '-')}{tie})", None: "the ranking could not be checked"}
             text += (f" Verified on {', '.join(verdict_clusters(v))}: MAPE {num(verdict.mape, '.1f')}% over "

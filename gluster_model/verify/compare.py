@@ -68,6 +68,11 @@ class MetricVerdict:
     ranking_held: bool | None = None
     tied_with: list[str] = field(default_factory=list)  # what predict said the best buy was tied with
 
+    @property
+    def measured_best_was_tied(self) -> bool:
+        """The ranking did not hold, but the measured best was a candidate predict called tied with its best buy."""
+        return self.ranking_held is False and self.best_measured in self.tied_with
+
 
 @dataclass
 class Verification:
