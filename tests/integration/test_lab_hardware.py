@@ -60,12 +60,15 @@ def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
         with SSHExecutor(spec) as ex:
             # Node 1 (unlimited) and node 2 (a quarter core) are scored at the same moment, each on a core of
             # its own, so the machine's own speed, which drifts by a quarter on a shared VM, cancels out.
+            # On a busy host the quota's 100 ms periods cost the limited node a little more than its share
+            # (CI once saw 0.16, 0.27, 0.18): the median of five, and a band that still tells a quarter core from
+            # none (about 1) and from half of one or an eighth.
             ratios = []
-            for _ in range(3):
+            for _ in range(5):
                 scores, errors = ex.map(["10.213.1.1", "10.213.1.2"], lambda a: cpu_score(ex, a))
                 assert not errors, errors
                 ratios.append(scores["10.213.1.2"] / scores["10.213.1.1"])
-        assert 0.20 <= sorted(ratios)[1] <= 0.35, ratios
+        assert 0.15 <= sorted(ratios)[2] <= 0.38, ratios
         with SSHExecutor(spec) as ex:
             facts = gather_facts(ex)
         assert facts["10.213.1.2"]["cpu_quota_cores"] == 0.25 and facts["10.213.1.1"]["cpu_quota_cores"] is None
