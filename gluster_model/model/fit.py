@@ -12,7 +12,7 @@ from .diagnostics import Diagnostics, diagnose
 from .domain import Domain, build_domain
 from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema_from_frame, with_derived
 from .groups import GROUP
-from .importance import Importance, additive_vi, bootstrap_vi, sobol_indices, with_intervals
+from .importance import Importance, NotFinite, additive_vi, bootstrap_vi, sobol_indices, with_intervals
 from .bottleneck import usable
 from .learners import Fitted, Learner, bottleneck, gbm, loglinear, mlr, physical
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
@@ -164,6 +164,8 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     if selected != "mlr":
         importance[selected] = _importance(learners[selected], fitted[selected], rows, y, schema, metric, seed, importance_n,
                                            bootstrap if selected != "gbm" else min(bootstrap, 10), additive=False)
+    notes.extend(f"{m}: no predictor importance: its predictions overflow within the measured ranges"
+                 for m, imps in importance.items() if not imps and schema.features)
     explained = {m: _explained(next(s for s in scores if s.model == m)) for m in importance}
     replication = _replication(fitted, rows, y)
     if n_configs < 3:
@@ -245,7 +247,10 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
     def predictor(m: Fitted) -> Any:
         return lambda raw: m.predict(derived(raw))
 
-    imps = sobol_indices(predictor(model), rows, schema, n=n, seed=seed)
+    try:
+        imps = sobol_indices(predictor(model), rows, schema, n=n, seed=seed)
+    except NotFinite:
+        return []  # the caller says why there is no importance for this model
     groups = rows[GROUP].to_numpy()
     ci = bootstrap_vi(lambda idx: predictor(learner.fit(rows.iloc[idx].reset_index(drop=True), y[idx], False)),
                       rows, schema, groups, rounds=rounds, n=max(64, n // 4), seed=seed,

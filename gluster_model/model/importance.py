@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 Predict = Callable[["pd.DataFrame"], "np.ndarray"]
 
 
+class NotFinite(ValueError):
+    """A model's predictions over the Sobol' sample are not all finite: its indices are undefined."""
+
+
 @dataclass(frozen=True)
 class Importance:
     feature: str
@@ -164,7 +168,12 @@ def sobol_indices(predict: Predict, frame: pd.DataFrame | Marginals, schema: Sch
     if d == 0:
         return []
     problem = {"num_vars": d, "names": schema.names, "bounds": [[0.0, 1.0]] * d}
-    y = np.asarray(predict(sample if sample is not None else sobol_sample(frame, schema, n, seed)), dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):  # said below, once, not as numpy's warnings
+        y = np.asarray(predict(sample if sample is not None else sobol_sample(frame, schema, n, seed)), dtype=float)
+    if not np.isfinite(y).all():
+        # A log-scale model refitted on a few settings can carry coefficients whose exp overflows somewhere in the
+        # measured ranges. Read as indices, its NaN variance once gave every input a VI of 0.
+        raise NotFinite(f"{int(np.sum(~np.isfinite(y)))} of {y.size} predictions over the sample are not finite")
     if np.var(y) == 0:
         return [Importance(f, 0.0, 0.0, 0.0, 0.0, 0.0) for f in schema.names]
     if confidence:
@@ -264,11 +273,13 @@ def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataF
     # sampling's, and the sample is drawn and mapped once.
     sample = sobol_sample(marginals(frame, schema), schema, n, seed + 1)
     for rows in group_resamples(groups, rounds, seed):
-        try:
-            predict = refit_predict(rows)
+        try:  # a refit that fails, or whose predictions overflow (NotFinite), is no draw of VI
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                predict = refit_predict(rows)
+            imps = sobol_indices(predict, frame, schema, n=n, seed=seed + 1, confidence=False, sample=sample)
         except (ValueError, np.linalg.LinAlgError):
             continue
-        for imp in sobol_indices(predict, frame, schema, n=n, seed=seed + 1, confidence=False, sample=sample):
+        for imp in imps:
             draws[imp.feature].append(imp.vi)
     alpha = (1 - level) / 2
     out: dict[str, tuple[float, float]] = {}

@@ -4,6 +4,8 @@ scale of the fit."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -107,6 +109,38 @@ def test_sobol_never_evaluates_the_model_on_an_impossible_volume() -> None:
 
     imps = {i.feature: i for i in sobol_indices(predict, frame, schema, n=256, seed=2)}
     assert imps["clients"].vi < 0.02 and imps["servers"].vi > 0.3
+
+
+def test_a_refit_whose_predictions_overflow_is_no_draw_of_importance() -> None:
+    """A bootstrap refit on a few settings can overflow exp somewhere in the measured ranges. Its indices are
+    undefined: it is left out of the interval, not counted as a VI of 0 for every input, and no numpy warning
+    reaches the user. The full model's own overflow is said as NotFinite."""
+    import warnings
+
+    from gluster_model.model.importance import NotFinite, bootstrap_vi
+
+    frame = _heteroscedastic(n=40)
+    schema = schema_from_frame(frame, ("servers", "network_gbps"), "write")
+    refits = iter(range(1000))
+
+    def refit(rows: np.ndarray) -> Any:
+        overflow = next(refits) % 2 == 1  # every other refit: a log model with a huge coefficient
+
+        def predict(sample: pd.DataFrame) -> np.ndarray:
+            eta = (900.0 if overflow else 1.0) * sample["network_gbps"].to_numpy(dtype=float)
+            out: np.ndarray = np.exp(eta)
+            return out
+        return predict
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would fail here
+        ci = bootstrap_vi(refit, frame, schema, frame["config_hash"].to_numpy(), rounds=12, n=64, seed=1,
+                          point={"network_gbps": 1.0, "servers": 0.0})
+    assert ci["network_gbps"][0] > 0.9  # only the finite refits: the network explains all, every time
+    assert ci["servers"][1] < 0.1
+    with pytest.raises(NotFinite, match="not finite"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sobol_indices(lambda rows: np.exp(900.0 * rows["network_gbps"].to_numpy(dtype=float)), frame, schema, n=64)
 
 
 def _score(model: str, select_r2: float, report_r2: float) -> Score:
