@@ -3,23 +3,23 @@ lab standing for a user's cluster), fit on the bottleneck plan measured at or be
 upgrades of whatif/<today>.yaml, and set the predictions beside what `glmodel verify` measured.
 
 Without ``--proof`` it recomputes the headline: every proof collected after the model's form was last fixed (the
-sixth and the seventh), pooled; ``--proof seventh`` or ``--proof sixth`` is one of them alone, and an earlier
-proof is marked post hoc (the form changed after its data existed). Per metric (write, read), over every upgrade
-of every today: MAPE (%) of the predictions at the hardware as the
-verification measured it (as `glmodel verify` predicts), the share of measured means inside their 90% intervals
-(coverage, % ; by the stage the prediction binds at), and whether the upgrade predicted best per price measured
-best in every today (``best_held``; predicted best: predict's rank 1, or where no gain is clear of zero the
-largest predicted gain per price among the candidates it would rank; ``best_in_tie``: the measured best is the
-predicted best or a candidate predict says it is tied with). Intervals are for the mean of the trials
-each verification measured, as `glmodel verify` asks for them. Predictions come from the bottleneck model of a
-model file fitted as `glmodel fit --family hardware` fits it; the ranking is `glmodel predict`'s.
+sixth, the seventh and the eighth), pooled; ``--proof eighth`` (or ``seventh``, ``sixth``) is one of them alone, and
+an earlier proof is marked post hoc (the form changed after its data existed). Per metric (write, read), over every
+upgrade of every today: MAPE (%) of the predictions at the hardware as the verification measured it (as `glmodel
+verify` predicts), the share of measured means inside their 90% intervals (coverage, % ; by the stage the prediction
+binds at), and whether the upgrade predicted best per price measured best in every today (``best_held``; predicted
+best: predict's rank 1, or where no gain is clear of zero the largest predicted gain per price among the candidates
+it would rank; ``best_in_tie``: the measured best is the predicted best or a candidate predict says it is tied
+with). Intervals are for the mean of the trials each verification measured, as `glmodel verify` asks for them.
+Predictions come from the bottleneck model of a model file fitted as `glmodel fit --family hardware` fits it; the
+ranking is `glmodel predict`'s.
 
 With ``--calibrate`` it also prints the another-campaign term calibrated for coverage over the upgrades, beside its
 maximum-likelihood estimates (``--proof first,second,third,fourth,fifth --calibrate``: how NEW_CAMPAIGN_SD in
 model/bottleneck.py was set; ``--proof first,second,third,fourth``: how the fifth proof's per-load form was).
 
 Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json] [--details] [--calibrate]
-     [--proof seventh | first,second,third]
+     [--proof eighth | first,second,third]
 """
 
 from __future__ import annotations
@@ -37,18 +37,20 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAYS = ("link_bound", "disk_bound", "balanced")
-# The shipped proofs' file prefixes: the seventh and sixth (collected after the form was last fixed), the fifth,
-# fourth, third, second and first (each a row of its own; data/README.md says what changed after each).
-PROOFS = {"seventh": "upgrade_proof_seventh", "sixth": "upgrade_proof_sixth", "fifth": "upgrade_proof_fifth",
-          "fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third", "second": "upgrade_proof",
-          "first": "upgrade_proof_first"}
-# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's to seventh's todays are
+# The shipped proofs' file prefixes: the eighth, seventh and sixth (collected after the form was last fixed), the
+# fifth, fourth, third, second and first (each a row of its own; data/README.md says what changed after each).
+PROOFS = {"eighth": "upgrade_proof_eighth", "seventh": "upgrade_proof_seventh", "sixth": "upgrade_proof_sixth",
+          "fifth": "upgrade_proof_fifth", "fourth": "upgrade_proof_fourth", "third": "upgrade_proof_third",
+          "second": "upgrade_proof", "first": "upgrade_proof_first"}
+# Each proof's what-if files (experiments/upgrade_proof/<dir>/<today>.yaml): the fourth's to eighth's todays are
 # their own.
-WHATIF = {"upgrade_proof_seventh": "whatif_seventh", "upgrade_proof_sixth": "whatif_sixth",
-          "upgrade_proof_fifth": "whatif_fifth", "upgrade_proof_fourth": "whatif_fourth"}
+WHATIF = {"upgrade_proof_eighth": "whatif_eighth", "upgrade_proof_seventh": "whatif_seventh",
+          "upgrade_proof_sixth": "whatif_sixth", "upgrade_proof_fifth": "whatif_fifth",
+          "upgrade_proof_fourth": "whatif_fourth"}
 # The proofs collected after the form was last fixed (2026-11-27 11:46:37 UTC): clean tests of it, each alone or
-# pooled; the headline is all of them pooled (declared before the seventh was collected).
-CLEAN = ("sixth", "seventh")
+# pooled; the headline is all of them pooled (declared before the seventh was collected; the eighth, declared
+# before its data, is the form's last).
+CLEAN = ("sixth", "seventh", "eighth")
 HEADLINE = ",".join(CLEAN)
 METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
