@@ -159,13 +159,15 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     selected = select(scores)
     coefficients = coefficient_table(ols)
     diagnostics = diagnose(ols)
-    importance = {"mlr": _importance(learners["mlr"], fitted["mlr"], rows, y, schema, metric, seed, importance_n,
-                                     bootstrap, additive=True)}
+    computed = {"mlr": _importance(learners["mlr"], fitted["mlr"], rows, y, schema, metric, seed, importance_n,
+                                   bootstrap, additive=True)}
     if selected != "mlr":
-        importance[selected] = _importance(learners[selected], fitted[selected], rows, y, schema, metric, seed, importance_n,
-                                           bootstrap if selected != "gbm" else min(bootstrap, 10), additive=False)
+        computed[selected] = _importance(learners[selected], fitted[selected], rows, y, schema, metric, seed,
+                                         importance_n, bootstrap if selected != "gbm" else min(bootstrap, 10),
+                                         additive=False)
     notes.extend(f"{m}: no predictor importance: its predictions overflow within the measured ranges"
-                 for m, imps in importance.items() if not imps and schema.features)
+                 for m, imps in computed.items() if imps is None)
+    importance = {m: imps or [] for m, imps in computed.items()}
     explained = {m: _explained(next(s for s in scores if s.model == m)) for m in importance}
     replication = _replication(fitted, rows, y)
     if n_configs < 3:
@@ -235,8 +237,9 @@ def select(scores: Sequence[Score], tolerance: float = 0.01) -> str:
 
 
 def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarray, schema: Schema, metric: str,
-                seed: int, n: int, rounds: int, additive: bool) -> list[Importance]:
-    """Sobol' indices over the family's raw features; derived features are recomputed from each sample."""
+                seed: int, n: int, rounds: int, additive: bool) -> list[Importance] | None:
+    """Sobol' indices over the family's raw features; derived features are recomputed from each sample. None: the
+    model's predictions overflow within the measured ranges (importance.NotFinite)."""
     last: list[tuple[pd.DataFrame, pd.DataFrame]] = []  # the bootstrap's refits all predict one sample
 
     def derived(raw: pd.DataFrame) -> pd.DataFrame:
@@ -250,7 +253,7 @@ def _importance(learner: Learner, model: Fitted, rows: pd.DataFrame, y: np.ndarr
     try:
         imps = sobol_indices(predictor(model), rows, schema, n=n, seed=seed)
     except NotFinite:
-        return []  # the caller says why there is no importance for this model
+        return None  # the caller says why there is no importance for this model
     groups = rows[GROUP].to_numpy()
     ci = bootstrap_vi(lambda idx: predictor(learner.fit(rows.iloc[idx].reset_index(drop=True), y[idx], False)),
                       rows, schema, groups, rounds=rounds, n=max(64, n // 4), seed=seed,

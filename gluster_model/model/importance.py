@@ -274,8 +274,7 @@ def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataF
     sample = sobol_sample(marginals(frame, schema), schema, n, seed + 1)
     for rows in group_resamples(groups, rounds, seed):
         try:  # a refit that fails, or whose predictions overflow (NotFinite), is no draw of VI
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                predict = refit_predict(rows)
+            predict = refit_predict(rows)
             imps = sobol_indices(predict, frame, schema, n=n, seed=seed + 1, confidence=False, sample=sample)
         except (ValueError, np.linalg.LinAlgError):
             continue
