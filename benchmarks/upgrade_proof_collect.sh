@@ -7,7 +7,7 @@
 # PLAN=experiments/upgrade_proof/plan_third.yaml for the third proof (plan.yaml: the first and second);
 # PLAN=.../plan_fourth.yaml WHATIF=experiments/upgrade_proof/whatif_fourth for the fourth (plan_fifth.yaml and
 # whatif_fifth for the fifth, plan_sixth.yaml and whatif_sixth for the sixth, plan_seventh.yaml and whatif_seventh
-# for the seventh, plan_eighth.yaml and whatif_eighth for the eighth).
+# for the seventh, plan_eighth.yaml and whatif_eighth for the eighth, plan_ninth.yaml and whatif_ninth for the ninth).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-upgrade-proof}
