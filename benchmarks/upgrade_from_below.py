@@ -33,8 +33,8 @@ import json
 import math
 import sys
 import tempfile
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
