@@ -34,6 +34,11 @@ def first_metric(tests: Sequence[str]) -> Metric:
     return TEST_METRICS[tests[0]][0] if tests else "write"
 
 
+def shown_unit(metric: str) -> str:
+    """The unit a metric is modelled and shown in: files/s for the small-file rates, MB/s for throughputs."""
+    return FILES_PER_S if UNITS.get(metric) == FILES_PER_S else "MB/s"
+
+
 def show_stored(metric: str, value: float) -> str:
     """A stored figure as people read it: ``write 16.9 MB/s`` (stored in kB/s), ``file_create 614 files/s``."""
     if UNITS.get(metric) == FILES_PER_S:

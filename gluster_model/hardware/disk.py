@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 KINDS = ("read_bps", "write_bps", "read_iops", "write_iops")
 _V1_FILES = {"read_bps": "blkio.throttle.read_bps_device", "write_bps": "blkio.throttle.write_bps_device",
@@ -111,6 +111,7 @@ class BrickDevice:
     name: str  # kernel name of the throttled device (sda, dm-0, md0, loop3)
     via: str  # how it was reached: "disk", "partition of sda", "LVM/device-mapper vg-lv", "md (sdb,sdc)"
     dev: str  # /dev path of the throttled device, for reading it in a probe
+    existing: Mapping[str, int] = field(default_factory=dict)  # throttle entries the device had already (v1)
 
 
 def devices_script(paths: Sequence[str]) -> str:
@@ -134,8 +135,12 @@ def devices_script(paths: Sequence[str]) -> str:
         'if [ -n "$top" ]; then name=$(basename "$(readlink -f "$t")"); dm=$(cat "$t/dm/name" 2>/dev/null); '
         'slaves=$(ls "$t/slaves" 2>/dev/null | tr "\\n" "," ); '
         'dev=/dev/$(sed -n "s/^DEVNAME=//p" "$t/uevent"); fi; '
-        'printf "brick=%s\\tmm=%s\\tfs=%s\\tsrc=%s\\ttop=%s\\tpart=%s\\tname=%s\\tdm=%s\\tslaves=%s\\tdev=%s\\n" '
-        '"$b" "$mm" "$fs" "$src" "$top" "$part" "$name" "$dm" "$slaves" "$dev"; done')
+        # the throttle entries the device has already (a host's own limit, or a lab's): kept as ceilings
+        'had=""; if [ -n "$top" ]; then for k in read_bps write_bps read_iops write_iops; do '
+        'v=$(awk -v d="$top" \'$1==d {print $2}\' /sys/fs/cgroup/blkio/blkio.throttle.${k}_device 2>/dev/null); '
+        '[ -n "$v" ] && had="$had$k:$v,"; done; fi; '
+        'printf "brick=%s\\tmm=%s\\tfs=%s\\tsrc=%s\\ttop=%s\\tpart=%s\\tname=%s\\tdm=%s\\tslaves=%s\\tdev=%s\\thad=%s\\n" '
+        '"$b" "$mm" "$fs" "$src" "$top" "$part" "$name" "$dm" "$slaves" "$dev" "$had"; done')
 
 
 def parse_devices(text: str) -> tuple[str, list[BrickDevice]]:
@@ -169,8 +174,20 @@ def parse_devices(text: str) -> tuple[str, list[BrickDevice]]:
         else:
             via = "disk"
         out.append(BrickDevice(kv["brick"], mm, kv.get("fs", ""), kv.get("src", ""), top, name, via,
-                               kv.get("dev", "")))
+                               kv.get("dev", ""), parse_existing(kv.get("had", ""), kv["brick"])))
     return cgroup, out
+
+
+def parse_existing(text: str, brick: str) -> dict[str, int]:
+    """``read_bps:52428800,write_iops:500,`` -> {kind: value}; a kind or value that is not one refused."""
+    out: dict[str, int] = {}
+    for part in filter(None, text.strip().split(",")):
+        kind, _, value = part.partition(":")
+        if kind not in KINDS or not value.isdigit():
+            raise ValueError(f"{brick}: unexpected throttle entry {part[:60]!r}")
+        if int(value) > 0:
+            out[kind] = int(value)
+    return out
 
 
 def unthrottlable(devices: Sequence[BrickDevice]) -> BrickDevice | None:

@@ -40,10 +40,10 @@ from typing import Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import ConfigError, GlmodelError, RemoteError
-from .group import apply_argv, facts_script, parse_facts, undo_argv
+from .group import Limits, apply_argv, facts_script, parse_facts, parse_limits, undo_argv
 from .nic import nic_script, parse_nic
 from ..remote.executor import Executor, shell
-from .link import removal_argv, shaping_argv, show_rate
+from .link import parse_state, removal_argv, shaping_argv, show_rate, state_script
 from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
                          show_limits, targets, unthrottlable, v1_argv)
 from ..units import gluster_size
@@ -177,13 +177,24 @@ def find_nic(executor: Executor, host: Host) -> Nic:
     return Nic(host.address, name, speed if isinstance(speed, int) else None)
 
 
-def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None) -> tuple[list[list[str]],
-                                                                                        list[list[str]], int]:
+def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None,
+              had: tuple[str, int | None] = ("none", None)) -> tuple[list[list[str]], list[list[str]], int]:
     """(undo, do, rate) that give ``nic`` the rate; a rate above its reported speed is refused (pure). A share
-    is of the NIC's reported speed, else of the cluster file's ``hardware.network.gbps`` for the host."""
+    is of the NIC's reported speed, else of the cluster file's ``hardware.network.gbps`` for the host.
+
+    ``had``: the NIC's traffic control before (``link.parse_state``). Shaping glmodel made (a lab's link) is a
+    ceiling: the rate is at most it, a share is of it, and the undo makes it again at its exact rate. Anything
+    else a host has (its own qdisc) is not replaced: refused in one line naming it."""
+    kind, ceiling = had
+    if kind not in ("none", "glmodel"):
+        raise EmulationError(f"{nic.host}: its NIC {nic.name} has traffic control glmodel did not set ({kind}); "
+                             "glmodel does not replace it: remove the link factor for this cluster, or take that "
+                             "setting away first")
     if isinstance(rate, Share):
         speed = nic.speed_mbps * 10**6 if nic.speed_mbps is not None else (
             int(labelled_gbps * 10**9) if labelled_gbps else None)
+        if ceiling is not None:
+            speed = min(speed, ceiling) if speed is not None else ceiling
         if speed is None:
             raise EmulationError(f"{nic.host}: its NIC {nic.name} reports no speed to take {rate} of; set "
                                  "hardware.network.gbps for it in the cluster file, or give the link as a rate")
@@ -191,6 +202,9 @@ def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None) -
     if nic.speed_mbps is not None and rate > nic.speed_mbps * 10**6:
         raise EmulationError(f"{nic.host}: {show_rate(rate)} is faster than its NIC {nic.name} "
                              f"({show_rate(nic.speed_mbps * 10**6)}); emulation only makes hardware slower")
+    if ceiling is not None:  # never faster than the host was; put back as it was
+        return (removal_argv(nic.name) + shaping_argv(nic.name, ceiling), removal_argv(nic.name)
+                + shaping_argv(nic.name, min(rate, ceiling)), min(rate, ceiling))
     return removal_argv(nic.name), shaping_argv(nic.name, rate), rate
 
 
@@ -225,8 +239,10 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
               measured: Mapping[str, Mapping[str, float]]) -> tuple[list[list[str]], list[list[str]], str]:
     """(undo, do, in words) that throttle every device under the host's bricks to ``limits`` (pure).
 
-    ``measured``: MAJ:MIN -> {"read"/"write": bytes/s} without a throttle; a rate above it is refused, and a
-    share is of it.
+    ``measured``: MAJ:MIN -> {"read"/"write": bytes/s} without a throttle of glmodel's; a rate above it is
+    refused, and a share is of it. A throttle the device had already (``BrickDevice.existing``: the host's own,
+    or a lab's) is a ceiling: every value is at most it, a share is of the lesser of it and what was measured,
+    its other entries stay in force, and the undo writes it back as it was.
     """
     bad = unthrottlable(devices)
     if bad is not None:
@@ -245,19 +261,27 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
         for kind, value in limits.items():
             direction = "read" if kind.startswith("read") else "write"
             have = measured.get(majmin, {}).get(direction)
-            if isinstance(value, Share):
+            ceiling = d.existing.get(kind)
+            if have is not None and ceiling is not None and kind.endswith("bps"):
+                have = min(have, ceiling)
+            if isinstance(value, Share) and kind.endswith("iops") and ceiling is not None:
+                value = max(int(ceiling * value.fraction), 1)
+            elif isinstance(value, Share):
                 if kind.endswith("iops") or have is None:
                     raise EmulationError(f"{host}: no measured {direction} {'IOPS' if kind.endswith('iops') else 'rate'}"
                                          f" of {d.name} to take {value} of; give the disk setting as a rate")
                 value = max(int(have * value.fraction), 10**6)
+            elif kind.endswith("bps") and ceiling is not None and have is not None and value > have:
+                value = ceiling  # the host's own throttle stays what limits it: never faster than it was
             elif kind.endswith("bps") and have is not None and value > have:
                 raise EmulationError(f"{host}: disk {direction} {show_disk_rate(value)} is faster than its brick "
                                      f"device {d.name} ({d.via}) measured just now ({show_disk_rate(have)}); "
                                      "emulation only makes hardware slower")
-            resolved[kind] = value
-        undo += v1_argv(majmin, {})
-        do += v1_argv(majmin, resolved)
-        words.append(f"disk {d.name} ({d.via}) {show_limits(resolved)}")
+            resolved[kind] = value if ceiling is None else min(int(value), ceiling)
+        undo += v1_argv(majmin, dict(d.existing))
+        do += v1_argv(majmin, {**d.existing, **resolved})
+        kept = f" (its own {show_limits(d.existing)} kept as a ceiling)" if d.existing else ""
+        words.append(f"disk {d.name} ({d.via}) {show_limits(resolved)}{kept}")
     return undo, do, "; ".join(words)
 
 
@@ -273,9 +297,16 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
     nic = find_nic(executor, host) if rate is not None or delay is not None else None
     if rate is not None and nic is not None:
         label = host.hardware.network.gbps if host.hardware.network else None
-        u, d, bits = link_plan(nic, rate, label)
-        undo, do, words = undo + u, do + d, [f"NIC {nic.name} {show_rate(bits)}"]
+        had = parse_state(executor.run(address, shell(state_script(nic.name)), timeout=30).stdout)
+        u, d, bits = link_plan(nic, rate, label, had)
+        kept = f" (its own {show_rate(had[1])} kept as a ceiling)" if had[1] is not None else ""
+        undo, do, words = undo + u, do + d, [f"NIC {nic.name} {show_rate(bits)}{kept}"]
     if delay is not None and nic is not None:
+        rules = executor.run(address, shell("iptables -S INPUT 2>/dev/null || true"), timeout=30).stdout
+        if "NFQUEUE" in rules:  # a lab's delay, or the host's own queue: two delayers would fight for packets
+            raise EmulationError(f"{address}: packets arriving on it already go to an NFQUEUE (iptables -S INPUT); "
+                                 "glmodel does not add a delay of its own there: remove the latency factor for "
+                                 "this cluster, or take that rule away first")
         u, d, said = delay_plan(cluster, nic, delay)
         undo, do = undo + u, do + d
         words.append(said)
@@ -295,18 +326,30 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
         undo, do = undo + u, do + d
         words.append(said)
     if ram is not None or cpu is not None:
-        u, d, words_group = group_plan(cluster, address, parse_facts(executor.run(address, shell(facts_script()),
-                                                                                  timeout=30).stdout), ram, cpu)
+        facts = executor.run(address, shell(facts_script()), timeout=30).stdout
+        try:
+            limits_had = parse_limits(facts)
+        except ValueError as exc:
+            raise EmulationError(f"{address}: {exc}") from None
+        u, d, words_group = group_plan(cluster, address, parse_facts(facts), ram, cpu, limits_had)
         undo, do = undo + u, do + d
         words.append(words_group)
     return undo, do, "; ".join(words)
 
 
 def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None, int | None],
-               ram: int | Share | None, cpu: float | Share | None) -> tuple[list[list[str]], list[list[str]], str]:
+               ram: int | Share | None, cpu: float | Share | None, had: Limits | None = None
+               ) -> tuple[list[list[str]], list[list[str]], str]:
     """(undo, do, in words) that give the host a group with ``ram`` bytes and ``cpu`` cores, or those shares of
-    what it has (pure); more than the host has is refused naming the host and its figure."""
-    cgroup, total, cpus = facts
+    what it has (pure); more than the host has is refused naming the host and its figure. Limits its Gluster
+    processes were under already (``had``) stay in force above the group and count as what the host has."""
+    cgroup, total, cpus_n = facts
+    had = had or Limits()
+    cpus: float | None = cpus_n
+    if had.cpu is not None:
+        cpus = min(cpus, had.cpu) if cpus is not None else had.cpu
+    if had.memory is not None:
+        total = min(total, had.memory) if total is not None else had.memory
     if isinstance(ram, Share) or isinstance(cpu, Share):
         if (isinstance(ram, Share) and total is None) or (isinstance(cpu, Share) and cpus is None):
             raise EmulationError(f"{address}: its RAM or CPU count could not be read to take a share of")
@@ -320,13 +363,18 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
     if ram is not None and total is not None and ram > total:
         raise EmulationError(f"{address}: RAM {gluster_size(ram)} is more than the host has "
                              f"({total / 2**30:.1f} GiB); emulation only makes hardware smaller")
-    if cpu is not None and cpus is not None and cpu > cpus:
-        raise EmulationError(f"{address}: CPU {cpu:g} core(s) is more than the host has ({cpus}); emulation only "
+    if cpu is not None and cpus is not None and cpu > cpus + 1e-9:
+        raise EmulationError(f"{address}: CPU {cpu:g} core(s) is more than the host has ({cpus:g}); emulation only "
                              "makes hardware slower")
     origins, join = cluster.emulation_file(address, "origins"), cluster.emulation_file(address, "join")
     words = "; ".join(([f"RAM {gluster_size(ram)}"] if ram is not None else [])
                       + ([f"CPU {cpu:g} core(s)"] if cpu is not None else []))
-    return undo_argv(address, origins, join), apply_argv(address, ram, cpu, origins, join), words
+    if had.cpu is not None or had.memory is not None:
+        words += " (inside the limits its Gluster processes had: " + ", ".join(
+            ([f"CPU {had.cpu:g} core(s)"] if had.cpu is not None else [])
+            + ([f"RAM {gluster_size(had.memory)}"] if had.memory is not None else [])) + ")"
+    return (undo_argv(address, origins, join, had.parents), apply_argv(address, ram, cpu, origins, join, had.parents),
+            words)
 
 
 def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:

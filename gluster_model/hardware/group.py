@@ -16,12 +16,19 @@ quota in cores). Into it go:
 
 Undone by one line of the host's record: every task still in the group goes back to the group it came from
 (recorded in an *origins* file before it was moved) or to the hierarchy's root, and the group is removed.
+
+Composed with what the host has: where its glusterd already sits in a group of its own (a service's slice, a
+lab node's group) the group is made inside that one, so the limits it had stay in force above the setting's
+(cgroup v1's cpu and memory controllers are hierarchical), and a share is of the lesser of the host and those
+limits (``parse_limits``); undoing removes only the group glmodel made.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 V1_ROOTS = {"memory": "/sys/fs/cgroup/memory", "cpu": "/sys/fs/cgroup/cpu"}
 PERIOD_US = 100_000
@@ -36,10 +43,64 @@ def group_name(address: str) -> str:
 
 
 def facts_script() -> str:
-    """Shell text printing the cgroup hierarchy in use, the host's RAM (kB) and its CPUs."""
+    """Shell text printing the cgroup hierarchy in use, the host's RAM (kB) and its CPUs; on v1, the groups its
+    glusterd (the one in the caller's network namespace) is in, and every CPU quota and memory limit on the way
+    from each up to the hierarchy's root."""
+    walk = []
+    for ctl, files in (("cpu", "q=$(cat $d/cpu.cfs_quota_us 2>/dev/null); per=$(cat $d/cpu.cfs_period_us 2>/dev/null); "
+                               'if [ -n "$q" ] && [ "$q" -gt 0 ] 2>/dev/null; then echo "cpu_quota=$q/$per"; fi'),
+                       ("memory", "m=$(cat $d/memory.limit_in_bytes 2>/dev/null); "
+                                  '[ -n "$m" ] && echo "mem_limit=$m"')):
+        root = V1_ROOTS[ctl]
+        walk.append(f"o=$(awk -F: '$2 ~ /(^|,){ctl}(,|$)/ {{print $3}}' /proc/$gp/cgroup); echo \"parent_{ctl}=$o\"; "
+                    f'd={root}$o; while [ -d "$d" ]; do {files}; [ "$d" = {root} ] && break; d=$(dirname "$d"); '
+                    "done")
     return ('if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then echo cgroup=v1; '
             'elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo cgroup=v2; else echo cgroup=none; fi; '
-            "echo \"memtotal=$(awk '/^MemTotal:/{print $2}' /proc/meminfo)\"; echo \"nproc=$(nproc)\"")
+            "echo \"memtotal=$(awk '/^MemTotal:/{print $2}' /proc/meminfo)\"; echo \"nproc=$(nproc)\"; "
+            'me=$(readlink /proc/self/ns/net); gp=""; for p in $(pgrep -x glusterd); do '
+            '[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] && { gp=$p; break; }; done; '
+            'if [ -n "$gp" ] && [ -d /sys/fs/cgroup/memory ]; then ' + "; ".join(walk) + "; fi")
+
+
+_PARENT = re.compile(r"^/[A-Za-z0-9_.@:/-]*$")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a host's Gluster processes are held to already: the groups glusterd is in (per controller) and
+    the least CPU quota (cores) and memory limit (bytes) on the way up from them."""
+
+    parents: Mapping[str, str] = field(default_factory=dict)
+    cpu: float | None = None
+    memory: int | None = None
+
+
+def parse_limits(text: str) -> Limits:
+    """``Limits`` from ``facts_script``'s output (pure); a group path that is not a plain path is refused."""
+    parents: dict[str, str] = {}
+    cpus: list[float] = []
+    mems: list[int] = []
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if key.startswith("parent_") and key[7:] in V1_ROOTS and value:
+            if not _PARENT.match(value) or ".." in value.split("/"):
+                raise ValueError(f"glusterd's {key[7:]} group {value[:80]!r} is not a plain path")
+            parents[key[7:]] = value.rstrip("/") or "/"
+        elif key == "cpu_quota" and "/" in value:
+            q, per = value.split("/", 1)
+            if q.isdigit() and per.isdigit() and int(per) > 0:
+                cpus.append(int(q) / int(per))
+        elif key == "mem_limit" and value.isdigit() and int(value) < 1 << 62:  # 2^63 - a page: no limit
+            mems.append(int(value))
+    return Limits(parents, min(cpus) if cpus else None, min(mems) if mems else None)
+
+
+def group_dir(ctl: str, address: str, parents: Mapping[str, str] | None = None) -> str:
+    """The host's group in hierarchy ``ctl``: inside the group its glusterd was in (the root where none)."""
+    parent = (parents or {}).get(ctl, "/").rstrip("/")
+    return f"{V1_ROOTS[ctl]}{parent}/{group_name(address)}"
 
 
 def parse_facts(text: str) -> tuple[str, int | None, int | None]:
@@ -54,13 +115,13 @@ def _controllers(ram: int | None, cpu: float | None) -> list[str]:
     return [c for c, v in (("memory", ram), ("cpu", cpu)) if v is not None]
 
 
-def undo_argv(address: str, origins: str, join_file: str) -> list[list[str]]:
+def undo_argv(address: str, origins: str, join_file: str, parents: Mapping[str, str] | None = None
+              ) -> list[list[str]]:
     """The record's lines that put a host's processes back and remove its group (each safe to run twice)."""
-    g = group_name(address)
     o = shlex.quote(origins)
     lines = [["rm", "-f", join_file]]
     for ctl, root in V1_ROOTS.items():
-        grp = shlex.quote(f"{root}/{g}")
+        grp = shlex.quote(group_dir(ctl, address, parents))
         # Each task back where it was (its origin for this hierarchy), else to the root; then the empty group.
         lines.append(["sh", "-c", f"if [ -d {grp} ]; then for p in $(cat {grp}/cgroup.procs); do "
                       f"o=$(awk -v p=\"$p\" -v c={ctl} '$1==p && $2==c {{print $3}}' {o} 2>/dev/null | head -n 1); "
@@ -70,17 +131,16 @@ def undo_argv(address: str, origins: str, join_file: str) -> list[list[str]]:
     return lines
 
 
-def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, join_file: str) -> list[list[str]]:
-    """Commands that make the host's group with the limits, move its Gluster processes in (each one's origin
-    written down first) and write the join file; cgroup v1."""
-    g = group_name(address)
+def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, join_file: str,
+               parents: Mapping[str, str] | None = None) -> list[list[str]]:
+    """Commands that make the host's group with the limits (inside ``parents``, the groups its glusterd was
+    in), move its Gluster processes in (each one's origin written down first) and write the join file; v1."""
     out: list[list[str]] = []
     if ram is not None:
         out.append(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"])  # so no page stays charged elsewhere
     joins = []
     for ctl in _controllers(ram, cpu):
-        root = V1_ROOTS[ctl]
-        grp = f"{root}/{g}"
+        grp = group_dir(ctl, address, parents)
         out.append(["mkdir", "-p", grp])
         if ctl == "memory":
             out.append(["sh", "-c", f"echo {int(ram or 0)} > {shlex.quote(grp + '/memory.limit_in_bytes')}"])

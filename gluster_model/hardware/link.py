@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 IFB = "glmifb0"
+ALIAS = "glmodel-link"  # the IFB device's alias: "glmodel-link <bit/s>", the rate its shaping was made with
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(bit|bps)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _MIN_RATE = 10**6  # 1 Mbit/s: below this iozone trials would take forever on the lab
@@ -61,7 +62,9 @@ def shaping_argv(nic: str, rate: int, ifb: str = IFB) -> list[list[str]]:
     small = max(rate // 20, 10**5)
     cmds: list[list[str]] = [["ip", "link", "add", ifb, "type", "ifb"],
                              ["ip", "link", "set", ifb, "txqueuelen", "1000"],  # an IFB's default queue is 32
-                             ["ip", "link", "set", ifb, "up"]]
+                             ["ip", "link", "set", ifb, "up"],
+                             # the exact rate, where emulation finds it (tc prints rates rounded)
+                             ["ip", "link", "set", ifb, "alias", f"{ALIAS} {rate}"]]
     for dev in (nic, ifb):
         cmds += [["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10"],
                  ["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", *_class_args(rate, rate)],
@@ -84,3 +87,32 @@ def removal_argv(nic: str, ifb: str = IFB) -> list[list[str]]:
     return [["tc", "qdisc", "del", "dev", nic, "root"],
             ["tc", "qdisc", "del", "dev", nic, "handle", "ffff:", "ingress"],
             ["ip", "link", "del", ifb]]
+
+
+def state_script(nic: str, ifb: str = IFB) -> str:
+    """Shell text printing what traffic control ``nic`` has now: its qdiscs (``qdisc: ...`` lines) and the
+    alias of glmodel's IFB device where there is one (``alias: glmodel-link <bit/s>``)."""
+    import shlex
+
+    n, i = shlex.quote(nic), shlex.quote(ifb)
+    return (f"tc qdisc show dev {n} | sed 's/^/qdisc: /'; "
+            f"ip -d link show dev {i} 2>/dev/null | sed -n 's/^ *alias \\(.*\\)$/alias: \\1/p'")
+
+
+def parse_state(text: str) -> tuple[str, int | None]:
+    """What a NIC's traffic control is, from ``state_script``'s output (pure): ("none", None) for the kernel's
+    default (a root qdisc of handle 0:, no ingress); ("glmodel", rate) for shaping ``shaping_argv`` made (a
+    lab's link, or a host's own made with glmodel), at its exact rate; ("<the root qdisc>", None) for anything
+    else, which glmodel did not make and does not replace."""
+    qdiscs = [ln.removeprefix("qdisc: ").strip() for ln in text.splitlines() if ln.startswith("qdisc: ")]
+    alias = next((ln.removeprefix("alias: ").strip() for ln in text.splitlines() if ln.startswith("alias: ")), "")
+    root = next((q for q in qdiscs if " root" in q), "")
+    extra = [q for q in qdiscs if q.split()[1:2] in (["ingress"], ["clsact"])]
+    words = root.split()[1:]  # kind, handle, ...
+    handle = words[1] if len(words) > 1 else "0:"
+    name, _, value = alias.partition(" ")
+    if name == ALIAS and value.isdigit() and words[:2] == ["htb", "1:"]:
+        return "glmodel", int(value)
+    if handle == "0:" and not extra:
+        return "none", None
+    return (extra[0] if handle == "0:" and extra else root or extra[0])[:80], None

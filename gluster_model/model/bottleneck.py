@@ -11,6 +11,18 @@ capacity: an upgrade of the binding resource is passed on in full (elasticity 1,
 measured. That is what lets data measured at or below today's hardware answer "what does a faster link or disk
 give": the gain runs until the next measured stage binds (``stage_limits``).
 
+Stages beyond bytes. Small files, random I/O and fast links are bound elsewhere: by the CPU of the clients (the
+FUSE process, which sends a write's every copy) or of the servers (the brick processes), and by round trips (an
+operation waits for n of them plus a service time, so ``threads`` operations in flight give at most threads /
+(n (rtt + s)) a second: the asymptotic bound of a closed system, Lazowska et al. 1984, ch. 5). Their
+capacities come from inputs each campaign measures (the CPU score, the round trip; ``physics.op_stages``) and
+their efficiencies, like the links', are fitted where they bind; the service time ``s`` from a grid. A small-file
+rate is modelled in files/s: the links and disks carry file size over MB/s files a second, and a stat, a listing
+or a delete crosses only the CPU and round-trip stages. A CPU or round-trip stage enters only where the design
+varied its input and its held-out (leave-one-setting-out) error is no larger; otherwise the
+model is the three byte stages as before, whatever the data (the shipped proofs' figures are unchanged). A
+shorter round trip is an upgrade as a faster link is: it is passed on in full until the next stage binds.
+
 Fit: alternating least squares. Given which stage binds each run, the model is linear (stage dummies plus the
 main effects, offset by ``ln C``); given the fit, each run is assigned to the stage with the least ``t_s + ln
 C_s``. Started from the raw bottleneck (all ``t_s`` equal), it stops when no assignment changes; a few
@@ -79,7 +91,7 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import Columns, n_rows, numbers
 from .features import Schema, Term, design_matrix, main_effect_terms
-from .physics import STAGES, stages
+from .physics import ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload, model_stages, stages
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
 
@@ -90,9 +102,24 @@ if TYPE_CHECKING:
 # The inputs that make up the stages' capacities: they act through the stages only, never as main effects too
 # (a main effect on the link beside the link's stage would give the link an elasticity other than 1).
 STAGE_INPUTS = frozenset({"network_gbps", "disk_read_mbps", "disk_write_mbps"})
-# Which stages each resource a purchase upgrades feeds.
-RESOURCE_STAGES: dict[str, tuple[int, ...]] = {"network_gbps": (0, 1), "disk_read_mbps": (2,),
-                                               "disk_write_mbps": (2,)}
+# Which stages each resource a purchase upgrades feeds (by name: a model holds the stages it fitted).
+RESOURCE_STAGES: dict[str, tuple[str, ...]] = {"network_gbps": STAGES[:2], "disk_read_mbps": STAGES[2:],
+                                               "disk_write_mbps": STAGES[2:],
+                                               "cpu_score": ("client CPU", "server CPU"),
+                                               "network_rtt_ms": ("round trips",)}
+# Resources an upgrade makes smaller (a shorter round trip); every other one it makes larger.
+LOWER_IS_BETTER = frozenset({"network_rtt_ms"})
+# Service times tried for the round-trip stage (seconds an operation spends besides its round trips), and how
+# much smaller a model's held-out squared error must be for a CPU or round-trip stage to enter it: none, it must
+# be no larger. On the data a free main effect on the stage's input can fit as well (threads / (n rtt) is a
+# power law of slope -1 in the round trip), but not beyond them; what keeps a stage fitted on noise out is that
+# the design must have moved its input (``features.held_by_design``) and that it must not predict held-out
+# settings worse.
+SERVICE_GRID_S = (0.0, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
+SELECTION_GAIN = 0.0
+# Where a CPU or round-trip stage starts in the alternating fit: the quantiles of what its efficiency would be
+# if it bound each run (1: it just touches the fastest; lower: it binds more runs at the start).
+_STARTS = (1.0, 0.9, 0.75, 0.5, 0.25)
 LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
 # The error of a prediction measured in another campaign at hardware beyond the data's, beyond what the
 # conformal part holds (module docstring "Another campaign"): a constant log SD calibrated for 90% coverage over
@@ -110,13 +137,33 @@ def main_schema(schema: Schema) -> Schema:
 
 
 def usable(frame: Columns, metric: str) -> bool:
-    """Whether every row has the measured link and disk figures the stages need."""
+    """Whether every row has what the stages need: for a throughput (MB/s) the measured link and disk figures;
+    for a small-file rate some stage in every row (a stage whose input was not measured is not there: a stat
+    crosses only the CPU and round trips, and a plan may measure no disk for creates)."""
     import numpy as np
 
+    if n_rows(frame) == 0:
+        return False
     try:
-        return bool(np.isfinite(stages(frame, metric)).all() and n_rows(frame) > 0)
+        if metric not in _OP_METRICS:
+            return bool(np.isfinite(model_stages(frame, metric)[:len(STAGES)]).all())
+        return bool(np.isfinite(model_stages(frame, metric)).all(axis=1).any())
     except KeyError:
         return False
+
+
+def stage_rows(names: Sequence[str]) -> list[int]:
+    """Rows of ``model_stages`` for the stages ``names``."""
+    return [ALL_STAGES.index(n) for n in names]
+
+
+def log_capacities(frame: Columns, metric: str, names: Sequence[str], service_s: float = 0.0) -> np.ndarray:
+    """ln of each named stage's capacity (stages × rows), +inf where the frame lacks the stage's input."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = np.log(model_stages(frame, metric, service_s)[stage_rows(names)])
+    return np.where(np.isnan(out), np.inf, out)
 
 
 @dataclass
@@ -133,6 +180,8 @@ class BottleneckModel:
     quantiles: dict[str, dict[str, float]] = field(default_factory=dict)  # stage (or "all") -> level -> q
     new_campaign_per_load: float = NEW_CAMPAIGN_PER_LOAD  # log SD per unit of CPU load (an older form), or 0
     new_campaign_sd: float = NEW_CAMPAIGN_SD  # the constant log SD of another campaign
+    stages: tuple[str, ...] = STAGES  # the stages it fitted, in ``log_eff``'s order (the byte stages first)
+    service_s: float = 0.0  # the round-trip stage's service time per operation, seconds
 
     @property
     def n_params(self) -> int:
@@ -152,13 +201,12 @@ class BottleneckModel:
         """What each stage lets through for each row, MB/s: stages × rows; the prediction is their minimum."""
         import numpy as np
 
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logc = np.log(stages(frame, self.metric))
+        logc = log_capacities(frame, self.metric, self.stages, self.service_s)
         out: np.ndarray = np.exp(logc + np.asarray(self.log_eff)[:, None] + self._main(frame)[None, :])
         return out
 
     def binding(self, frame: Columns) -> np.ndarray:
-        """Index into ``STAGES`` of the stage each row is limited by."""
+        """Index into ``stages`` of the stage each row is limited by."""
         import numpy as np
 
         out: np.ndarray = np.argmin(self.stage_limits(frame), axis=0)
@@ -205,7 +253,7 @@ class BottleneckModel:
         import numpy as np
 
         yhat = self.predict(frame)
-        q = np.array([self.quantile(STAGES[s], level, trials) for s in self.binding(frame)])
+        q = np.array([self.quantile(self.stages[s], level, trials) for s in self.binding(frame)])
         if new_campaign:
             q = np.sqrt(q ** 2 + self.new_campaign_q(frame, level, yhat) ** 2)
         return yhat * np.exp(-q), yhat * np.exp(q)
@@ -222,7 +270,7 @@ class BottleneckModel:
         import numpy as np
 
         yhat = self.predict(frame)
-        stage = [STAGES[s] for s in self.binding(frame)]
+        stage = [self.stages[s] for s in self.binding(frame)]
         if observed:
             q = np.array([self.quantile(s, level, trials) for s in stage])
             width = np.sqrt(q ** 2 + q[0] ** 2)
@@ -241,7 +289,7 @@ class BottleneckModel:
                 "terms": [t.to_json() for t in self.terms], "log_eff": list(self.log_eff),
                 "assumed": list(self.assumed), "coef": list(self.coef), "centre": list(self.centre),
                 "quantiles": self.quantiles, "new_campaign_per_load": self.new_campaign_per_load,
-                "new_campaign_sd": self.new_campaign_sd}
+                "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BottleneckModel:
@@ -252,8 +300,15 @@ class BottleneckModel:
             coef = [float(v) for v in d["coef"]]
             centre = [float(v) for v in d["centre"]]
             quantiles = {str(s): {str(k): float(v) for k, v in dict(t).items()} for s, t in dict(d["quantiles"]).items()}
-            if len(log_eff) != len(STAGES) or len(assumed) != len(STAGES) or not len(coef) == len(centre) == len(terms):
-                raise ValueError(f"{len(log_eff)} efficiencies for {len(STAGES)} stages, {len(coef)} effects for "
+            names = tuple(str(n) for n in d.get("stages", STAGES))
+            unknown = [n for n in names if n not in ALL_STAGES]
+            if unknown or len(set(names)) != len(names):
+                raise ValueError(f"stages {', '.join(names)} (known: {', '.join(ALL_STAGES)})")
+            service_s = float(d.get("service_s", 0.0))
+            if not 0 <= service_s < 10:
+                raise ValueError(f"service_s {service_s} is not a time in seconds")
+            if len(log_eff) != len(names) or len(assumed) != len(names) or not len(coef) == len(centre) == len(terms):
+                raise ValueError(f"{len(log_eff)} efficiencies for {len(names)} stages, {len(coef)} effects for "
                                  f"{len(terms)} terms")
             if not all(math.isfinite(v) for v in (*log_eff, *coef, *centre)):
                 raise ValueError("a parameter is not a finite number")
@@ -267,7 +322,7 @@ class BottleneckModel:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   per_load, new_campaign_sd)
+                   per_load, new_campaign_sd, names, service_s)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -280,15 +335,21 @@ class _Core:
     centre: np.ndarray
 
 
-def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray) -> _Core:
+def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray | None = None,
+              optional: np.ndarray | None = None, byte_prior: float | None = None) -> _Core:
     """Alternating least squares (module docstring): log stage capacities ``logc`` (stages × n), main-effect
-    matrix ``x`` (n × p), log throughput ``ly``."""
+    matrix ``x`` (n × p), log throughput ``ly``; started from the assignment ``start`` (log efficiencies; the
+    raw bottleneck where None). An ``optional`` stage (CPU, round trips) that binds no run is left out
+    (+inf: it never binds) rather than given the others' efficiency, which has another unit; a byte stage that
+    binds none takes the other byte stages' mean efficiency, or where none binds ``byte_prior`` (a small-file
+    rate's links carry at most their rate: 0), never less than just enough to bind no training run."""
     import numpy as np
 
     n_st, n = logc.shape
+    optional = np.zeros(n_st, dtype=bool) if optional is None else optional
     centre = x.mean(axis=0) if x.shape[1] else np.zeros(0)
     xc = x - centre
-    bind = np.argmin(logc, axis=0)
+    bind = np.argmin(logc if start is None else logc + start[:, None], axis=0)
     log_eff = np.zeros(n_st)
     coef = np.zeros(x.shape[1])
     assumed = np.zeros(n_st, dtype=bool)
@@ -302,11 +363,15 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray) -> _Core:
         log_eff[used] = sol[:len(used)]
         coef = sol[len(used):]
         assumed = np.isnan(log_eff)
-        if assumed.any():
+        log_eff[assumed & optional] = np.inf
+        if (assumed & ~optional).any():
             known = log_eff[~assumed]
             others = np.min(logc[~assumed] + known[:, None], axis=0)
-            for s in np.flatnonzero(assumed):  # the mean of the others, or just enough to bind no training run
-                log_eff[s] = max(float(known.mean()), float(np.max(others - logc[s])) + 1e-9)
+            byte_known = log_eff[~assumed & ~optional]
+            for s in np.flatnonzero(assumed & ~optional):  # the mean of the others, or just enough to bind none
+                mean = (float(byte_known.mean()) if len(byte_known) else
+                        byte_prior if byte_prior is not None else float(known.mean()))
+                log_eff[s] = max(mean, float(np.max(others - logc[s])) + 1e-9)
         new = np.argmin(logc + log_eff[:, None], axis=0)
         if np.array_equal(new, bind):
             break
@@ -363,8 +428,8 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, level: float) -> 
 
 
 def conformal_quantiles(resid: np.ndarray, stage: np.ndarray, setting: np.ndarray,
-                        levels: Sequence[float] = LEVELS, run: np.ndarray | None = None
-                        ) -> dict[str, dict[str, float]]:
+                        levels: Sequence[float] = LEVELS, run: np.ndarray | None = None,
+                        names: Sequence[str] = STAGES) -> dict[str, dict[str, float]]:
     """Absolute log residuals of trials (each from a fit that never saw its setting) → per binding stage and
     pooled ("all"), the level's quantile with every setting weighing the same (a setting of six trials is not
     six settings' evidence), at level·(1 + 1/n) (split conformal's finite-sample correction, n trials); and,
@@ -416,7 +481,7 @@ def conformal_quantiles(resid: np.ndarray, stage: np.ndarray, setting: np.ndarra
     pooled = table(np.ones(len(resid), dtype=bool))
     if pooled is not None:
         out["all"] = pooled
-    for s, name in enumerate(STAGES):
+    for s, name in enumerate(names):
         t = table(stage == s)
         if t is not None:
             out[name] = t
@@ -426,22 +491,153 @@ def conformal_quantiles(resid: np.ndarray, stage: np.ndarray, setting: np.ndarra
 def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: str, intervals: bool = True,
                    log_sizes: bool = True) -> BottleneckModel:
     """Fit the bottleneck model on ``frame`` (rows with measured stages); with ``intervals`` also the
-    conformal quantiles from leave-one-setting-out refits."""
+    conformal quantiles from leave-one-setting-out refits.
+
+    The byte stages (links, disks) are always in a model of a metric that moves data. A CPU or round-trip stage
+    enters where the design varied its input and it earns its place, by forward selection: the model with it
+    has a held-out (leave-one-setting-out) squared log error no larger (``SELECTION_GAIN``) than the model
+    without it. Without that test a stage fitted on noise would bind a few runs and cap every upgrade at them. The round-trip stage's service
+    time is the value of ``SERVICE_GRID_S`` with the least squared error on the training runs."""
     import numpy as np
 
-    terms = main_effect_terms(main_schema(schema), log_sizes=log_sizes)
-    logc = np.log(stages(frame, metric))
-    x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
     ly = np.log(np.asarray(y, dtype=float))
-    core = _fit_core(logc, x, ly)
+    setting = np.asarray(cv_groups(frame)[0]) if GROUP in frame else None
+    measured = np.isfinite(model_stages(frame, metric)).all(axis=1)
+    base = tuple(n for i, n in enumerate(STAGES) if has_payload(metric) and measured[i])
+    candidates = _candidates(frame, metric, setting, {f.name for f in schema.features})
+    chosen = _Choice(base, 0.0, math.inf)
+    if base and candidates:
+        chosen = _evaluate(frame, ly, schema, metric, base, setting, log_sizes)
+    while candidates:  # forward selection: the stage that lowers the held-out error most, while it earns its place
+        trials = [_evaluate(frame, ly, schema, metric, (*chosen.stages, name), setting, log_sizes)
+                  for name in candidates]
+        best = min(range(len(trials)), key=lambda i: trials[i].error)
+        if chosen.stages and trials[best].error > (1 - SELECTION_GAIN) * chosen.error:
+            break
+        chosen = trials[best]
+        candidates = [c for i, c in enumerate(candidates) if i != best]
+    if not chosen.stages:
+        raise GlmodelError(f"{metric}: no stage of the bottleneck model has its inputs in every run (a stat or "
+                           "a listing needs a CPU score or a round trip that the runs varied)")
+    names, service_s = chosen.stages, chosen.service_s
+    terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
+    x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
+    logc = log_capacities(frame, metric, names, service_s)
+    optional = np.array([n in OP_STAGES for n in names])
+    prior = byte_prior(metric)
+    core = _fit_best(logc, x, ly, optional, prior)
+    keep = ~(optional & ~np.isfinite(core.log_eff))  # an optional stage that binds nothing is not the model's
+    if not keep.all():
+        names = tuple(n for n, k in zip(names, keep) if k)
+        terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
+        x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
+        logc, optional = logc[keep], optional[keep]
+        core = _fit_best(logc, x, ly, optional, prior)
     quantiles: dict[str, dict[str, float]] = {}
     if intervals:
-        setting, _ = cv_groups(frame) if GROUP in frame else (np.arange(len(y)), "")
-        resid, bound = out_of_setting(logc, x, ly, np.asarray(setting))
-        quantiles = conformal_quantiles(resid, bound, np.asarray(setting), run=runs_of(frame))
+        where = setting if setting is not None else np.arange(len(y))
+        resid, bound = out_of_setting(logc, x, ly, where, optional, prior)
+        quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
     return BottleneckModel("bottleneck", metric, terms, [float(v) for v in core.log_eff],
                            [bool(v) for v in core.assumed], [float(v) for v in core.coef],
-                           [float(v) for v in core.centre], quantiles)
+                           [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s)
+
+
+def byte_prior(metric: str) -> float | None:
+    """The log efficiency a byte stage takes where no byte stage binds a training run: for a small-file rate
+    (capacities in files/s, as the metric) a link or disk carries at most its rate, 0; for a byte metric
+    (stored in kB/s against MB/s capacities) None: the others' mean, as before."""
+    return 0.0 if metric in _OP_METRICS else None
+
+
+@dataclass(frozen=True)
+class _Choice:
+    stages: tuple[str, ...]
+    service_s: float
+    error: float  # held-out mean squared log error (in-sample where the frame names no settings)
+
+
+def _schema_without(schema: Schema, names: Sequence[str]) -> Schema:
+    """The main effects of a model with stages ``names``: a stage's input acts through it only."""
+    inputs = {OP_STAGE_INPUTS[n] for n in names if n in OP_STAGE_INPUTS}
+    main = main_schema(schema)
+    return Schema(main.metric, tuple(f for f in main.features if f.name not in inputs), main.dropped)
+
+
+def _candidates(frame: Columns, metric: str, setting: np.ndarray | None, inputs: set[str]) -> list[str]:
+    """The CPU and round-trip stages worth trying: each one's input is among the model's ``inputs`` (not held
+    fixed by the design: a plan that varies links and disks leaves the CPU score to measurement noise,
+    ``features.held_by_design``), in every run, and varied across the settings by at least a quarter."""
+    import numpy as np
+
+    if setting is None or len(np.unique(setting)) < MIN_CALIBRATION_SETTINGS:
+        return []
+    out: list[str] = []
+    for name in OP_STAGES:
+        col = OP_STAGE_INPUTS[name]
+        if col not in frame or col not in inputs:
+            continue
+        v = numbers(frame, col)
+        if not np.isfinite(v).all() or (v <= 0).any() or v.max() < 1.25 * v.min():
+            continue
+        if name == "round trips" and not ("threads" in frame and (metric in _OP_METRICS or "record_size" in frame)):
+            continue
+        out.append(name)
+    return out
+
+
+def _fit_best(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, optional: np.ndarray,
+              byte_prior: float | None = None) -> _Core:
+    """``_fit_core`` from the raw bottleneck where every stage is a byte stage (as it always was), else from
+    several starts (the CPU and round-trip capacities share no unit with the links'), keeping the fit with the
+    least squared error; of fits within 1% of it, the one with the fewest stages binding (a stage that binds
+    one setting alone fits it exactly, whatever the truth)."""
+    import numpy as np
+
+    if not optional.any():
+        return _fit_core(logc, x, ly, optional=optional)
+    byte = ~optional
+    gap_byte = ly - np.min(logc[byte], axis=0) if byte.any() else np.zeros(len(ly))
+    fits: list[tuple[float, int, _Core]] = []
+    for q_byte in (1.0, 0.5):
+        for q in _STARTS:
+            start = np.full(len(logc), float(np.quantile(gap_byte[np.isfinite(gap_byte)], q_byte))
+                            if np.isfinite(gap_byte).any() else 0.0)
+            for s in np.flatnonzero(optional):
+                gap = ly - logc[s]
+                start[s] = float(np.quantile(gap[np.isfinite(gap)], q)) if np.isfinite(gap).any() else np.inf
+            core = _fit_core(logc, x, ly, start=start, optional=optional, byte_prior=byte_prior)
+            pred, bind = _predict_core(core, logc, x)
+            fits.append((float(np.sum((ly - pred) ** 2)), len(np.unique(bind)), core))
+    least = min(f[0] for f in fits)
+    close = [f for f in fits if f[0] <= least * 1.01 + 1e-12 * len(ly)]
+    return min(close, key=lambda f: (f[1], f[0]))[2]
+
+
+def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, names: tuple[str, ...],
+              setting: np.ndarray | None, log_sizes: bool) -> _Choice:
+    """A model with stages ``names``: its service time (where it has round trips) and its held-out error."""
+    import numpy as np
+
+    terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
+    x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
+    optional = np.array([n in OP_STAGES for n in names])
+    grid = SERVICE_GRID_S if "round trips" in names else (0.0,)
+    best: tuple[float, float] | None = None
+    for service_s in grid:
+        logc = log_capacities(frame, metric, names, service_s)
+        pred, _ = _predict_core(_fit_best(logc, x, ly, optional, byte_prior(metric)), logc, x)
+        sse = float(np.sum((ly - pred) ** 2))
+        if best is None or sse < best[0] - 1e-12:
+            best = (sse, service_s)
+    assert best is not None
+    service_s = best[1]
+    if setting is None:
+        return _Choice(names, service_s, best[0] / len(ly))
+    resid, _ = out_of_setting(log_capacities(frame, metric, names, service_s), x, ly, setting, optional,
+                              byte_prior(metric))
+    ok = np.isfinite(resid)
+    return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
 
 
 def runs_of(frame: Columns) -> np.ndarray | None:
@@ -451,21 +647,20 @@ def runs_of(frame: Columns) -> np.ndarray | None:
     return np.asarray(frame[GROUP]) if GROUP in frame else None
 
 
-def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.ndarray,
+                   optional: np.ndarray | None = None, prior: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every run's log residual and binding stage from a fit without its setting (NaN where the rest cannot
     be fitted)."""
     import numpy as np
 
+    optional = np.zeros(len(logc), dtype=bool) if optional is None else optional
     resid = np.full(len(ly), np.nan)
     bound = np.zeros(len(ly), dtype=int)
     for s in np.unique(setting):
         test = setting == s
         if test.all():
             continue
-        core = _fit_core(logc[:, ~test], x[~test], ly[~test])
+        core = _fit_best(logc[:, ~test], x[~test], ly[~test], optional, prior)
         pred, bound[test] = _predict_core(core, logc[:, test], x[test])
         resid[test] = ly[test] - pred
     return resid, bound
-
-

@@ -291,7 +291,7 @@ def _combination(feature: Feature, cols: list[np.ndarray], raw: list[np.ndarray]
 DERIVED: dict[str, Callable[[Columns, str], np.ndarray]] = {"bottleneck_mbps": bottleneck_mbps}
 # The raw columns the derived features read (so a model file keeps their measured values for `predict`).
 DERIVED_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "servers", "clients", "replica",
-                  "disperse", "redundancy", "threads", "read_hash_mode")
+                  "disperse", "redundancy", "threads", "read_hash_mode", "record_size")
 
 
 def with_derived(frame: C, metric: str) -> C:

@@ -160,3 +160,85 @@ def spread_loss(frame: Columns, metric: str) -> np.ndarray:
     values = np.array([placement_loss(int(f), int(b)) if f == f else 1.0 for f, b in uniq])
     out: np.ndarray = values[np.ravel(where)]
     return out if write else out * read_servers_idle(frame)
+
+
+# -- stages beyond bytes: CPU and round trips -------------------------------------------------------------------
+
+# Stages an operation crosses besides the bytes' (``STAGES``): the CPU of the clients (the FUSE process, which
+# also sends a write's every copy) and of the servers (the brick processes), and the round trips an operation
+# waits for. Their capacities have no natural unit (a CPU score, threads over a round trip); each stage's
+# fitted efficiency carries the unit (work per CPU-second, round trips per operation).
+OP_STAGES = ("client CPU", "server CPU", "round trips")
+ALL_STAGES = STAGES + OP_STAGES
+# Metrics that count operations, not bytes (stored in files/s), and how many bytes one of them moves: a create
+# or a read moves its file, a stat, a listing or a delete none (so no link or disk stage limits it).
+OP_METRICS = frozenset({"file_create", "file_stat", "file_list", "file_read", "file_delete"})
+PAYLOAD_OP_METRICS = frozenset({"file_create", "file_read"})
+# The inputs each optional stage reads; a stage whose input a frame lacks is not there.
+OP_STAGE_INPUTS: dict[str, str] = {"client CPU": "cpu_score", "server CPU": "cpu_score",
+                                   "round trips": "network_rtt_ms"}
+
+
+def has_payload(metric: str) -> bool:
+    """Whether one operation of ``metric`` moves data over links and disks (else only CPU and round trips)."""
+    return metric not in OP_METRICS or metric in PAYLOAD_OP_METRICS
+
+
+def bytes_per_op(frame: Columns, metric: str) -> np.ndarray:
+    """MB one operation of ``metric`` moves: for a byte metric (MB/s) 1, so capacities stay in MB/s; for a
+    small-file rate the file's size (``file_size``, in bytes in the frame)."""
+    import numpy as np
+
+    if metric not in OP_METRICS:
+        return np.ones(n_rows(frame))
+    if "file_size" not in frame:
+        return np.full(n_rows(frame), np.nan)
+    out: np.ndarray = numbers(frame, "file_size") / (1 << 20)
+    return out
+
+
+def op_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray:
+    """What the CPU and round-trip stages let through, in the metric's unit up to a factor each stage's
+    efficiency carries: rows ``OP_STAGES`` × frame rows; NaN where the frame lacks the stage's input.
+
+    Client CPU: the slowest host's CPU score times the clients, over a write's copies (the FUSE client sends
+    each). Server CPU: the score times the servers, over the copies and the placement loss (as the disks).
+    Round trips: ``threads`` operations in flight, each waiting ``n`` round trips plus a service time
+    (``service_s``, fitted), so at most threads / (rtt + service) per ``n`` — the asymptotic bound of a closed
+    system of ``threads`` customers (Lazowska et al. 1984, ch. 5) — times the bytes an operation moves for a
+    byte metric (its record). For a byte metric the CPU stages are per MB, for a small-file rate per file.
+    """
+    import numpy as np
+
+    n = n_rows(frame)
+    write = metric in WRITE_METRICS or metric == "file_create"
+    amp = write_amplification(frame) if write else np.ones(n)
+    cpu = numbers(frame, "cpu_score") if "cpu_score" in frame else np.full(n, np.nan)
+    loss = spread_loss(frame, metric) if metric not in OP_METRICS else np.ones(n)
+    client_cpu = cpu * numbers(frame, "clients") / amp
+    server_cpu = cpu * numbers(frame, "servers") / amp / loss
+    rtt = numbers(frame, "network_rtt_ms") / 1000 if "network_rtt_ms" in frame else np.full(n, np.nan)
+    inflight = numbers(frame, "threads") if "threads" in frame else np.ones(n)
+    if metric in OP_METRICS:
+        per_op = np.ones(n)
+    else:
+        per_op = numbers(frame, "record_size") / (1 << 20) if "record_size" in frame else np.full(n, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        trips = inflight * per_op / (rtt + service_s)
+    return np.vstack([client_cpu, server_cpu, trips])
+
+
+def model_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray:
+    """Every stage's capacity in the metric's unit (rows ``ALL_STAGES``): the byte stages (``stages``) per
+    operation's bytes (infinite where an operation moves none), then ``op_stages``."""
+    import numpy as np
+
+    n = n_rows(frame)
+    if has_payload(metric):
+        # a create writes its file's copies, a small-file read reads one, as a write and a read do
+        as_bytes = {"file_create": "write", "file_read": "read"}.get(metric, metric)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            byte = stages(frame, as_bytes) / bytes_per_op(frame, metric)[None, :]
+    else:
+        byte = np.full((len(STAGES), n), np.inf)
+    return np.vstack([byte, op_stages(frame, metric, service_s)])

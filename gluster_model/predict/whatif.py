@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import GlmodelError
 from ..model.artifact import config_columns
 from ..model.domain import EXACT, Domain
-from ..model.bottleneck import RESOURCE_STAGES, STAGE_INPUTS
+from ..bench.metrics import shown_unit
+from ..model.bottleneck import LOWER_IS_BETTER, RESOURCE_STAGES
 from ..model.features import SIZE_FEATURES, Feature, label, with_derived
 from ..model.physics import STAGES, stages
 from ..model.learners import CHANGE_REFITS
@@ -71,6 +72,7 @@ class Prediction:
     binds_after: str = ""  # the stage that limits the scenario (the bottleneck model's answer)
     capacity_from: str = ""  # bounded/extrapolated upgrades: where its hardware figures come from
     tied_with: list[str] = field(default_factory=list)  # rank 1: the ranked candidates it cannot be told from
+    unit: str = "MB/s"  # the metric's unit (files/s for a small-file rate), of value, delta, bound
 
     @property
     def above_ceiling(self) -> bool:
@@ -139,6 +141,10 @@ class MetricAnswer:
     bottleneck: Lever | None
     best_upgrade: str | None  # rank 1
     headroom: list[Headroom] = field(default_factory=list)
+
+    @property
+    def unit(self) -> str:
+        return shown_unit(self.metric)
 
     @property
     def best(self) -> Prediction | None:
@@ -320,15 +326,17 @@ def judge(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str
     return bases, flags, at
 
 
-def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Sequence[Basis], metric: str
-                ) -> dict[int, tuple[str, ...]]:
+def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Sequence[Basis], metric: str,
+                stage_names: Sequence[str] = STAGES) -> dict[int, tuple[str, ...]]:
     """The candidates that leave the measured data only by a faster link or disk than the baseline's: index →
     the stage inputs it raises. A candidate qualifies when the data varied each input it raises (so how
     throughput follows that resource was measured, if only below), with those inputs put back to the
-    baseline's it is inside the data (measured or interpolated), and the baseline itself is inside."""
+    baseline's it is inside the data (measured or interpolated), and the baseline itself is inside. The
+    resources are those that feed a stage of the model (``stage_names``): links and disks, and a CPU or a round
+    trip where the model has that stage."""
     if not configs or bases[0] == "extrapolated":
         return {}
-    names = {f.name for f in domain.inputs}
+    names = {f.name for f in domain.inputs} & {n for n, fed in RESOURCE_STAGES.items() if set(fed) & set(stage_names)}
     varied = {f.name for f in domain.varied}
     base = configs[0]
     out: dict[int, tuple[str, ...]] = {}
@@ -337,8 +345,8 @@ def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Seq
         if bases[k] != "extrapolated":
             continue
         c = configs[k]
-        raised = tuple(n for n in sorted(STAGE_INPUTS & names) if float(c[n]) > float(base[n]) * (1 + 1e-9))
-        lowered = [n for n in STAGE_INPUTS & names if float(c[n]) < float(base[n]) * (1 - 1e-9)]
+        raised = tuple(n for n in sorted(names) if better(n, c[n], base[n]))
+        lowered = [n for n in names if better(n, base[n], c[n])]
         # a resource the data never varied has no measured response to stand on, even below
         if raised and not lowered and set(raised) <= varied:
             raised_at[k] = {**c, **{n: base[n] for n in raised}}
@@ -350,13 +358,20 @@ def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Seq
     return {k: out[k] for k, b in zip(keys, back) if b != "extrapolated"}
 
 
-def upgrade_bound(limits: Sequence[float], raised: Sequence[str]) -> tuple[float, str] | None:
+def better(name: str, new: Any, old: Any) -> bool:
+    """Whether ``new`` is an upgrade of resource ``name`` over ``old`` (more of it, or a shorter round trip)."""
+    a, b = float(new), float(old)
+    return a < b * (1 - 1e-9) if name in LOWER_IS_BETTER else a > b * (1 + 1e-9)
+
+
+def upgrade_bound(limits: Sequence[float], raised: Sequence[str], names: Sequence[str] = STAGES
+                  ) -> tuple[float, str] | None:
     """What an upgrade of the ``raised`` inputs can give at most: the least of the stages it does not feed
-    (each stage's measured capacity times its efficiency, ``limits``), and that stage; None when it feeds
-    every stage (nothing measured bounds it). The bottleneck model's prediction is the minimum over all stages,
-    so it never exceeds this bound."""
+    (each stage's measured capacity times its efficiency, ``limits``, in the order of the model's stages
+    ``names``), and that stage; None when it feeds every stage (nothing measured bounds it). The bottleneck
+    model's prediction is the minimum over all stages, so it never exceeds this bound."""
     fed = {s for n in raised for s in RESOURCE_STAGES.get(n, ())}
-    rest = [(float(limits[s]), STAGES[s]) for s in range(len(STAGES)) if s not in fed]
+    rest = [(float(limits[i]), name) for i, name in enumerate(names) if name not in fed]
     return min(rest) if rest else None
 
 
@@ -538,7 +553,10 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         for s, c in zip(q.scenarios, configs):
             resolved.setdefault(s.name, {}).update(c)
         bases, all_flags, at = judge(domain, configs, metric)
-        upgrades = upgrades_of(domain, configs, bases, metric) if "bottleneck" in mf.models(metric) else {}
+        has_stages = "bottleneck" in mf.models(metric)
+        stage_names: Sequence[str] = (getattr(mf.model(metric, "bottleneck"), "stages", STAGES) if has_stages
+                                      else STAGES)
+        upgrades = upgrades_of(domain, configs, bases, metric, stage_names) if has_stages else {}
         answer_with = use or ("bottleneck" if upgrades else None)
         if upgrades and use is None:
             notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a link "
@@ -560,7 +578,7 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
             value = float(yhat[k])
             # Throughput is never negative; an OLS interval on the MB/s scale can be, so it stops at zero.
             low = max(float(lo[k]), 0.0) if value >= 0 else float(lo[k])
-            p = Prediction(s.name, value, low, float(hi[k]), basis, d, flags, price=s.price)
+            p = Prediction(s.name, value, low, float(hi[k]), basis, d, flags, price=s.price, unit=shown_unit(metric))
             if k and math.isfinite(float(dlo[k])) and math.isfinite(float(dhi[k])):
                 p.delta_low, p.delta_high = float(dlo[k]), float(dhi[k])
             if limits[k] is not None:
@@ -572,9 +590,9 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                 p.measured_mean, p.measured_trials = domain.means[int(idx[k])], domain.trials[int(idx[k])]
             if limits_after is not None:
                 col = limits_after[:, k]
-                p.binds_after = STAGES[int(col.argmin())]
+                p.binds_after = stage_names[int(col.argmin())]
                 if k in upgrades:
-                    bound = upgrade_bound(col, upgrades[k])
+                    bound = upgrade_bound(col, upgrades[k], stage_names)
                     if bound is None:
                         p.flags.append("it upgrades every stage a byte crosses: no measured stage bounds the gain")
                     else:

@@ -53,15 +53,17 @@ def change_words(p: Prediction) -> str:
     inner = f"{num(p.delta_pct, '+.0f')}%"
     if p.delta_low is not None and p.delta_high is not None:
         inner = f"{num(p.delta_low, '+.1f')} to {num(p.delta_high, '+.1f')}, {inner}"
-    return f"{num(p.delta, '+.1f')} MB/s ({inner})"
+    return f"{num(p.delta, '+.1f')} {p.unit} ({inner})"
 
 
 def basis_words(p: Prediction) -> str:
     """The basis, and for a bounded upgrade what bounds it and what binds after it."""
     if p.basis != "bounded" or p.bound is None:
         return p.basis
-    after = (f"after it the {p.binds_after} limit at ~{num(p.value)} MB/s" if p.binds_after == p.bound_stage else
-             f"after it the {p.binds_after} still limit; the {p.bound_stage} would at ~{num(p.bound)} MB/s")
+    after = (f"after it the {p.binds_after} limit at ~{num(p.value)} {p.unit}" if p.binds_after == p.bound_stage
+             else f"after it the {p.binds_after} still limit; the {p.bound_stage} would at ~{num(p.bound)} {p.unit}")
+    if p.delta is not None and p.delta_low is not None and p.delta_high is not None and p.delta_low <= 0 <= p.delta_high:
+        after = f"no gain: {after}"
     return f"bounded upgrade ({after}; its figures: {p.capacity_from or 'spec values'})"
 
 
@@ -91,13 +93,13 @@ def compact_table(m: MetricAnswer, a: Answer) -> Any:
     """One row per scenario: MB/s, interval, change ± its interval, basis, price, gain per 1,000, rank."""
     priced = any(p.price for p in m.predictions)
     cur = printable(a.currency) or "of price"
-    cols = [("scenario", "left"), ("MB/s", "right"), ("interval", "right"), ("change", "right"), ("basis", "left")]
+    cols = [("scenario", "left"), (m.unit, "right"), ("interval", "right"), ("change", "right"), ("basis", "left")]
     if priced:
         cols += [("price", "right"), ("gain/1k", "right")]
     cols += [("rank", "right")]
-    title = f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} intervals"
+    title = f"{m.metric} ({m.unit}), model {m.model}, {a.level:.0%} intervals"
     if priced:
-        title += f"; gain/1k: MB/s gained per 1,000 {cur}"
+        title += f"; gain/1k: {m.unit} gained per 1,000 {cur}"
     t = rich_table(title, cols)
     trades = a.trade_offs()
     for p in m.predictions:
@@ -131,7 +133,7 @@ def summary_lines(a: Answer) -> list[str]:
         if not priced and best is None:
             continue
         if best is not None:
-            cost = (f" for {money(best.price, nm(a.currency))}, {num((best.gain_per_cost or 0) * 1000, '.1f')} MB/s "
+            cost = (f" for {money(best.price, nm(a.currency))}, {num((best.gain_per_cost or 0) * 1000, '.1f')} {m.unit} "
                     f"per 1,000 {nm(a.currency) or 'of price'}" if best.price else "")
             lines.append(f"Best buy for {m.metric}: [bold]{nm(best.scenario)}[/]: "
                          f"{change_words(best)}{cost}; {basis_words(best)}." + tie_words(m, nm(a.currency)))
@@ -232,11 +234,11 @@ def print_answer(console: Any, a: Answer, details: bool = False) -> None:
 def metric_table(m: MetricAnswer, a: Answer) -> Any:
     priced = any(p.price for p in m.predictions)
     measured = any(p.measured_mean is not None for p in m.predictions)
-    cols = [("scenario", "left"), ("MB/s", "right"), ("interval", "right"), ("change", "right"),
+    cols = [("scenario", "left"), (m.unit, "right"), ("interval", "right"), ("change", "right"),
             ("change %", "right"), ("basis", "left"), ("ceiling", "right")]
     cols += [("measured", "right")] if measured else []
-    cols += [("price", "right"), ("price per MB/s gained", "right"), ("rank", "right")] if priced else []
-    t = rich_table(f"{m.metric} (MB/s), model {m.model}, {a.level:.0%} prediction interval", cols)
+    cols += [("price", "right"), (f"price per {m.unit} gained", "right"), ("rank", "right")] if priced else []
+    t = rich_table(f"{m.metric} ({m.unit}), model {m.model}, {a.level:.0%} prediction interval", cols)
     for p in m.predictions:
         style = _BASIS_STYLE[p.basis]
         row = [name_text(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),

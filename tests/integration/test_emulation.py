@@ -262,3 +262,76 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
 
     ram = pd.read_csv(table)["client_ram_gb"].iloc[0]
     assert abs(ram - quarter / 2**30) < 0.01, ram  # the limit a command on the host sees, as a fact
+
+
+def _kernel_limits(lab: LabState) -> dict[str, str]:
+    """What the kernel holds of the lab's own throttles, read from it: each node's qdiscs and classes (its NIC
+    and the IFB its ingress goes through), the block throttle entries, and each node's CPU quota."""
+    out: dict[str, str] = {}
+    for n in lab.nodes:
+        for dev in ("eth0", "glmifb0"):
+            for what in ("qdisc", "class"):
+                out[f"{n.address} {dev} {what}"] = subprocess.run(
+                    in_netns(n.netns, ["tc", what, "show", "dev", dev]), capture_output=True, text=True).stdout
+        cpu = next(ln.split(":", 2)[2] for ln in Path(f"/proc/{_glusterd(n.address)}/cgroup").read_text().splitlines()
+                   if ln.split(":")[1].split(",").count("cpu"))
+        out[f"{n.address} cpu group"] = cpu
+        out[f"{n.address} cpu quota"] = (Path("/sys/fs/cgroup/cpu") / cpu.lstrip("/") / "cpu.cfs_quota_us").read_text()
+    for name in ("read_bps", "write_bps", "read_iops", "write_iops"):
+        out[name] = (BLKIO / f"blkio.throttle.{name}_device").read_text()
+    return out
+
+
+def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_bricks: LabState,
+                                                                          tmp_path: Path) -> None:
+    """A lab today set by the lab's own throttles (its link, its disks, a CPU quota on each node), then the plan
+    through emulation on the lab addressed as a plain cluster: every share is of today (the lab's limits are
+    ceilings), no setting measures faster than today, and after it the lab's throttles read back identical."""
+    lab = ext4_bricks
+    glmodel("lab", "node", "--dir", str(lab.path), "--link", "400mbit", "--disk", "60MB/s", "--cpu", "1", check=True)
+    try:
+        before = _kernel_limits(lab)
+        assert all("rate 400Mbit" in before[f"{n.address} eth0 class"] for n in lab.nodes), before
+        assert before[f"{lab.nodes[0].address} cpu quota"].strip() == "100000"
+        cf, _ = _real_cluster(lab, tmp_path)
+        data = yaml.safe_load(cf.read_text())
+        data["hardware"]["network"] = {"name": "2G", "gbps": 2}  # a veth reports no speed; the lab's 400mbit is less
+        cf.write_text(yaml.safe_dump(data))
+        plan = tmp_path / "compose.yaml"
+        plan.write_text(yaml.safe_dump({
+            **PLAN, "name": "compose",
+            "factors": {**{k: v for k, v in PLAN["factors"].items() if k != "ram"}, "link": ["50%", "100%"],
+                        "disk": ["50%", "100%"], "cpu": ["50%", "100%"]},
+            "design": {"type": "grid", "hardware": {"type": "list", "settings": [
+                {"link": "100%", "disk": "100%", "cpu": "100%"}, {"link": "50%", "disk": "50%", "cpu": "50%"}]}}}))
+        store = tmp_path / "compose.db"
+        try:
+            done = glmodel("collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", str(store),
+                           timeout=900, check=True)
+        finally:
+            glmodel("restore", "--cluster", str(cf))
+        # each host says what it kept: half of the lab's link, inside the lab's CPU quota
+        for n in lab.nodes:
+            line = next((ln for ln in done.stdout.splitlines() if ln.startswith(f"{n.address}: NIC eth0 200mbit")),
+                        None)
+            assert line is not None and "(its own 400mbit kept as a ceiling)" in line, done.stdout
+            assert "CPU 0.5 core(s) (inside the limits its Gluster processes had: CPU 1 core(s))" in line, line
+        assert _kernel_limits(lab) == before  # the lab's throttles as they were, read from the kernel
+        with open_store(str(store), create=False) as st:
+            camps = {("half" if "=50%" in c["name"] else "today"): c for c in st.campaigns()}
+            assert set(camps) == {"today", "half"}, [c["name"] for c in st.campaigns()]
+            figures = {}
+            for key, c in camps.items():
+                rows = kept_baselines(st.baselines(c["hardware_key"]))
+                sent: dict[str, float] = {}
+                for b in rows:
+                    if b["kind"] == "network" and b["test"] == "write":
+                        sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
+                disks = [b["value"] for b in rows if b["kind"] == "disk" and b["test"] in ("seq_read", "seq_write")]
+                figures[key] = (max(sent.values()), max(disks))
+        # never faster than today (the lab's limits are ceilings: a busy machine measures less, never more)
+        assert figures["today"][0] <= 0.42e9 and figures["today"][1] <= 66e6, figures
+        assert figures["half"][0] <= 0.21e9 and figures["half"][1] <= 33e6, figures
+    finally:
+        glmodel("lab", "node", "--dir", str(lab.path), "--link", "unlimited", "--disk", "unlimited", "--cpu",
+                "unlimited", check=True)

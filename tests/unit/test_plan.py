@@ -191,6 +191,23 @@ def test_the_bottleneck_plan_is_shares_of_each_host_and_only_for_clusters() -> N
         PlanFile.model_validate({"name": "x", "factors": {"link": "150%", "record_size": "4KB"}})
 
 
+@pytest.mark.parametrize("variant", [None, "quick"])
+def test_the_ops_bottleneck_plan_moves_round_trips_cpu_and_link_on_a_cluster(variant: str | None) -> None:
+    """The small-file and random-I/O bottleneck plan: 8 settings that vary the added delay, the CPU share and the
+    link (each alone, and together), the round trip's input moved by more than noise."""
+    plan = load_plan(SMOKE.parent / "bottleneck_ops.yaml", variant)
+    allowed = cluster_from_data({"name": "real", "emulation": {"allow": True},
+                                 "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2)]},
+                                "real.yaml", Path("."))
+    ex = expand(plan, allowed)
+    settings = [dict(s) for s in ex.lab_settings]
+    assert len(settings) == 8 and len({tuple(sorted(s.items())) for s in settings}) == 8
+    for knob in ("latency", "cpu", "link"):  # each knob at two levels or more, so its stage can enter a model
+        assert len({s[knob] for s in settings}) >= 2, knob
+    tests = {t for r in ex.runs for t in r.workload.tests}
+    assert tests == {"file_create", "file_stat"}
+
+
 @pytest.mark.parametrize("factor, level, why", [("link", "fast", "not a link rate"),
                                                 ("link", "1gbps", "in bits"),
                                                 ("brick_backing", "zfs", "not one of dir, ext4, xfs, tmpfs")])

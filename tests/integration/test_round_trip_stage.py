@@ -1,0 +1,84 @@
+"""The round-trip stage on real parts: small-file creates collected on the lab with delay added to every packet
+(more delay is "below today" for a round trip), a bottleneck model fitted on those data alone, and `predict`
+answering a shorter round trip and a faster link from them: the round trips bind, a faster link gives nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from gluster_model.dataset import trial_frame
+from gluster_model.lab import LabState
+from gluster_model.store import open_store
+
+from .conftest import glmodel
+
+PLAN = {
+    "name": "rtci",
+    # today: 1 ms on every packet a node receives (a round trip gains 2 ms); below it 2 ms and 4 ms. The lab's
+    # delayer runs in user space, so a busy machine adds to every delay; milliseconds keep the settings apart.
+    "factors": {"latency": ["1ms", "2ms", "4ms"], "layout": "replicate", "replica": 2, "servers": 2,
+                "clients": 2, "engine": "fio", "file_size": "4KB", "record_size": "4KB", "threads": 4,
+                "files": 30, "sync": "none"},
+    "design": {"type": "grid"},
+    "workload": {"tests": ["file_create"]},
+    "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
+    # the links and the round trip measured (iperf3 and TCP connects); no disk: 4 KiB creates do not reach it
+    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "disk": False},
+}
+WHATIF = {
+    "currency": "EUR", "level": 0.9,
+    "baseline": {"name": "today", "set": {"network_rtt_ms": "min", "network_gbps": "max"}},
+    "candidates": [{"name": "round trip /2", "set": {"network_rtt_ms": "HALF"}, "price": 500},
+                   {"name": "link x4", "set": {"network_gbps": "LINK4"}, "price": 1500}],
+}
+
+
+def test_small_file_creates_bound_by_round_trips_answer_a_shorter_one_and_not_a_faster_link(
+        lab_put_back: LabState, tmp_path: Path) -> None:
+    lab = lab_put_back
+    plan, store, model = tmp_path / "rt.yaml", str(tmp_path / "rt.db"), tmp_path / "rt.json"
+    plan.write_text(yaml.safe_dump(PLAN))
+    glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store, timeout=900,
+            check=True)
+    with open_store(store, create=False) as st:
+        frame = trial_frame(st)
+    per = frame.groupby("campaign", observed=True).agg(rtt=("network_rtt_ms", "first"),
+                                                       creates=("file_create", "mean"), n=("file_create", "size"))
+    assert (per["n"] == 2).all() and len(per) == 3, per
+    # the delay is measured, not trusted: each setting's round trip at least twice its added delay (a busy
+    # machine only adds), and the settings in the order of their delays
+    added = {"rtci@lab:latency=1ms": 2.0, "rtci@lab:latency=2ms": 4.0, "rtci@lab:latency=4ms": 8.0}
+    assert set(per.index) == set(added), per
+    per["added"] = [added[str(c)] for c in per.index]
+    per = per.sort_values("added")
+    assert (per["rtt"] >= per["added"]).all() and per["rtt"].iloc[2] > per["rtt"].iloc[0], per
+    # creates wait on round trips: four times the delay, at least a third fewer creates
+    assert per["creates"].iloc[2] < 0.67 * per["creates"].iloc[0], per
+
+    glmodel("fit", "--store", store, "--family", "hardware", "--out", str(model), timeout=600, check=True)
+    fitted = json.loads(model.read_text())
+    text = json.dumps(fitted)
+    assert '"round trips"' in text  # the stage entered the file_create model
+    rtt_today = float(per["rtt"].iloc[0])
+    link = float(frame["network_gbps"].max())
+    whatif = json.loads(json.dumps(WHATIF).replace('"HALF"', str(rtt_today / 2)).replace('"LINK4"', str(4 * link)))
+    scenarios = tmp_path / "whatif.yaml"
+    scenarios.write_text(yaml.safe_dump(whatif))
+    out = glmodel("predict", "--model", str(model), "--scenarios", str(scenarios), "--json", timeout=300, check=True)
+    answer = json.loads(out.stdout)
+    (metric,) = [m for m in answer["metrics"] if m["metric"] == "file_create"]
+    preds = {p["scenario"]: p for p in metric["predictions"]}
+    today, half, faster = preds["today"], preds["round trip /2"], preds["link x4"]
+    assert today["binds_after"] == "round trips"
+    # a faster link leaves the round trips binding: no gain, bounded by them
+    assert faster["binds_after"] == "round trips" and faster["basis"] == "bounded"
+    assert abs(faster["value"] / today["value"] - 1) < 0.01
+    # a shorter round trip is answered from the data below today: more creates, at most twice as many (half of
+    # each create's wait, its service time not)
+    assert half["basis"] == "bounded" and today["value"] * 1.1 < half["value"] <= 2 * today["value"] * (1 + 1e-9)
+    # and today's prediction is where today was measured
+    assert np.isclose(today["value"], per["creates"].iloc[0], rtol=0.15)
