@@ -31,7 +31,8 @@ from .bench.metrics import METRICS as METRICS
 from .store.store import open_store
 from .errors import ConfigError
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb",
+           "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps",
+           "disk_randread_iops", "disk_randwrite_iops", "client_ram_gb",
            "cpu_score", *(t.name for t in ADMIN_TUNABLES if t.kind in ("int", "size")))
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime", *(t.name for t in ADMIN_TUNABLES if t.kind == "choice"))
 BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache", "shared_read",
@@ -66,7 +67,7 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
     by_campaign: dict[str, dict[str, list[float]]] = {}
     links: dict[tuple[str, str, str], float] = {}  # (campaign, direction, client) -> bit/s over its servers
     for row in store.baseline_table():
-        d = by_campaign.setdefault(row["campaign"], {"net": [], "dr": [], "dw": [], "rtt": []})
+        d = by_campaign.setdefault(row["campaign"], {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
         if row["kind"] == "network" and row["test"] == "rtt":
             if row["value"] is not None:
                 d["rtt"].append(row["value"])
@@ -77,11 +78,13 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
             d["dr"].append(row["value"] / 1e6)
         elif row["kind"] == "disk" and row["test"] == "seq_write":
             d["dw"].append(row["value"] / 1e6)
+        elif row["kind"] == "disk" and row["test"] in ("rand_read_iops", "rand_write_iops") and row["value"]:
+            d["rr" if row["test"] == "rand_read_iops" else "rw"].append(row["value"])
     for (campaign, _, _), bps in links.items():
         by_campaign[campaign]["net"].append(bps / 1e9)
     out: dict[str, dict[str, Any]] = {}
     for c in store.campaigns():
-        d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": [], "rtt": []})
+        d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
         hosts = store.hosts(int(c["id"]))
         fstypes = [b.get("fstype") for h in hosts for b in (h["facts"].get("bricks") or {}).values()]
         roles = [set(str(h["roles"]).split("+")) for h in hosts]
@@ -99,6 +102,10 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
             "disk_read_mbps": statistics.median(d["dr"]) if d["dr"] else None,
             "disk_write_mbps": statistics.median(d["dw"]) if d["dw"] else None,
             "base_filesystem": statistics.mode(fstypes) if fstypes else None,
+            # small random records (fio's 4 KB rand_read/rand_write, where the plan's baselines ask for them):
+            # what bounds random I/O and small files on a disk, which its sequential MB/s does not say
+            **({"disk_randread_iops": statistics.median(d["rr"])} if d["rr"] else {}),
+            **({"disk_randwrite_iops": statistics.median(d["rw"])} if d["rw"] else {}),
         }
     return out
 
@@ -198,7 +205,8 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 COUNTS = {"servers": (1, 4096), "clients": (1, 4096), "replica": (1, 64), "threads": (1, 65536),
           "disperse": (0, 256), "redundancy": (0, 128)}
 _LIMIT: dict[str, tuple[float, float]] = {**{m: (0.0, 1e9) for m in METRICS}, "network_gbps": (0.0, 1e5), "disk_read_mbps": (0.0, 1e7),
-          "disk_write_mbps": (0.0, 1e7), "client_ram_gb": (0.0, 1e6), "cpu_score": (0.0, 1e7)}
+          "disk_write_mbps": (0.0, 1e7), "disk_randread_iops": (0.0, 1e9), "disk_randwrite_iops": (0.0, 1e9),
+          "client_ram_gb": (0.0, 1e6), "cpu_score": (0.0, 1e7)}
 
 
 def _check_range(col: pd.Series) -> None:

@@ -15,7 +15,7 @@ from .adaptive import run_adaptive
 from .collector import Collector, volumes_of
 from .lab_setting import lab_snapshot, restore_lab
 from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
-from .records import runs_done, setting_campaign
+from .records import again_campaign, runs_done, setting_campaign
 from .search import run_search
 
 
@@ -48,9 +48,12 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
         if plan.design.type == "search":  # rounds chosen from what the screening measured
             return run_search(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
                               fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
-        for setting in settings:
+        hw = plan.design.hardware
+        # today measured again after the others: how far a campaign drifts on this cluster (its own campaign)
+        again = [(settings[0], again_campaign(setting_campaign(base, settings[0])))] if hw is not None and \
+            hw.again and settings != [()] else []
+        for setting, name in [(s, setting_campaign(base, s)) for s in settings] + again:
             part = expanded.with_setting(setting)
-            name = setting_campaign(base, setting)
             with rep.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
                 summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
                                     reporter=run_reporter, setting=setting, plan_volumes=plan_volumes).run()

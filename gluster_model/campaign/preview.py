@@ -10,7 +10,7 @@ from ..plan.factors import Level, RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..store.store import open_store, store_exists
 from .estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
-from .records import setting_campaign
+from .records import again_campaign, setting_campaign
 
 
 @dataclass
@@ -40,10 +40,16 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
             cost = stored_trial_cost(st, cluster.name) or cost
     d = plan.design
     settings = expanded.lab_settings
+    campaigns = [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] \
+        if settings != [()] else []
+    seconds = estimate_seconds(expanded, plan.protocol, cost=cost)
+    if campaigns and d.hardware is not None and d.hardware.again:  # today again at the end (its drift)
+        campaigns.append((again_campaign(campaigns[0][0]), campaigns[0][1]))
+        seconds += estimate_seconds(expanded.with_setting(settings[0]), plan.protocol, cost=cost)
     return Preview(
         base, len(expanded.volumes), expanded.runs, trial_count(expanded, plan.protocol),
-        estimate_seconds(expanded, plan.protocol, cost=cost), cost.source,
+        seconds, cost.source,
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
-        [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] if settings != [()] else [],
+        campaigns,
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
         [h.name for h in cluster.clients], list(expanded.notes))

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import __version__
 from ..config.cluster import ClusterSpec
+from ..hardware.settings import again_campaign as again_campaign
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
 from ..store.store import Store

@@ -122,8 +122,10 @@ def devices_script(paths: Sequence[str]) -> str:
     """
     quoted = " ".join(shlex.quote(p) for p in paths)
     return (
+        'u=$(awk \'$3=="cgroup2" {print $2; exit}\' /proc/self/mounts); '
         'if [ -f /sys/fs/cgroup/blkio/blkio.throttle.read_bps_device ]; then echo "cgroup=v1"; '
-        'elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo "cgroup=v2"; else echo "cgroup=none"; fi; '
+        'elif [ -n "$u" ] && grep -qw io "$u/cgroup.controllers" 2>/dev/null; then echo "cgroup=v2"; '
+        'else echo "cgroup=none"; fi; '
         f"for b in {quoted}; do p=$b; "
         'while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname "$p"); done; '
         'mm=$(findmnt -n -o MAJ:MIN -T "$p" | head -n 1 | tr -d " "); '

@@ -40,12 +40,13 @@ from typing import Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import ConfigError, GlmodelError, RemoteError
-from .group import Limits, apply_argv, facts_script, parse_facts, parse_limits, undo_argv
+from .group import (PERIOD_US, Limits, apply_argv, facts_script, parse_facts, parse_limits, undo_argv, v2_apply_argv,
+                    v2_undo_argv)
 from .nic import nic_script, parse_nic
 from ..remote.executor import Executor, shell
 from .link import parse_state, removal_argv, shaping_argv, show_rate, state_script
 from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, probe_script, show_disk_rate,
-                         show_limits, targets, unthrottlable, v1_argv)
+                         show_limits, targets, unthrottlable, v1_argv, v2_line)
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
 from .settings import show_delay
@@ -244,17 +245,29 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
     or a lab's) is a ceiling: every value is at most it, a share is of the lesser of it and what was measured,
     its other entries stay in force, and the undo writes it back as it was.
     """
+    if cgroup != "v1":
+        raise EmulationError(f"{host}: cgroup {cgroup} host; glmodel throttles brick disks through cgroup v1's blkio "
+                             "hierarchy or cgroup v2's io controller; this host has neither: remove the disk factors "
+                             "for this cluster")
+    resolved_all, words = disk_limits(host, devices, limits, measured)
+    undo: list[list[str]] = []
+    do: list[list[str]] = []
+    for majmin, d in targets(devices).items():
+        undo += v1_argv(majmin, dict(d.existing))
+        do += v1_argv(majmin, {**d.existing, **resolved_all[majmin]})
+    return undo, do, words
+
+
+def disk_limits(host: str, devices: list[BrickDevice], limits: Mapping[str, int | Share],
+                measured: Mapping[str, Mapping[str, float]]) -> tuple[dict[str, dict[str, int]], str]:
+    """Each brick device's limits for the setting (MAJ:MIN -> kind -> value) and what they are in words (pure;
+    ``disk_plan`` says how shares, measured figures and a device's own throttle bound them)."""
     bad = unthrottlable(devices)
     if bad is not None:
         raise EmulationError(f"{host}: brick {bad.brick} is on {bad.fstype or 'no filesystem'} ({bad.source or '?'}, "
                              f"device {bad.majmin or '?'}), not a block device; glmodel throttles the disk, partition, "
                              "LVM/device-mapper or md device under each brick")
-    if cgroup != "v1":
-        raise EmulationError(f"{host}: cgroup {cgroup} host; glmodel throttles brick disks through cgroup v1's blkio "
-                             "hierarchy only (on v2 a group would have to hold the brick processes); remove the disk "
-                             "factors for this cluster")
-    undo: list[list[str]] = []
-    do: list[list[str]] = []
+    out: dict[str, dict[str, int]] = {}
     words = []
     for majmin, d in targets(devices).items():
         resolved: dict[str, int] = {}
@@ -278,11 +291,10 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
                                      f"device {d.name} ({d.via}) measured just now ({show_disk_rate(have)}); "
                                      "emulation only makes hardware slower")
             resolved[kind] = value if ceiling is None else min(int(value), ceiling)
-        undo += v1_argv(majmin, dict(d.existing))
-        do += v1_argv(majmin, {**d.existing, **resolved})
+        out[majmin] = resolved
         kept = f" (its own {show_limits(d.existing)} kept as a ceiling)" if d.existing else ""
         words.append(f"disk {d.name} ({d.via}) {show_limits(resolved)}{kept}")
-    return undo, do, "; ".join(words)
+    return out, "; ".join(words)
 
 
 def _host_plan(executor: Executor, address: str, rate: int | Share | None,
@@ -311,6 +323,7 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
         undo, do = undo + u, do + d
         words.append(said)
     bricks = list(host.brick_paths) if host.is_server else []
+    io: dict[str, dict[str, int]] = {}
     if limits and bricks:
         out = executor.run(address, shell(devices_script(bricks)), timeout=60).stdout
         try:
@@ -322,27 +335,32 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
             for majmin, dev in targets(devices).items():
                 probe = executor.run(address, shell(probe_script(dev.dev, dev.brick)), timeout=300).stdout
                 measured[majmin] = parse_probe(probe)
-        u, d, said = disk_plan(address, cgroup, devices, limits, measured)
-        undo, do = undo + u, do + d
+        if cgroup == "v2":  # the throttle is the group's (io.max), made with the RAM and CPU group below
+            io, said = disk_limits(address, devices, limits, measured)
+        else:
+            u, d, said = disk_plan(address, cgroup, devices, limits, measured)
+            undo, do = undo + u, do + d
         words.append(said)
-    if ram is not None or cpu is not None:
+    if ram is not None or cpu is not None or io:
         facts = executor.run(address, shell(facts_script()), timeout=30).stdout
         try:
             limits_had = parse_limits(facts)
         except ValueError as exc:
             raise EmulationError(f"{address}: {exc}") from None
-        u, d, words_group = group_plan(cluster, address, parse_facts(facts), ram, cpu, limits_had)
+        u, d, words_group = group_plan(cluster, address, parse_facts(facts), ram, cpu, limits_had, io)
         undo, do = undo + u, do + d
         words.append(words_group)
     return undo, do, "; ".join(words)
 
 
 def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None, int | None],
-               ram: int | Share | None, cpu: float | Share | None, had: Limits | None = None
-               ) -> tuple[list[list[str]], list[list[str]], str]:
+               ram: int | Share | None, cpu: float | Share | None, had: Limits | None = None,
+               io: Mapping[str, Mapping[str, int]] | None = None) -> tuple[list[list[str]], list[list[str]], str]:
     """(undo, do, in words) that give the host a group with ``ram`` bytes and ``cpu`` cores, or those shares of
-    what it has (pure); more than the host has is refused naming the host and its figure. Limits its Gluster
-    processes were under already (``had``) stay in force above the group and count as what the host has."""
+    what it has, and on cgroup v2 its brick devices' throttle (``io``: MAJ:MIN -> limits) (pure); more than
+    the host has is refused naming the host and its figure. Limits its Gluster processes were under already
+    (``had``) stay in force above the group and count as what the host has. Each controller is where the host
+    has it (``had.where``: v1 or v2); without that, cgroup v1 (``facts``) as before."""
     cgroup, total, cpus_n = facts
     had = had or Limits()
     cpus: float | None = cpus_n
@@ -357,9 +375,23 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
             ram = int((total or 0) * ram.fraction) // (1 << 20) << 20
         if isinstance(cpu, Share):
             cpu = round((cpus or 0) * cpu.fraction, 3)
-    if cgroup != "v1":
+    io = io or {}
+    need = [c for c, wanted in (("memory", ram is not None), ("cpu", cpu is not None), ("io", bool(io))) if wanted]
+    if had.where:
+        missing = [c for c in need if c not in had.where]
+        if missing:
+            raise EmulationError(f"{address}: no `{missing[0]}` cgroup controller (neither a cgroup v1 hierarchy nor "
+                                 "the v2 one offers it); remove the factors that need it for this cluster")
+        v2 = [c for c in need if had.where[c][0] == 2]
+    elif cgroup != "v1":
         raise EmulationError(f"{address}: cgroup {cgroup} host; glmodel limits RAM and CPU through cgroup v1's memory "
                              "and cpu hierarchies only; remove the ram and cpu factors for this cluster")
+    else:
+        v2 = []
+    if v2 and had.v2_limits:
+        raise EmulationError(f"{address}: its Gluster processes are in a cgroup v2 group with limits of its own "
+                             f"({had.v2_limits[0]}); glmodel does not make a group beside them: remove the ram, "
+                             "cpu and disk factors for this cluster, or lift those limits first")
     if ram is not None and total is not None and ram > total:
         raise EmulationError(f"{address}: RAM {gluster_size(ram)} is more than the host has "
                              f"({total / 2**30:.1f} GiB); emulation only makes hardware smaller")
@@ -373,8 +405,23 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
         words += " (inside the limits its Gluster processes had: " + ", ".join(
             ([f"CPU {had.cpu:g} core(s)"] if had.cpu is not None else [])
             + ([f"RAM {gluster_size(had.memory)}"] if had.memory is not None else [])) + ")"
-    return (undo_argv(address, origins, join, had.parents), apply_argv(address, ram, cpu, origins, join, had.parents),
-            words)
+    if not v2:
+        return (undo_argv(address, origins, join, had.parents),
+                apply_argv(address, ram, cpu, origins, join, had.parents), words)
+    root = had.where[v2[0]][1]
+    files: dict[str, list[str]] = {}
+    if "memory" in v2:
+        files["memory.max"] = [str(int(ram or 0))]
+    if "cpu" in v2:
+        files["cpu.max"] = [f"{max(1000, round(float(cpu or 0) * PERIOD_US))} {PERIOD_US}"]
+    if "io" in v2:
+        files["io.max"] = [v2_line(majmin, limits) for majmin, limits in io.items()]
+    enabled = cluster.emulation_file(address, "enabled")
+    v1_ram, v1_cpu = (ram if "memory" not in v2 else None), (cpu if "cpu" not in v2 else None)
+    undo = v2_undo_argv(address, root, origins, enabled) + undo_argv(address, origins, join, had.parents)
+    do = (apply_argv(address, v1_ram, v1_cpu, origins, join, had.parents)
+          + v2_apply_argv(address, root, files, origins, join, enabled))
+    return undo, do, words + f" (cgroup v2: {', '.join(v2)})"
 
 
 def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:

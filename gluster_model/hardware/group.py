@@ -21,6 +21,13 @@ Composed with what the host has: where its glusterd already sits in a group of i
 lab node's group) the group is made inside that one, so the limits it had stay in force above the setting's
 (cgroup v1's cpu and memory controllers are hierarchical), and a share is of the lesser of the host and those
 limits (``parse_limits``); undoing removes only the group glmodel made.
+
+On cgroup v2 (a controller no v1 hierarchy holds, offered by the unified hierarchy wherever it is mounted) the
+group is ``glmodel-emu-<address>`` at the unified root, its limits ``cpu.max``, ``memory.max`` and ``io.max``
+(the brick devices' throttle: on v2 a throttle holds the processes of its group, so the brick processes go in),
+each controller handed down from the root where it was not (and taken back on undo). v2 forbids processes in a
+group whose children get controllers, so a group cannot be made inside a service's group: where the daemons
+sit in a v2 group with limits of its own, that is refused in one line. A host may mix both (a hybrid host).
 """
 
 from __future__ import annotations
@@ -55,12 +62,24 @@ def facts_script() -> str:
         walk.append(f"o=$(awk -F: '$2 ~ /(^|,){ctl}(,|$)/ {{print $3}}' /proc/$gp/cgroup); echo \"parent_{ctl}=$o\"; "
                     f'd={root}$o; while [ -d "$d" ]; do {files}; [ "$d" = {root} ] && break; d=$(dirname "$d"); '
                     "done")
+    # where each controller is: a v1 hierarchy of its own, else the unified (v2) one if it offers it
+    where = ("u=$(awk '$3==\"cgroup2\" {print $2; exit}' /proc/self/mounts); "
+             "for pair in cpu:cpu memory:memory io:blkio; do c=${pair%%:*}; v=${pair#*:}; "
+             "m=$(awk -v v=\"$v\" '$3==\"cgroup\" && (\",\" $4 \",\") ~ (\",\" v \",\") {print $2; exit}' /proc/self/mounts); "
+             'if [ -n "$m" ]; then echo "hier_$c=v1:$m"; '
+             'elif [ -n "$u" ] && grep -qw "$c" "$u/cgroup.controllers" 2>/dev/null; then echo "hier_$c=v2:$u"; fi; done')
+    # on v2, the group glusterd is in and every limit on the way up from it
+    v2 = ('if [ -n "$gp" ] && [ -n "$u" ]; then o=$(awk -F: \'$1=="0" {print $3}\' /proc/$gp/cgroup); '
+          'echo "v2_parent=$o"; d=$u$o; while [ "$d" != "$u" ] && [ -d "$d" ]; do '
+          'for f in cpu.max memory.max io.max; do [ -f "$d/$f" ] && grep -v "^max" "$d/$f" | grep -qv "^$" '
+          '&& echo "v2_limit=$d/$f"; done; d=$(dirname "$d"); done; fi')
     return ('if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then echo cgroup=v1; '
             'elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo cgroup=v2; else echo cgroup=none; fi; '
             "echo \"memtotal=$(awk '/^MemTotal:/{print $2}' /proc/meminfo)\"; echo \"nproc=$(nproc)\"; "
             'me=$(readlink /proc/self/ns/net); gp=""; for p in $(pgrep -x glusterd); do '
             '[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] && { gp=$p; break; }; done; '
-            'if [ -n "$gp" ] && [ -d /sys/fs/cgroup/memory ]; then ' + "; ".join(walk) + "; fi")
+            'if [ -n "$gp" ] && [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then '
+            + "; ".join(walk) + "; fi; " + where + "; " + v2)
 
 
 _PARENT = re.compile(r"^/[A-Za-z0-9_.@:/-]*$")
@@ -74,6 +93,8 @@ class Limits:
     parents: Mapping[str, str] = field(default_factory=dict)
     cpu: float | None = None
     memory: int | None = None
+    where: Mapping[str, tuple[int, str]] = field(default_factory=dict)  # controller -> (1 or 2, its mount point)
+    v2_limits: tuple[str, ...] = ()  # limit files (not "max") on the way up from glusterd's v2 group
 
 
 def parse_limits(text: str) -> Limits:
@@ -81,9 +102,20 @@ def parse_limits(text: str) -> Limits:
     parents: dict[str, str] = {}
     cpus: list[float] = []
     mems: list[int] = []
+    where: dict[str, tuple[int, str]] = {}
+    v2_limits: list[str] = []
     for line in text.splitlines():
         key, _, value = line.partition("=")
         value = value.strip()
+        if key.startswith("hier_") and key[5:] in ("cpu", "memory", "io") and value[:3] in ("v1:", "v2:"):
+            mount = value[3:]
+            if not _PARENT.match(mount):
+                raise ValueError(f"the {key[5:]} hierarchy's mount point {mount[:80]!r} is not a plain path")
+            where[key[5:]] = (int(value[1]), mount.rstrip("/") or "/")
+            continue
+        if key == "v2_limit" and value:
+            v2_limits.append(value)
+            continue
         if key.startswith("parent_") and key[7:] in V1_ROOTS and value:
             if not _PARENT.match(value) or ".." in value.split("/"):
                 raise ValueError(f"glusterd's {key[7:]} group {value[:80]!r} is not a plain path")
@@ -94,7 +126,7 @@ def parse_limits(text: str) -> Limits:
                 cpus.append(int(q) / int(per))
         elif key == "mem_limit" and value.isdigit() and int(value) < 1 << 62:  # 2^63 - a page: no limit
             mems.append(int(value))
-    return Limits(parents, min(cpus) if cpus else None, min(mems) if mems else None)
+    return Limits(parents, min(cpus) if cpus else None, min(mems) if mems else None, where, tuple(v2_limits))
 
 
 def group_dir(ctl: str, address: str, parents: Mapping[str, str] | None = None) -> str:
@@ -159,3 +191,44 @@ def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, j
         text = "; ".join(joins)
         out.append(["sh", "-c", f"umask 077; printf '%s\\n' {shlex.quote(text)} > {shlex.quote(join_file)}"])
     return out
+
+
+def v2_apply_argv(address: str, root: str, limits: Mapping[str, list[str]], origins: str, join_file: str,
+                  enabled: str) -> list[list[str]]:
+    """Commands that give the host a cgroup v2 group at the unified ``root`` with ``limits`` (interface file ->
+    the lines written to it: ``cpu.max``, ``memory.max``, one ``io.max`` line per device), hand each controller
+    down from the root where it was not (writing it in ``enabled`` to take back), move its Gluster daemons in
+    (each one's origin written down first) and add the group to the join file."""
+    grp = f"{root}/{group_name(address)}"
+    q, r, e = shlex.quote(grp), shlex.quote(root), shlex.quote(enabled)
+    out: list[list[str]] = []
+    if "memory.max" in limits:
+        out.append(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"])  # so no page stays charged elsewhere
+    for ctl in dict.fromkeys(f.split(".", 1)[0] for f in limits):
+        out.append(["sh", "-c", f"umask 077; grep -qw {ctl} {r}/cgroup.subtree_control || "
+                                f"{{ echo +{ctl} > {r}/cgroup.subtree_control && echo {ctl} >> {e}; }}"])
+    out.append(["mkdir", "-p", grp])
+    for name, lines in limits.items():
+        for line in lines:
+            out.append(["sh", "-c", f"echo {shlex.quote(line)} > {shlex.quote(grp + '/' + name)}"])
+    out.append(["sh", "-c", "me=$(readlink /proc/self/ns/net); "
+                f"for p in $(pgrep -x {shlex.quote(DAEMONS)}); do "
+                '[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] || continue; '
+                "o=$(awk -F: '$1==\"0\" {print $3}' /proc/$p/cgroup); "
+                f"echo \"$p v2 $o\" >> {shlex.quote(origins)} && echo \"$p\" > {q}/cgroup.procs; done"])
+    text = f"echo $$ > {shlex.quote(grp + '/cgroup.procs')} 2>/dev/null"
+    out.append(["sh", "-c", f"umask 077; printf '%s\\n' {shlex.quote(text)} >> {shlex.quote(join_file)}"])
+    return out
+
+
+def v2_undo_argv(address: str, root: str, origins: str, enabled: str) -> list[list[str]]:
+    """The record's lines that put the daemons back where they were, remove the v2 group and take back the
+    controllers glmodel handed down (each safe to run twice)."""
+    grp = shlex.quote(f"{root}/{group_name(address)}")
+    r, o, e = shlex.quote(root), shlex.quote(origins), shlex.quote(enabled)
+    return [["sh", "-c", f"if [ -d {grp} ]; then for p in $(cat {grp}/cgroup.procs); do "
+                         f"o=$(awk -v p=\"$p\" '$1==p && $2==\"v2\" {{print $3}}' {o} 2>/dev/null | head -n 1); "
+                         f"echo \"$p\" > {r}\"$o\"/cgroup.procs 2>/dev/null || echo \"$p\" > {r}/cgroup.procs; "
+                         f"done; rmdir {grp}; fi"],
+            ["sh", "-c", f"if [ -f {e} ]; then for c in $(cat {e}); do echo -$c > {r}/cgroup.subtree_control; "
+                         f"done; rm -f {e}; fi"]]

@@ -89,11 +89,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .columns import Columns, n_rows, numbers
+from .columns import Columns, n_rows, numbers, strings
 from .features import Schema, Term, design_matrix, main_effect_terms
 from .physics import ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload, model_stages, stages
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
+from ..hardware.settings import first_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,10 +102,12 @@ if TYPE_CHECKING:
 
 # The inputs that make up the stages' capacities: they act through the stages only, never as main effects too
 # (a main effect on the link beside the link's stage would give the link an elasticity other than 1).
-STAGE_INPUTS = frozenset({"network_gbps", "disk_read_mbps", "disk_write_mbps"})
+STAGE_INPUTS = frozenset({"network_gbps", "disk_read_mbps", "disk_write_mbps", "disk_randread_iops",
+                          "disk_randwrite_iops"})
 # Which stages each resource a purchase upgrades feeds (by name: a model holds the stages it fitted).
 RESOURCE_STAGES: dict[str, tuple[str, ...]] = {"network_gbps": STAGES[:2], "disk_read_mbps": STAGES[2:],
-                                               "disk_write_mbps": STAGES[2:],
+                                               "disk_write_mbps": STAGES[2:], "disk_randread_iops": STAGES[2:],
+                                               "disk_randwrite_iops": STAGES[2:],
                                                "cpu_score": ("client CPU", "server CPU"),
                                                "network_rtt_ms": ("round trips",)}
 # Resources an upgrade makes smaller (a shorter round trip); every other one it makes larger.
@@ -182,6 +185,8 @@ class BottleneckModel:
     new_campaign_sd: float = NEW_CAMPAIGN_SD  # the constant log SD of another campaign
     stages: tuple[str, ...] = STAGES  # the stages it fitted, in ``log_eff``'s order (the byte stages first)
     service_s: float = 0.0  # the round-trip stage's service time per operation, seconds
+    drift: float | None = None  # mean log change of the runs measured again at the plan's end (None: not measured)
+    drift_runs: int = 0
 
     @property
     def n_params(self) -> int:
@@ -289,7 +294,8 @@ class BottleneckModel:
                 "terms": [t.to_json() for t in self.terms], "log_eff": list(self.log_eff),
                 "assumed": list(self.assumed), "coef": list(self.coef), "centre": list(self.centre),
                 "quantiles": self.quantiles, "new_campaign_per_load": self.new_campaign_per_load,
-                "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s}
+                "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s,
+                "drift": self.drift, "drift_runs": self.drift_runs}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BottleneckModel:
@@ -305,6 +311,10 @@ class BottleneckModel:
             if unknown or len(set(names)) != len(names):
                 raise ValueError(f"stages {', '.join(names)} (known: {', '.join(ALL_STAGES)})")
             service_s = float(d.get("service_s", 0.0))
+            drift = None if d.get("drift") is None else float(d["drift"])
+            drift_runs = int(d.get("drift_runs", 0))
+            if drift is not None and not math.isfinite(drift):
+                raise ValueError("drift is not a finite number")
             if not 0 <= service_s < 10:
                 raise ValueError(f"service_s {service_s} is not a time in seconds")
             if len(log_eff) != len(names) or len(assumed) != len(names) or not len(coef) == len(centre) == len(terms):
@@ -322,7 +332,7 @@ class BottleneckModel:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   per_load, new_campaign_sd, names, service_s)
+                   per_load, new_campaign_sd, names, service_s, drift, drift_runs)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -341,12 +351,16 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray
     matrix ``x`` (n × p), log throughput ``ly``; started from the assignment ``start`` (log efficiencies; the
     raw bottleneck where None). An ``optional`` stage (CPU, round trips) that binds no run is left out
     (+inf: it never binds) rather than given the others' efficiency, which has another unit; a byte stage that
-    binds none takes the other byte stages' mean efficiency, or where none binds ``byte_prior`` (a small-file
-    rate's links carry at most their rate: 0), never less than just enough to bind no training run."""
+    binds none takes the other byte stages' mean efficiency, never less than just enough to bind no training
+    run. With ``byte_prior`` (a small-file rate) the byte stages are not fitted at all: each carries at most its
+    rate in files (log efficiency ``byte_prior``, 0). Fitted there, a link's efficiency is free to follow
+    whatever moves with its measured figure (under added delay a TCP stream's iperf figure falls with the round
+    trip, and a link at 6% of its rate explained creates as well as the round trips did)."""
     import numpy as np
 
     n_st, n = logc.shape
     optional = np.zeros(n_st, dtype=bool) if optional is None else optional
+    fixed = ~optional if byte_prior is not None else np.zeros(n_st, dtype=bool)
     centre = x.mean(axis=0) if x.shape[1] else np.zeros(0)
     xc = x - centre
     bind = np.argmin(logc if start is None else logc + start[:, None], axis=0)
@@ -354,23 +368,26 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray
     coef = np.zeros(x.shape[1])
     assumed = np.zeros(n_st, dtype=bool)
     for _ in range(_MAX_ROUNDS):
-        used = np.unique(bind)
+        used = np.array([s for s in np.unique(bind) if not fixed[s]], dtype=int)
         dummies = (bind[:, None] == used[None, :]).astype(float)
         design = np.column_stack([dummies, xc])
-        target = ly - logc[bind, np.arange(n)]
-        sol, *_ = np.linalg.lstsq(design, target, rcond=None)
+        target = ly - logc[bind, np.arange(n)] - np.where(fixed[bind], byte_prior or 0.0, 0.0)
+        if design.shape[1]:
+            sol, *_ = np.linalg.lstsq(design, target, rcond=None)
+        else:
+            sol = np.zeros(0)
         log_eff = np.full(n_st, np.nan)
         log_eff[used] = sol[:len(used)]
+        log_eff[fixed] = byte_prior or 0.0
         coef = sol[len(used):]
-        assumed = np.isnan(log_eff)
-        log_eff[assumed & optional] = np.inf
-        if (assumed & ~optional).any():
+        assumed = np.isnan(log_eff) | fixed
+        log_eff[np.isnan(log_eff) & optional] = np.inf
+        if np.isnan(log_eff).any():
             known = log_eff[~assumed]
             others = np.min(logc[~assumed] + known[:, None], axis=0)
             byte_known = log_eff[~assumed & ~optional]
-            for s in np.flatnonzero(assumed & ~optional):  # the mean of the others, or just enough to bind none
-                mean = (float(byte_known.mean()) if len(byte_known) else
-                        byte_prior if byte_prior is not None else float(known.mean()))
+            for s in np.flatnonzero(np.isnan(log_eff)):  # the mean of the others, or just enough to bind none
+                mean = float(byte_known.mean()) if len(byte_known) else float(known.mean())
                 log_eff[s] = max(mean, float(np.max(others - logc[s])) + 1e-9)
         new = np.argmin(logc + log_eff[:, None], axis=0)
         if np.array_equal(new, bind):
@@ -538,9 +555,53 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
         where = setting if setting is not None else np.arange(len(y))
         resid, bound = out_of_setting(logc, x, ly, where, optional, prior)
         quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
-    return BottleneckModel("bottleneck", metric, terms, [float(v) for v in core.log_eff],
-                           [bool(v) for v in core.assumed], [float(v) for v in core.coef],
-                           [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s)
+    model = BottleneckModel("bottleneck", metric, terms, [float(v) for v in core.log_eff],
+                            [bool(v) for v in core.assumed], [float(v) for v in core.coef],
+                            [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s)
+    measured = campaign_drift(frame, ly)
+    if measured is not None:
+        sd, model.drift, model.drift_runs = measured
+        model.new_campaign_sd = max(NEW_CAMPAIGN_SD, sd)
+    return model
+
+
+def campaign_drift(frame: Columns, ly: np.ndarray) -> tuple[float, float, int] | None:
+    """How far a campaign moves on this cluster, from the runs a plan measured again at its end
+    (``hardware.settings.again_campaign``): (the campaign-to-campaign log SD, the mean log change, runs), or
+    None where the frame holds no such runs.
+
+    Each run measured twice gives d, the difference of its two means of k trials: Var d = 2 σ_c² + 2 σ_w² / k,
+    σ_w² the trials' variance about their run's mean (both campaigns pooled). So σ_c² = mean(d²)/2 − σ_w²/k,
+    never below 0 (Searle, Casella and McCulloch 1992, ch. 3: variance components from group means). The
+    interval's another-campaign term takes it, with the lab's constant as its floor (``NEW_CAMPAIGN_SD``):
+    a quiet lab's drift measured on one cluster is the least any campaign drifts. All runs of a campaign share
+    its shift, so one plan gives one draw of it: the estimate is what this cluster showed over one plan, not a
+    variance known well, and the floor stays."""
+    import numpy as np
+    import pandas as pd
+
+    if "campaign" not in frame or GROUP not in frame:
+        return None
+    camp = [str(c) for c in strings(frame, "campaign")]
+    firsts = {c: first_of(c) for c in set(camp)}
+    pairs = {c: f for c, f in firsts.items() if f is not None and f in firsts}
+    if not pairs:
+        return None
+    table = pd.DataFrame({"campaign": camp, "run": np.asarray(frame[GROUP]), "ly": ly})
+    means = table.groupby(["campaign", "run"])["ly"].agg(["mean", "var", "size"])
+    d: list[float] = []
+    for again, first in pairs.items():
+        for run in means.loc[again].index.intersection(means.loc[first].index):
+            d.append(float(means.loc[(again, run), "mean"] - means.loc[(first, run), "mean"]))
+    if not d:
+        return None
+    both = means.loc[list(pairs) + list(pairs.values())]
+    dof = float((both["size"] - 1).sum())
+    within = float(((both["size"] - 1) * both["var"].fillna(0)).sum() / dof) if dof > 0 else 0.0
+    k = float(both["size"].mean())
+    diffs = np.asarray(d)
+    between = max(0.0, float(np.mean(diffs ** 2)) / 2 - within / k)
+    return math.sqrt(between), float(diffs.mean()), len(d)
 
 
 def byte_prior(metric: str) -> float | None:

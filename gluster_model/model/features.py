@@ -32,7 +32,8 @@ MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a do
 # Inputs a cluster *has* rather than is given: its hardware, measured once per campaign (host facts and
 # baselines), so constant within a campaign. A question about them is judged against the hardware settings
 # actually measured, as points (model/domain.py), not input by input.
-HARDWARE_INPUTS = ("network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps", "client_ram_gb",
+HARDWARE_INPUTS = ("network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps", "disk_randread_iops",
+                   "disk_randwrite_iops", "client_ram_gb",
                    "cpu_score", "base_filesystem")
 # The hardware setting names that move each measured input (``hardware.settings.KNOB_LIST``: a brick's backing
 # and an IOPS limit move the disk figures as a rate limit does).
@@ -42,7 +43,8 @@ SET_BY: dict[str, tuple[str, ...]] = {m: moved_by(m) for m in HARDWARE_INPUTS if
 LABELS: dict[str, str] = {
     "network_gbps": "network link (Gbit/s)", "network_rtt_ms": "network round trip (ms)",
     "disk_read_mbps": "disk read (MB/s)",
-    "disk_write_mbps": "disk write (MB/s)", "client_ram_gb": "client RAM (GB)", "cpu_score": "CPU score (SHA-256 MB/s)",
+    "disk_write_mbps": "disk write (MB/s)", "disk_randread_iops": "disk random read (IOPS)",
+    "disk_randwrite_iops": "disk random write (IOPS)", "client_ram_gb": "client RAM (GB)", "cpu_score": "CPU score (SHA-256 MB/s)",
     "base_filesystem": "brick filesystem", "servers": "servers", "clients": "clients", "replica": "replicas",
     "disperse": "disperse bricks", "redundancy": "redundancy bricks", "shard": "sharding",
     "shard_block_size": "shard block size", "file_size": "file size", "record_size": "record size",
@@ -291,7 +293,8 @@ def _combination(feature: Feature, cols: list[np.ndarray], raw: list[np.ndarray]
 DERIVED: dict[str, Callable[[Columns, str], np.ndarray]] = {"bottleneck_mbps": bottleneck_mbps}
 # The raw columns the derived features read (so a model file keeps their measured values for `predict`).
 DERIVED_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "servers", "clients", "replica",
-                  "disperse", "redundancy", "threads", "read_hash_mode", "record_size")
+                  "disperse", "redundancy", "threads", "read_hash_mode", "record_size", "disk_randread_iops",
+                  "disk_randwrite_iops")
 
 
 def with_derived(frame: C, metric: str) -> C:

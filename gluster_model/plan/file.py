@@ -38,6 +38,8 @@ class HardwareDesign(Frozen):
     n: int | None = Field(default=None, ge=1, le=1000, description="hardware settings (lhs, sobol)")
     seed: int = 0
     settings: list[dict[str, Any]] = Field(default=[], max_length=1000, description="list: the settings to build")
+    again: bool = Field(default=False, description="measure the first setting (today) again after the others: "
+                        "its drift over the plan sets the interval's campaign-to-campaign term")
 
     @field_validator("settings")
     @classmethod

@@ -171,6 +171,7 @@ def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
 # Inputs that count things (a cluster of 2.5 servers or 0 copies cannot be built) and inputs a ratio divides by.
 COUNT_FEATURES = frozenset({"servers", "clients", "replica", "threads"})
 POSITIVE_FEATURES = frozenset({"network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps",
+                               "disk_randread_iops", "disk_randwrite_iops",
                                "client_ram_gb", "cpu_score", "file_size", "record_size"})
 
 

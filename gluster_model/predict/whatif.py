@@ -30,7 +30,7 @@ from ..errors import GlmodelError
 from ..model.artifact import config_columns
 from ..model.domain import EXACT, Domain
 from ..bench.metrics import shown_unit
-from ..model.bottleneck import LOWER_IS_BETTER, RESOURCE_STAGES
+from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
 from ..model.features import SIZE_FEATURES, Feature, label, with_derived
 from ..model.physics import STAGES, stages
 from ..model.learners import CHANGE_REFITS
@@ -125,7 +125,8 @@ class Headroom:
 
 # What a host has, as the inputs that measure it: a disk's read and write rates fall together when it is slower.
 RESOURCES: dict[str, tuple[str, ...]] = {"network link": ("network_gbps",),
-                                         "disks": ("disk_read_mbps", "disk_write_mbps"),
+                                         "disks": ("disk_read_mbps", "disk_write_mbps", "disk_randread_iops",
+                                                   "disk_randwrite_iops"),
                                          "client RAM": ("client_ram_gb",), "CPU": ("cpu_score",)}
 HEADROOM_DROP = 0.05  # a fall smaller than this is within run-to-run noise on the lab (CV 2.5-15%)
 _HEADROOM_STEPS = 24
@@ -559,9 +560,15 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         upgrades = upgrades_of(domain, configs, bases, metric, stage_names) if has_stages else {}
         answer_with = use or ("bottleneck" if upgrades else None)
         if upgrades and use is None:
-            notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a link "
-                         "or disk beyond the measured hardware (throughput follows the slowest stage until the "
+            notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a "
+                         "resource beyond the measured hardware (throughput follows the slowest stage until the "
                          "next measured one binds)")
+            drift = getattr(mf.model(metric, "bottleneck"), "drift", None)
+            if drift is not None:
+                m = mf.model(metric, "bottleneck")
+                notes.append(f"{metric}: today measured again at the plan's end moved {math.expm1(drift):+.1%} "
+                             f"({m.drift_runs} run(s)); the another-campaign term of each interval is "  # type: ignore[attr-defined]
+                             f"{m.new_campaign_sd:.2%} from it (at least the lab's {NEW_CAMPAIGN_SD:.2%})")  # type: ignore[attr-defined]
         # a measured change (verify) is judged against an interval for it from every model, the trees' too
         predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change,
                                change_refits=CHANGE_REFITS if observed_change else 0, trials=trials,

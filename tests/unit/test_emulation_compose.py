@@ -85,3 +85,40 @@ def test_a_lab_link_is_a_ceiling_put_back_at_its_exact_rate_and_a_foreign_qdisc_
     with pytest.raises(EmulationError, match=r"^h: its NIC eth0 has traffic control glmodel did not set "
                                              r"\(qdisc tbf 8001: root"):
         link_plan(Nic("h", "eth0", 10_000), Share(0.5), had=foreign)
+
+
+def test_cgroup_v2_controllers_get_a_group_of_their_own_with_its_limits_and_back() -> None:
+    """A hybrid host (memory on v1, cpu and io on the unified hierarchy): RAM in the v1 group, the CPU quota and
+    the brick devices' throttle in a v2 group at the unified root with the controllers handed down; undone in
+    the reverse order, the controllers glmodel handed down taken back."""
+    facts = ("cgroup=none\nmemtotal=8000000\nnproc=4\nhier_cpu=v2:/sys/fs/cgroup/unified\n"
+             "hier_memory=v1:/sys/fs/cgroup/memory\nhier_io=v2:/sys/fs/cgroup/unified\nv2_parent=/\n")
+    had = parse_limits(facts)
+    assert had.where == {"cpu": (2, "/sys/fs/cgroup/unified"), "memory": (1, "/sys/fs/cgroup/memory"),
+                         "io": (2, "/sys/fs/cgroup/unified")}
+    spec = cluster_from_data({"name": "c", "emulation": {"allow": True, "record_dir": "/r"},
+                              "servers": [{"host": "h", "brick_paths": ["/b"]}]}, "c.yaml", Path("."))
+    undo, do, words = group_plan(spec, "h", ("none", 8 << 30, 4), 1 << 30, 0.5, had,
+                                 {"7:3": {"read_bps": 30_000_000, "write_bps": 30_000_000}})
+    text = _text(do)
+    grp = "/sys/fs/cgroup/unified/glmodel-emu-h"
+    assert f"mkdir -p {grp}" in text and "mkdir -p /sys/fs/cgroup/memory/glmodel-emu-h" in text
+    assert f"sh -c echo '50000 100000' > {grp}/cpu.max" in text
+    assert f"sh -c echo '7:3 rbps=30000000 wbps=30000000 riops=max wiops=max' > {grp}/io.max" in text
+    assert not any("/sys/fs/cgroup/cpu/" in t for t in text)  # the CPU is not limited twice
+    assert any("+cpu > /sys/fs/cgroup/unified/cgroup.subtree_control" in t for t in text)
+    assert any("+io > /sys/fs/cgroup/unified/cgroup.subtree_control" in t for t in text)
+    assert words.endswith("(cgroup v2: cpu, io)")
+    back = _text(undo)
+    # the v2 group goes first (its daemons back to where the origins file says), then what v1 had, then the file
+    assert f"rmdir {grp}" in back[0] and "-$c > /sys/fs/cgroup/unified/cgroup.subtree_control" in back[1]
+    assert back[-1] == "rm -f /r/emulation-h.origins"
+    # a v2 group with limits of its own around the daemons is not nested under: refused in one line
+    limited = parse_limits(facts + "v2_limit=/sys/fs/cgroup/unified/system.slice/glusterd.service/cpu.max\n")
+    with pytest.raises(EmulationError, match=r"^h: its Gluster processes are in a cgroup v2 group with limits of "
+                                             r"its own \(/sys/fs/cgroup/unified/system.slice/glusterd.service/cpu.max\)"):
+        group_plan(spec, "h", ("none", 8 << 30, 4), None, 0.5, limited)
+    # a controller neither hierarchy offers
+    with pytest.raises(EmulationError, match="no `io` cgroup controller"):
+        group_plan(spec, "h", ("none", 8 << 30, 4), None, None, parse_limits("hier_cpu=v1:/sys/fs/cgroup/cpu\n"),
+                   {"7:3": {"read_bps": 30_000_000}})

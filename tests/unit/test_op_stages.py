@@ -134,3 +134,55 @@ def test_the_stages_and_service_time_survive_the_model_file_and_an_old_file_read
     old = {k: v for k, v in model.to_json().items() if k not in ("stages", "service_s")}
     old["log_eff"], old["assumed"] = [0.0, 0.0, 0.0], [False, False, False]
     assert BottleneckModel.from_json(old).stages == ("client links", "server links", "server disks")
+
+
+def truth_random_write(link_gbps: float, iops: float) -> float:
+    """MB/s of 16 KiB random writes on the replica-2 cluster: 0.94 of the client links (both copies), or 0.9 of
+    what the two servers' disks do at their random IOPS, each write stored twice."""
+    return min(0.94 * link_gbps * 1000 / 8 * 2 / 2, 0.9 * iops * 2 / 2 * 16 / 1024)
+
+
+def test_random_writes_are_bound_by_the_disks_iops_not_their_sequential_rate() -> None:
+    rng = np.random.default_rng(9)
+    plan = [(0.4, 2000), (0.4, 1000), (0.4, 500), (0.2, 2000), (0.1, 2000), (0.2, 1000)]
+    frame = pd.concat([rows("write", truth_random_write(lk, io), 0.02, 200, lk, 2, rng, 0.0, 0.0)
+                       .rename(columns={"write": "random_write"})
+                       .assign(record_size=16 << 10, disk_randwrite_iops=float(io), disk_randread_iops=float(io),
+                               **{GROUP: f"{lk}-{io}"}) for lk, io in plan], ignore_index=True)
+    model = fitted(frame, "random_write")
+    today = frame.iloc[:1]
+    assert model.stages[int(model.binding(today)[0])] == "server disks"
+    # IOPS x2 (an SSD for a disk): passed on in full until the links bind at 47 MB/s
+    up = today.assign(disk_randwrite_iops=4000.0)
+    assert float(model.predict(up)[0]) == pytest.approx(truth_random_write(0.4, 4000), rel=1e-6)
+    # the sequential rate (400 MB/s here) says nothing of it: a faster sequential disk gives no gain
+    seq = today.assign(disk_write_mbps=800.0)
+    assert float(model.predict(seq)[0]) == pytest.approx(float(model.predict(today)[0]), rel=1e-9)
+
+
+def test_the_drift_of_today_measured_again_sets_the_campaign_term() -> None:
+    """Known truth: 200 runs measured in a campaign and again at the plan's end, the second campaign moved by a
+    campaign effect of SD 3% drawn per run pair, each mean of 3 trials with 2% trial noise: the estimate
+    recovers 3% (the trials' share taken out), and a model fitted on such data carries it as its term."""
+    from gluster_model.hardware.settings import again_campaign, campaign_setting, first_of
+    from gluster_model.model.bottleneck import NEW_CAMPAIGN_SD, campaign_drift
+
+    first = "ops@prod:link=100%,cpu=100%"
+    again = again_campaign(first)
+    assert again == "ops@prod:link=100%,cpu=100%,again" and first_of(again) == first and first_of(first) is None
+    assert campaign_setting(again) == campaign_setting(first) == {"link": "100%", "cpu": "100%"}
+    assert again_campaign("ops@prod") == "ops@prod:again" and first_of("ops@prod:again") == "ops@prod"
+
+    rng = np.random.default_rng(11)
+    runs = np.repeat(np.arange(200), 3)
+    shift = np.repeat(rng.normal(0, 0.03 / np.sqrt(2), 200), 3)  # each campaign's share: their difference 3% SD x sqrt2
+    ly = np.concatenate([-shift + rng.normal(0, 0.02, 600), shift + rng.normal(0, 0.02, 600)])
+    frame = pd.DataFrame({"campaign": [first] * 600 + [again] * 600, GROUP: np.concatenate([runs, runs])})
+    measured = campaign_drift(frame, ly)
+    assert measured is not None
+    sd, mean, n = measured
+    assert n == 200 and sd == pytest.approx(0.03, rel=0.15) and abs(mean) < 0.01
+    # none measured again: no estimate, and the constant stays
+    assert campaign_drift(frame.assign(campaign=first), ly) is None
+    plain = fitted(small_file_data(np.random.default_rng(12)), "file_create")
+    assert plain.drift is None and plain.new_campaign_sd == NEW_CAMPAIGN_SD
