@@ -649,6 +649,9 @@ def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
             p.price_per_gain = s.price / p.delta if p.delta > 0 else None
         p.reason = _why_not_ranked(p, preds[0])
         p.not_ranked = NOT_RANKED[p.reason].format(stage=p.ceiling_stage) if p.reason else ""
+        if p.reason == "no effect" and p.basis == "bounded" and p.binds_after:
+            # an upgrade of a stage that does not bind: it says which one still does
+            p.not_ranked = f"no gain: after it the {p.binds_after} still limit (the change's interval includes zero)"
     ranked = sorted((p for p in preds[1:] if not p.reason), key=lambda p: -(p.gain_per_cost or 0.0))
     for r, p in enumerate(ranked, 1):
         p.rank = r

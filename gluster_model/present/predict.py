@@ -142,15 +142,15 @@ def summary_lines(a: Answer) -> list[str]:
     lines += _bottleneck_lines(a)
     gives_up = a.gives_up()
     for name, what in gives_up.items():
-        moves = [f"{num(p.delta, '+.1f')} {m.metric}" for m in a.metrics for p in m.predictions[1:]
+        moves = [f"{num(p.delta, '+.1f')} {m.unit} {m.metric}" for m in a.metrics for p in m.predictions[1:]
                  if p.scenario == name and p.delta is not None and p.effect != "no measurable effect"]
-        lines.append(f"Not a purchase: {nm(name)}" + (f" ({', '.join(moves)} MB/s)" if moves else "") +
+        lines.append(f"Not a purchase: {nm(name)}" + (f" ({', '.join(moves)})" if moves else "") +
                      f" gives up {nm(what.split(', so')[0])}.")
     # a trade-off (a gain on one metric, a loss on another) is marked in the tables' rank column
     free = [(m.metric, p) for m in a.metrics for p in m.predictions
             if p.reason in ("free", "no price") and p.scenario not in gives_up and p.effect == "gain"]
     if free:
-        lines.append("Gains without a price: " + "; ".join(f"{nm(p.scenario)} {num(p.delta, '+.1f')} MB/s {metric}"
+        lines.append("Gains without a price: " + "; ".join(f"{nm(p.scenario)} {num(p.delta, '+.1f')} {p.unit} {metric}"
                                                          for metric, p in free) + ".")
     guesses = a.extrapolated
     if guesses:
@@ -168,7 +168,7 @@ def tie_words(m: MetricAnswer, currency: str) -> str:
     if not others:
         return ""
     per = f"per 1,000 {currency or 'of price'}"
-    named = ", ".join(f"{escape(printable(p.scenario))} ({num(p.delta, '+.1f')} MB/s, "
+    named = ", ".join(f"{escape(printable(p.scenario))} ({num(p.delta, '+.1f')} {p.unit}, "
                       f"{num((p.gain_per_cost or 0) * 1000, '.1f')} {per})" for p in others)
     return f" Tied within the error with {named}: either by gain per price; choose by the gain you need."
 
@@ -189,8 +189,11 @@ def _bottleneck_lines(a: Answer) -> list[str]:
     still = [m.metric for m in a.metrics if m.top_gain is None]
     for m in a.metrics:
         if m.top_gain is not None:
-            tops.setdefault(m.top_gain.scenario, []).append(f"{m.metric} {num(m.top_gain.delta, '+.1f')}")
-    parts = [f"{escape(printable(n))} ({', '.join(v)} MB/s)" for n, v in tops.items()]
+            tops.setdefault(m.top_gain.scenario, []).append(f"{m.metric} {num(m.top_gain.delta, '+.1f')} {m.unit}")
+    # "write +53.5, read +121.3 MB/s": one unit said once, several each after its figure
+    parts = [f"{escape(printable(n))} ({', '.join(x.rsplit(' ', 1)[0] for x in v)} MB/s)"
+             if all(x.endswith(" MB/s") for x in v) else f"{escape(printable(n))} ({', '.join(v)})"
+             for n, v in tops.items()]
     if still:
         parts.append(f"nothing in this file moves {' or '.join(still)}")
     return [f"What limits {base} (the file's largest gain): " + "; ".join(parts) + "." + tail] + room

@@ -86,6 +86,7 @@ def test_small_file_creates_bound_by_round_trips_answer_a_shorter_one_and_not_a_
     # a faster link leaves the round trips binding: no gain, bounded by them
     assert faster["binds_after"] == "round trips" and faster["basis"] == "bounded"
     assert abs(faster["value"] / today["value"] - 1) < 0.01
+    assert faster["not_ranked"] == "no gain: after it the round trips still limit (the change's interval includes zero)"
     # a shorter round trip is answered from the data below today: more creates, at most twice as many (half of
     # each create's wait, its service time not)
     assert half["basis"] == "bounded" and today["value"] * 1.1 < half["value"] <= 2 * today["value"] * (1 + 1e-9)
