@@ -20,6 +20,8 @@ from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, Multi
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .hardware.limits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
                          parse_throttles, throttle_script)
+from .hardware.disk import show_limits
+from .hardware.link import host_state_script, parse_state, show_rate
 from .hardware.nic import nic_script, parse_nic, show_nic
 from .remote.executor import Executor, shell
 from .remote.sections import parse_sections, section
@@ -75,6 +77,7 @@ def probe_script(host: Host, record: str | None = None) -> str:
         section("os", ["sh", "-c", ". /etc/os-release && echo \"$PRETTY_NAME\""]),
         section("nic", ["sh", "-c", nic_script(host.address)]),
         section("limits", ["sh", "-c", LIMITS_SCRIPT]),
+        section("shaping", ["sh", "-c", host_state_script(host.address)]),
         *(section(t.name, ["sh", "-c", t.script]) for t in host_tools(host)),
     ]
     if record is not None:
@@ -90,6 +93,26 @@ def probe_script(host: Host, record: str | None = None) -> str:
     if host.is_client:
         parts.append(section("fuse", ["sh", "-c", "command -v mount.glusterfs && test -c /dev/fuse && echo fuse-ok"]))
     return "; ".join(parts)
+
+
+def _limits_had(facts: dict[str, Any], sections: Mapping[str, tuple[int, str]]) -> list[str]:
+    """The limits a host has in place, in words (its NIC's traffic control, the RAM and CPU of the group a
+    command runs in, its bricks' block throttles): emulation keeps them as ceilings, or refuses what it cannot."""
+    out: list[str] = []
+    if "shaping" in sections:
+        kind, rate = parse_state(sections["shaping"][1])
+        if kind == "glmodel":
+            out.append(f"NIC shaped by glmodel at {show_rate(rate)}")
+        elif kind != "none":
+            out.append(f"NIC traffic control glmodel did not set ({kind})")
+    if isinstance(facts.get("ram_limit_bytes"), int):
+        out.append(f"RAM {_fmt_bytes(float(facts['ram_limit_bytes']))}")
+    if isinstance(facts.get("cpu_quota_cores"), (int, float)):
+        out.append(f"CPU {facts['cpu_quota_cores']:g} core(s)")
+    for path, brick in (facts.get("bricks") or {}).items():
+        if isinstance(brick, dict) and brick.get("throttle"):
+            out.append(f"brick {path} {show_limits(brick['throttle'])}")
+    return out
 
 
 def parse_probe_output(text: str, host: str | None = None) -> dict[str, tuple[int, str]]:
@@ -174,6 +197,9 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
                 if path in bricks:
                     bricks[path]["throttle"] = throttle
         rep.facts["bricks"] = bricks
+    had = _limits_had(rep.facts, sections)
+    if had:  # what the host holds itself to already: ceilings every setting of a plan stays under
+        rep.checks.append(Check("limits", True, "limits in place: " + "; ".join(had)))
     if host.is_client:
         tools(CLIENT_TOOLS)
         rc, out = get("fuse")

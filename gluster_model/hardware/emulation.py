@@ -13,8 +13,10 @@ A cluster file's ``emulation: {allow: true}`` lets a plan's hardware factors run
   Python file written to the record directory and started there; an iptables NFQUEUE rule feeds it, with
   ``--queue-bypass`` so that packets pass undelayed, never dropped, should it die). Needs iptables and python3.
 
-cgroup v1 hosts only for now (the kernel knobs of this project's machines); a cgroup v2 host is refused in one
-line: there the throttle and limits need a group of their own per service (a systemd slice), not yet made.
+Each cgroup controller where the host has it: a v1 hierarchy, else the unified (v2) one (``group``: on v2 the
+disks' throttle is the group's ``io.max``, made with its RAM and CPU limits). What a host has already (a block
+throttle, the limits of its daemons' group, a NIC shaped by glmodel) stays a ceiling and is put back exactly;
+traffic control or a packet queue glmodel did not make is refused in one line.
 
 Only slower: a rate above a NIC's reported speed, or above what a brick's device measured just before (a short
 O_DIRECT read of the device and write into the brick's filesystem), is refused naming the host and its figure;
@@ -245,11 +247,12 @@ def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mappin
     or a lab's) is a ceiling: every value is at most it, a share is of the lesser of it and what was measured,
     its other entries stay in force, and the undo writes it back as it was.
     """
-    if cgroup != "v1":
-        raise EmulationError(f"{host}: cgroup {cgroup} host; glmodel throttles brick disks through cgroup v1's blkio "
-                             "hierarchy or cgroup v2's io controller; this host has neither: remove the disk factors "
-                             "for this cluster")
     resolved_all, words = disk_limits(host, devices, limits, measured)
+    if cgroup != "v1":
+        raise EmulationError(f"{host}: cgroup {cgroup} host; " + (
+            "its brick disks are throttled by its group's io.max (group_plan), not by v1's blkio root" if cgroup == "v2"
+            else "glmodel throttles brick disks through cgroup v1's blkio hierarchy or v2's io controller, and it "
+                 "has neither: remove the disk factors for this cluster"))
     undo: list[list[str]] = []
     do: list[list[str]] = []
     for majmin, d in targets(devices).items():

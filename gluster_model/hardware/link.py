@@ -99,6 +99,18 @@ def state_script(nic: str, ifb: str = IFB) -> str:
             f"ip -d link show dev {i} 2>/dev/null | sed -n 's/^ *alias \\(.*\\)$/alias: \\1/p'")
 
 
+def host_state_script(address: str, ifb: str = IFB) -> str:
+    """``state_script`` for the NIC that holds the host's cluster address (``nic.nic_script`` finds it)."""
+    import shlex
+
+    from .nic import nic_script
+
+    i = shlex.quote(ifb)
+    return (f"{{ {nic_script(address)}; }} >/dev/null; [ -n \"$dev\" ] || exit 0; "
+            "tc qdisc show dev \"$dev\" | sed 's/^/qdisc: /'; "
+            f"ip -d link show dev {i} 2>/dev/null | sed -n 's/^ *alias \\(.*\\)$/alias: \\1/p'")
+
+
 def parse_state(text: str) -> tuple[str, int | None]:
     """What a NIC's traffic control is, from ``state_script``'s output (pure): ("none", None) for the kernel's
     default (a root qdisc of handle 0:, no ingress); ("glmodel", rate) for shaping ``shaping_argv`` made (a

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -282,6 +283,27 @@ def _kernel_limits(lab: LabState) -> dict[str, str]:
     return out
 
 
+def _today_and_below(cf: Path, tmp_path: Path, name: str, below: dict[str, str], baselines: Any
+                     ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Collect PLAN's workload at today (every knob of ``below`` at 100%) and at the shares ``below`` on the
+    cluster file ``cf``, restoring the hosts whatever happens; the collect and its store."""
+    plan = tmp_path / f"{name}.yaml"
+    plan.write_text(yaml.safe_dump({
+        **PLAN, "name": name,
+        "factors": {**{k: v for k, v in PLAN["factors"].items() if k not in ("ram", "link")},
+                    **{k: [v, "100%"] for k, v in below.items()}},
+        "design": {"type": "grid", "hardware": {"type": "list", "settings": [
+            {k: "100%" for k in below}, dict(below)]}},
+        "baselines": baselines}))
+    store = tmp_path / f"{name}.db"
+    try:
+        done = glmodel("collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", str(store),
+                       timeout=900, check=True)
+    finally:
+        glmodel("restore", "--cluster", str(cf))
+    return done, store
+
+
 def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_bricks: LabState,
                                                                           tmp_path: Path) -> None:
     """A lab today set by the lab's own throttles (its link, its disks, a CPU quota on each node), then the plan
@@ -297,19 +319,12 @@ def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_b
         data = yaml.safe_load(cf.read_text())
         data["hardware"]["network"] = {"name": "2G", "gbps": 2}  # a veth reports no speed; the lab's 400mbit is less
         cf.write_text(yaml.safe_dump(data))
-        plan = tmp_path / "compose.yaml"
-        plan.write_text(yaml.safe_dump({
-            **PLAN, "name": "compose",
-            "factors": {**{k: v for k, v in PLAN["factors"].items() if k != "ram"}, "link": ["50%", "100%"],
-                        "disk": ["50%", "100%"], "cpu": ["50%", "100%"]},
-            "design": {"type": "grid", "hardware": {"type": "list", "settings": [
-                {"link": "100%", "disk": "100%", "cpu": "100%"}, {"link": "50%", "disk": "50%", "cpu": "50%"}]}}}))
-        store = tmp_path / "compose.db"
-        try:
-            done = glmodel("collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", str(store),
-                           timeout=900, check=True)
-        finally:
-            glmodel("restore", "--cluster", str(cf))
+        # check shows what each host holds itself to already (the lab's throttles, as a host's own QoS)
+        shown = " ".join(glmodel("check", "--cluster", str(cf)).stdout.split())
+        assert shown.count("limits in place: NIC shaped by glmodel at 400mbit") == 3, shown
+        assert "CPU 1 core(s)" in shown and "60MB/s" in shown, shown
+        done, store = _today_and_below(cf, tmp_path, "compose", {"link": "50%", "disk": "50%", "cpu": "50%"},
+                                       PLAN["baselines"])
         # each host says what it kept: half of the lab's link, inside the lab's CPU quota
         for n in lab.nodes:
             line = next((ln for ln in done.stdout.splitlines() if ln.startswith(f"{n.address}: NIC eth0 200mbit")),
@@ -404,21 +419,9 @@ def test_emulation_on_cgroup_v2_limits_cpu_and_disks_and_is_undone(ext4_bricks: 
     lab, unified = ext4_bricks, cpu_io_on_v2
     handed = (unified / "cgroup.subtree_control").read_text()
     cf, records = _real_cluster(lab, tmp_path)
-    plan = tmp_path / "v2.yaml"
-    plan.write_text(yaml.safe_dump({
-        **PLAN, "name": "cgv2",
-        "factors": {**{k: v for k, v in PLAN["factors"].items() if k not in ("ram", "link")},
-                    "disk": ["50%", "100%"], "cpu": ["10%", "100%"]},
-        "design": {"type": "grid", "hardware": {"type": "list", "settings": [
-            {"disk": "100%", "cpu": "100%"}, {"disk": "50%", "cpu": "10%"}]}},
-        "baselines": {"network": False, "fio": {"size": "32MB", "runtime": 2, "steady": True,
-                                                "tests": ["seq_read", "seq_write"]}}}))
-    store = tmp_path / "v2.db"
-    try:
-        done = glmodel("collect", "--yes", "--cluster", str(cf), "--plan", str(plan), "--store", str(store),
-                       timeout=900, check=True)
-    finally:
-        glmodel("restore", "--cluster", str(cf))
+    done, store = _today_and_below(cf, tmp_path, "cgv2", {"disk": "50%", "cpu": "10%"},
+                                   {"network": False, "fio": {"size": "32MB", "runtime": 2, "steady": True,
+                                                              "tests": ["seq_read", "seq_write"]}})
     settings: dict[str, float] = {}
     for n in lab.nodes:
         line = next((ln for ln in done.stdout.splitlines() if ln.startswith(f"{n.address}: disk loop")), "")

@@ -122,3 +122,17 @@ def test_cgroup_v2_controllers_get_a_group_of_their_own_with_its_limits_and_back
     with pytest.raises(EmulationError, match="no `io` cgroup controller"):
         group_plan(spec, "h", ("none", 8 << 30, 4), None, None, parse_limits("hier_cpu=v1:/sys/fs/cgroup/cpu\n"),
                    {"7:3": {"read_bps": 30_000_000}})
+
+
+def test_check_names_the_limits_a_host_has_in_place() -> None:
+    from gluster_model.preflight import _limits_had
+
+    sections = {"shaping": (0, "qdisc: qdisc htb 1: root refcnt 2\nalias: glmodel-link 400000000\n")}
+    facts = {"ram_limit_bytes": 1 << 30, "cpu_quota_cores": 0.5,
+             "bricks": {"/b": {"throttle": {"read_bps": 60_000_000, "write_bps": 60_000_000}}, "/c": {}}}
+    assert _limits_had(facts, sections) == ["NIC shaped by glmodel at 400mbit", "RAM 1.0 GiB", "CPU 0.5 core(s)",
+                                            "brick /b 60MB/s"]
+    foreign = {"shaping": (0, "qdisc: qdisc tbf 8001: root refcnt 2 rate 1Gbit\n")}
+    assert _limits_had({}, foreign) == ["NIC traffic control glmodel did not set (qdisc tbf 8001: root refcnt 2 "
+                                        "rate 1Gbit)"]
+    assert _limits_had({"ram_limit_bytes": None}, {"shaping": (0, "qdisc: qdisc noqueue 0: root\n")}) == []
