@@ -137,13 +137,14 @@ Study = Literal["read_cost", "concurrent_reads", "block_size_sweep", "replicatio
 
 class Variant(Frozen):
     """Another scale of the same plan (e.g. ``quick`` for the lab): what it changes, the rest is inherited.
-    A factor set to null is removed; protocol keys override one by one; design and baselines replace."""
+    A factor set to null is removed; protocol keys override one by one; design, baselines and workload replace."""
 
     description: str = ""
     factors: dict[str, Any] = {}
     design: Design | None = None
     protocol: dict[str, Any] = {}
     baselines: Baselines | None = None
+    workload: dict[str, Any] | None = None  # replaces the plan's (e.g. random I/O where the plan runs small files)
 
 
 class PlanFile(Frozen):
@@ -178,6 +179,8 @@ class PlanFile(Frozen):
             data["design"] = v.design.model_dump(mode="json")
         if v.baselines is not None:
             data["baselines"] = v.baselines.model_dump(mode="json")
+        if v.workload is not None:
+            data["workload"] = v.workload
         try:
             return PlanFile.model_validate(data)
         except ValidationError as exc:

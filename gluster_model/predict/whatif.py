@@ -145,7 +145,7 @@ class MetricAnswer:
 
     @property
     def unit(self) -> str:
-        return shown_unit(self.metric)
+        return self.predictions[0].unit if self.predictions else shown_unit(self.metric)
 
     @property
     def best(self) -> Prediction | None:
@@ -609,6 +609,10 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                                        else "spec values from the what-if file")
             preds.append(p)
         _costs(preds, q.scenarios)
+        as_iops(preds, configs, metric)
+        policy = read_policy_note(configs[0], metric)
+        if policy and policy not in notes:
+            notes.append(policy)
         levers = _levers(mf, use, domain, configs[0], metric)
         numeric = [lv for lv in levers
                    if lv.kind == "elasticity" and lv.elasticity == lv.elasticity and not lv.off_data]
@@ -667,6 +671,45 @@ def tied(first: Prediction, other: Prediction) -> bool:
     if not (first.price and other.price and first.delta_low is not None and other.delta_high is not None):
         return False
     return other.delta_high / other.price >= first.delta_low / first.price
+
+
+def read_policy_note(base: Mapping[str, Any], metric: str) -> str:
+    """For a read of a replicated volume under Gluster's default read policy, what makes its figure a draw."""
+    if metric not in ("read", "reread", "random_read", "file_read"):
+        return ""
+    copies = float(base.get("replica") or 1)
+    mode = base.get("read_hash_mode")
+    if copies <= 1 or (mode is not None and float(mode) not in (1.0, 2.0)):
+        return ""
+    return ("reads: with cluster.read-hash-mode 1 (Gluster's default) each file is read from the copy its GFID "
+            "hashes to, so a run's read rate depends on where its files fell, a placement draw its interval holds; "
+            "read-hash-mode 3 reads from the least busy copy instead")
+
+
+IOPS_RECORD_MAX = 64 << 10  # random I/O of records up to this size is read in IOPS, as admins size it
+_PER_UNIT = ("value", "low", "high", "delta", "delta_low", "delta_high", "measured_mean", "ceiling", "bound",
+             "gain_per_cost")
+
+
+def as_iops(preds: Sequence[Prediction], configs: Sequence[Mapping[str, Any]], metric: str) -> None:
+    """Random reads and writes of small records (``IOPS_RECORD_MAX``) in operations a second, where every
+    scenario has one record size: each figure times 2^20 / record (the model and the store keep MB/s; the
+    ranking does not change with the unit)."""
+    if metric not in ("random_read", "random_write"):
+        return
+    sizes = {float(c.get("record_size") or 0) for c in configs}
+    size = sizes.pop() if len(sizes) == 1 else 0.0
+    if not 0 < size <= IOPS_RECORD_MAX:
+        return
+    scale = (1 << 20) / size
+    for p in preds:
+        for name in _PER_UNIT:
+            value = getattr(p, name)
+            if value is not None:
+                setattr(p, name, value * scale)
+        if p.price_per_gain is not None:
+            p.price_per_gain /= scale
+        p.unit = "IOPS"
 
 
 # Why a candidate is not ranked: a short word (the rank column's) and the sentence (--details, JSON, CSV).

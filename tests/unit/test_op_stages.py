@@ -186,3 +186,21 @@ def test_the_drift_of_today_measured_again_sets_the_campaign_term() -> None:
     assert campaign_drift(frame.assign(campaign=first), ly) is None
     plain = fitted(small_file_data(np.random.default_rng(12)), "file_create")
     assert plain.drift is None and plain.new_campaign_sd == NEW_CAMPAIGN_SD
+
+
+def test_random_io_of_small_records_is_answered_in_iops() -> None:
+    from gluster_model.predict.whatif import Prediction, as_iops
+
+    preds = [Prediction("today", 40.0, 36.0, 44.0, "measured", 0.0, []),
+             Prediction("ssd", 80.0, 72.0, 88.0, "bounded", 0.0, [], price=1000.0)]
+    preds[1].delta, preds[1].delta_low, preds[1].delta_high = 40.0, 30.0, 50.0
+    preds[1].gain_per_cost, preds[1].price_per_gain = 0.04, 25.0
+    as_iops(preds, [{"record_size": 4096}] * 2, "random_write")
+    # 40 MB/s of 4 KiB writes are 10,240 writes a second
+    assert preds[0].value == pytest.approx(10240) and preds[0].unit == "IOPS" and preds[1].high == pytest.approx(22528)
+    assert preds[1].delta == pytest.approx(10240) and preds[1].gain_per_cost == pytest.approx(10.24)
+    assert preds[1].price_per_gain == pytest.approx(25.0 / 256)
+    kept = [Prediction("today", 40.0, 36.0, 44.0, "measured", 0.0, [])]
+    as_iops(kept, [{"record_size": 1 << 20}], "random_write")  # a 1 MiB record: MB/s, as sequential I/O
+    as_iops(kept, [{"record_size": 4096}], "write")
+    assert kept[0].value == 40.0 and kept[0].unit == "MB/s"
