@@ -59,9 +59,10 @@ def facts_script() -> str:
                        ("memory", "m=$(cat $d/memory.limit_in_bytes 2>/dev/null); "
                                   '[ -n "$m" ] && echo "mem_limit=$m"')):
         root = V1_ROOTS[ctl]
+        # from the group up to the hierarchy's root, never above it (o is "/" for the root itself)
         walk.append(f"o=$(awk -F: '$2 ~ /(^|,){ctl}(,|$)/ {{print $3}}' /proc/$gp/cgroup); echo \"parent_{ctl}=$o\"; "
-                    f'd={root}$o; while [ -d "$d" ]; do {files}; [ "$d" = {root} ] && break; d=$(dirname "$d"); '
-                    "done")
+                    f'd={root}${{o%/}}; while [ -d "$d" ]; do {files}; case "$d" in {root}/*) d=$(dirname "$d") ;; '
+                    "*) break ;; esac; done")
     # where each controller is: a v1 hierarchy of its own, else the unified (v2) one if it offers it
     where = ("u=$(awk '$3==\"cgroup2\" {print $2; exit}' /proc/self/mounts); "
              "for pair in cpu:cpu memory:memory io:blkio; do c=${pair%%:*}; v=${pair#*:}; "
@@ -70,7 +71,7 @@ def facts_script() -> str:
              'elif [ -n "$u" ] && grep -qw "$c" "$u/cgroup.controllers" 2>/dev/null; then echo "hier_$c=v2:$u"; fi; done')
     # on v2, the group glusterd is in and every limit on the way up from it
     v2 = ('if [ -n "$gp" ] && [ -n "$u" ]; then o=$(awk -F: \'$1=="0" {print $3}\' /proc/$gp/cgroup); '
-          'echo "v2_parent=$o"; d=$u$o; while [ "$d" != "$u" ] && [ -d "$d" ]; do '
+          'echo "v2_parent=$o"; d=$u${o%/}; while [ -d "$d" ]; do case "$d" in "$u"/*) ;; *) break ;; esac; '
           'for f in cpu.max memory.max io.max; do [ -f "$d/$f" ] && grep -v "^max" "$d/$f" | grep -qv "^$" '
           '&& echo "v2_limit=$d/$f"; done; d=$(dirname "$d"); done; fi')
     return ('if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then echo cgroup=v1; '

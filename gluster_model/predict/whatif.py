@@ -625,6 +625,10 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
     answer = Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied),
                     _capacity(q, resolved), {s.name: s.price for s in q.scenarios}, answers, notes, q.source)
     _unrank_give_ups(answer)
+    for m in answer.metrics:  # a number per price is a claim to rank by: only ranked candidates carry one
+        for p in m.predictions:
+            if p.rank is None:
+                p.gain_per_cost = p.price_per_gain = None
     return answer
 
 
