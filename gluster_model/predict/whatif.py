@@ -563,12 +563,13 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
             notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a "
                          "resource beyond the measured hardware (throughput follows the slowest stage until the "
                          "next measured one binds)")
-            drift = getattr(mf.model(metric, "bottleneck"), "drift", None)
+            stage_model = mf.model(metric, "bottleneck")
+            drift = getattr(stage_model, "drift", None)
             if drift is not None:
-                m = mf.model(metric, "bottleneck")
                 notes.append(f"{metric}: today measured again at the plan's end moved {math.expm1(drift):+.1%} "
-                             f"({m.drift_runs} run(s)); the another-campaign term of each interval is "  # type: ignore[attr-defined]
-                             f"{m.new_campaign_sd:.2%} from it (at least the lab's {NEW_CAMPAIGN_SD:.2%})")  # type: ignore[attr-defined]
+                             f"({getattr(stage_model, 'drift_runs', 0)} run(s)); the another-campaign term of each "
+                             f"interval is {getattr(stage_model, 'new_campaign_sd', NEW_CAMPAIGN_SD):.2%} from it "
+                             f"(at least the lab's {NEW_CAMPAIGN_SD:.2%})")
         # a measured change (verify) is judged against an interval for it from every model, the trees' too
         predicted = mf.predict(configs, lvl, metric=metric, use=answer_with, observed_change=observed_change,
                                change_refits=CHANGE_REFITS if observed_change else 0, trials=trials,
@@ -625,8 +626,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
     answer = Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied),
                     _capacity(q, resolved), {s.name: s.price for s in q.scenarios}, answers, notes, q.source)
     _unrank_give_ups(answer)
-    for m in answer.metrics:  # a number per price is a claim to rank by: only ranked candidates carry one
-        for p in m.predictions:
+    for ma in answer.metrics:  # a number per price is a claim to rank by: only ranked candidates carry one
+        for p in ma.predictions:
             if p.rank is None:
                 p.gain_per_cost = p.price_per_gain = None
     return answer
