@@ -367,6 +367,7 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray
     log_eff = np.zeros(n_st)
     coef = np.zeros(x.shape[1])
     assumed = np.zeros(n_st, dtype=bool)
+    seen = {bind.tobytes()}
     for _ in range(_MAX_ROUNDS):
         used = np.array([s for s in np.unique(bind) if not fixed[s]], dtype=int)
         dummies = (bind[:, None] == used[None, :]).astype(float)
@@ -392,6 +393,11 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray
         new = np.argmin(logc + log_eff[:, None], axis=0)
         if np.array_equal(new, bind):
             break
+        if optional.any():  # an assignment seen before: a cycle, which the rounds left would only go round
+            key = new.tobytes()
+            if key in seen:
+                break
+            seen.add(key)
         bind = new
     return _Core(log_eff, assumed, coef, centre)
 
@@ -660,7 +666,7 @@ def _fit_best(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, optional: np.ndar
     byte = ~optional
     gap_byte = ly - np.min(logc[byte], axis=0) if byte.any() else np.zeros(len(ly))
     fits: list[tuple[float, int, _Core]] = []
-    for q_byte in (1.0, 0.5):
+    for q_byte in (1.0,) if byte_prior is not None else (1.0, 0.5):  # fixed byte stages: their start is moot
         for q in _STARTS:
             start = np.full(len(logc), float(np.quantile(gap_byte[np.isfinite(gap_byte)], q_byte))
                             if np.isfinite(gap_byte).any() else 0.0)
@@ -696,7 +702,7 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
     if setting is None:
         return _Choice(names, service_s, best[0] / len(ly))
     resid, _ = out_of_setting(log_capacities(frame, metric, names, service_s), x, ly, setting, optional,
-                              byte_prior(metric))
+                              byte_prior(metric), warm=True)
     ok = np.isfinite(resid)
     return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
 
@@ -709,19 +715,24 @@ def runs_of(frame: Columns) -> np.ndarray | None:
 
 
 def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.ndarray,
-                   optional: np.ndarray | None = None, prior: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   optional: np.ndarray | None = None, prior: float | None = None, warm: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Every run's log residual and binding stage from a fit without its setting (NaN where the rest cannot
-    be fitted)."""
+    be fitted). With ``warm`` (choosing the stages: many such passes) a fold with a CPU or round-trip stage
+    starts where the fit on all settings ended; the intervals' pass starts each fold afresh."""
     import numpy as np
 
     optional = np.zeros(len(logc), dtype=bool) if optional is None else optional
     resid = np.full(len(ly), np.nan)
     bound = np.zeros(len(ly), dtype=int)
+    start = _fit_best(logc, x, ly, optional, prior).log_eff if warm and optional.any() else None
     for s in np.unique(setting):
         test = setting == s
         if test.all():
             continue
-        core = _fit_best(logc[:, ~test], x[~test], ly[~test], optional, prior)
+        core = (_fit_core(logc[:, ~test], x[~test], ly[~test], start=np.where(np.isfinite(start), start, 1e6),
+                          optional=optional, byte_prior=prior) if start is not None
+                else _fit_best(logc[:, ~test], x[~test], ly[~test], optional, prior))
         pred, bound[test] = _predict_core(core, logc[:, test], x[test])
         resid[test] = ly[test] - pred
     return resid, bound

@@ -254,7 +254,9 @@ def test_best_upgrade_in_a_scenario_file(fitted: tuple, tmp_path: Path) -> None:
     # One copy gains most per price, but gives up redundancy: listed apart, never ranked against purchases.
     one = next(p for p in m.predictions if p.scenario == "one copy")
     assert one.rank is None and one.reason == "gives up" and "1 copy, not 2" in one.not_ranked
-    assert one.gain_per_cost == pytest.approx((_truth(1, 2, 1) - _truth(1, 2, 2)) / 100, rel=0.15)
+    # its gain is shown, but no gain per price: only a ranked candidate carries a number to rank by
+    assert one.delta == pytest.approx(_truth(1, 2, 1) - _truth(1, 2, 2), rel=0.15)
+    assert one.gain_per_cost is None and one.price_per_gain is None
     assert answer.gives_up() == {"one copy": "redundancy: 1 copy, not 2, so a failed brick loses data"}
     net = next(p for p in m.predictions if p.scenario == "faster network")
     assert m.best_upgrade == "faster network" and net.rank == 1
