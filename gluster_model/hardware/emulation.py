@@ -42,8 +42,8 @@ from typing import Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import ConfigError, GlmodelError, RemoteError
-from .group import (PERIOD_US, Limits, apply_argv, facts_script, parse_facts, parse_limits, undo_argv, v2_apply_argv,
-                    v2_undo_argv)
+from .group import (PERIOD_US, Limits, apply_argv, facts_script, parse_facts, parse_limits, quota_us, undo_argv,
+                    v2_apply_argv, v2_undo_argv)
 from .nic import nic_script, parse_nic
 from ..remote.executor import Executor, shell
 from .link import parse_state, removal_argv, shaping_argv, show_rate, state_script
@@ -310,15 +310,17 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
     do: list[list[str]] = []
     words = []
     nic = find_nic(executor, host) if rate is not None or delay is not None else None
+    # what the NIC has already, in one round trip: its traffic control and the queues its packets go to
+    seen = (executor.run(address, shell(f"{state_script(nic.name)}; iptables -S INPUT 2>/dev/null | "
+                                        "sed 's/^/input: /'; true"), timeout=30).stdout if nic is not None else "")
     if rate is not None and nic is not None:
         label = host.hardware.network.gbps if host.hardware.network else None
-        had = parse_state(executor.run(address, shell(state_script(nic.name)), timeout=30).stdout)
+        had = parse_state(seen)
         u, d, bits = link_plan(nic, rate, label, had)
         kept = f" (its own {show_rate(had[1])} kept as a ceiling)" if had[1] is not None else ""
         undo, do, words = undo + u, do + d, [f"NIC {nic.name} {show_rate(bits)}{kept}"]
     if delay is not None and nic is not None:
-        rules = executor.run(address, shell("iptables -S INPUT 2>/dev/null || true"), timeout=30).stdout
-        if "NFQUEUE" in rules:  # a lab's delay, or the host's own queue: two delayers would fight for packets
+        if any(ln.startswith("input: ") and "NFQUEUE" in ln for ln in seen.splitlines()):  # a lab's delay, or the host's own queue: two delayers would fight for packets
             raise EmulationError(f"{address}: packets arriving on it already go to an NFQUEUE (iptables -S INPUT); "
                                  "glmodel does not add a delay of its own there: remove the latency factor for "
                                  "this cluster, or take that rule away first")
@@ -416,7 +418,7 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
     if "memory" in v2:
         files["memory.max"] = [str(int(ram or 0))]
     if "cpu" in v2:
-        files["cpu.max"] = [f"{max(1000, round(float(cpu or 0) * PERIOD_US))} {PERIOD_US}"]
+        files["cpu.max"] = [f"{quota_us(cpu or 0)} {PERIOD_US}"]
     if "io" in v2:
         files["io.max"] = [v2_line(majmin, limits) for majmin, limits in io.items()]
     enabled = cluster.emulation_file(address, "enabled")

@@ -37,11 +37,19 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..errors import ParseError
+from .limits import limits_script, parse_limits as parse_cgroup_limits
+
 V1_ROOTS = {"memory": "/sys/fs/cgroup/memory", "cpu": "/sys/fs/cgroup/cpu"}
 PERIOD_US = 100_000
 # The server's processes. Not glusterfs: FUSE clients of volumes glmodel did not mount (a host's own mounts)
 # are left alone; the ones glmodel mounts start from a command that joined the group already.
 DAEMONS = "glusterd|glusterfsd"
+
+
+def quota_us(cores: float) -> int:
+    """The CFS quota per ``PERIOD_US`` that gives ``cores`` cores (at least 1 ms: the kernel's least)."""
+    return max(1000, round(float(cores) * PERIOD_US))
 
 
 def group_name(address: str) -> str:
@@ -50,37 +58,23 @@ def group_name(address: str) -> str:
 
 
 def facts_script() -> str:
-    """Shell text printing the cgroup hierarchy in use, the host's RAM (kB) and its CPUs; on v1, the groups its
-    glusterd (the one in the caller's network namespace) is in, and every CPU quota and memory limit on the way
-    from each up to the hierarchy's root."""
-    walk = []
-    for ctl, files in (("cpu", "q=$(cat $d/cpu.cfs_quota_us 2>/dev/null); per=$(cat $d/cpu.cfs_period_us 2>/dev/null); "
-                               'if [ -n "$q" ] && [ "$q" -gt 0 ] 2>/dev/null; then echo "cpu_quota=$q/$per"; fi'),
-                       ("memory", "m=$(cat $d/memory.limit_in_bytes 2>/dev/null); "
-                                  '[ -n "$m" ] && echo "mem_limit=$m"')):
-        root = V1_ROOTS[ctl]
-        # from the group up to the hierarchy's root, never above it (o is "/" for the root itself)
-        walk.append(f"o=$(awk -F: '$2 ~ /(^|,){ctl}(,|$)/ {{print $3}}' /proc/$gp/cgroup); echo \"parent_{ctl}=$o\"; "
-                    f'd={root}${{o%/}}; while [ -d "$d" ]; do {files}; case "$d" in {root}/*) d=$(dirname "$d") ;; '
-                    "*) break ;; esac; done")
-    # where each controller is: a v1 hierarchy of its own, else the unified (v2) one if it offers it
+    """Shell text printing the cgroup hierarchy in use, the host's RAM (kB) and its CPUs; where each controller
+    is (``hier_<controller>=v1:<mount>`` or ``v2:<mount>``); and for its glusterd (the one in the caller's network
+    namespace) the v1 group it is in per controller (``parent_<controller>=``) and every memory and CPU limit on
+    the way up from its groups (``limits.limits_script``: v1 and v2 lines, told apart by their file names)."""
+    parents = "; ".join(f"echo \"parent_{ctl}=$(awk -F: '$2 ~ /(^|,){ctl}(,|$)/ {{print $3}}' /proc/$gp/cgroup)\""
+                        for ctl in V1_ROOTS)
     where = ("u=$(awk '$3==\"cgroup2\" {print $2; exit}' /proc/self/mounts); "
              "for pair in cpu:cpu memory:memory io:blkio; do c=${pair%%:*}; v=${pair#*:}; "
              "m=$(awk -v v=\"$v\" '$3==\"cgroup\" && (\",\" $4 \",\") ~ (\",\" v \",\") {print $2; exit}' /proc/self/mounts); "
              'if [ -n "$m" ]; then echo "hier_$c=v1:$m"; '
              'elif [ -n "$u" ] && grep -qw "$c" "$u/cgroup.controllers" 2>/dev/null; then echo "hier_$c=v2:$u"; fi; done')
-    # on v2, the group glusterd is in and every limit on the way up from it
-    v2 = ('if [ -n "$gp" ] && [ -n "$u" ]; then o=$(awk -F: \'$1=="0" {print $3}\' /proc/$gp/cgroup); '
-          'echo "v2_parent=$o"; d=$u${o%/}; while [ -d "$d" ]; do case "$d" in "$u"/*) ;; *) break ;; esac; '
-          'for f in cpu.max memory.max io.max; do [ -f "$d/$f" ] && grep -v "^max" "$d/$f" | grep -qv "^$" '
-          '&& echo "v2_limit=$d/$f"; done; d=$(dirname "$d"); done; fi')
     return ('if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then echo cgroup=v1; '
             'elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo cgroup=v2; else echo cgroup=none; fi; '
             "echo \"memtotal=$(awk '/^MemTotal:/{print $2}' /proc/meminfo)\"; echo \"nproc=$(nproc)\"; "
             'me=$(readlink /proc/self/ns/net); gp=""; for p in $(pgrep -x glusterd); do '
             '[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] && { gp=$p; break; }; done; '
-            'if [ -n "$gp" ] && [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then '
-            + "; ".join(walk) + "; fi; " + where + "; " + v2)
+            + where + '\nif [ -n "$gp" ]; then\n' + parents + "\n" + limits_script("$gp") + "\nfi\n")
 
 
 _PARENT = re.compile(r"^/[A-Za-z0-9_.@:/-]*$")
@@ -99,35 +93,37 @@ class Limits:
 
 
 def parse_limits(text: str) -> Limits:
-    """``Limits`` from ``facts_script``'s output (pure); a group path that is not a plain path is refused."""
+    """``Limits`` from ``facts_script``'s output (pure); a group path that is not a plain path is refused. The
+    CPU and memory ceilings are ``limits.parse_limits``'s (the tightest on any level, none where it is the
+    host's whole); a v2 limit (cpu.max, memory.max other than "max") is named in ``v2_limits``."""
     parents: dict[str, str] = {}
-    cpus: list[float] = []
-    mems: list[int] = []
     where: dict[str, tuple[int, str]] = {}
     v2_limits: list[str] = []
+    facts: dict[str, str] = {}
     for line in text.splitlines():
         key, _, value = line.partition("=")
         value = value.strip()
+        facts.setdefault(key, value)
         if key.startswith("hier_") and key[5:] in ("cpu", "memory", "io") and value[:3] in ("v1:", "v2:"):
             mount = value[3:]
             if not _PARENT.match(mount):
                 raise ValueError(f"the {key[5:]} hierarchy's mount point {mount[:80]!r} is not a plain path")
             where[key[5:]] = (int(value[1]), mount.rstrip("/") or "/")
-            continue
-        if key == "v2_limit" and value:
-            v2_limits.append(value)
-            continue
-        if key.startswith("parent_") and key[7:] in V1_ROOTS and value:
+        elif key.startswith("parent_") and key[7:] in V1_ROOTS and value:
             if not _PARENT.match(value) or ".." in value.split("/"):
                 raise ValueError(f"glusterd's {key[7:]} group {value[:80]!r} is not a plain path")
             parents[key[7:]] = value.rstrip("/") or "/"
-        elif key == "cpu_quota" and "/" in value:
-            q, per = value.split("/", 1)
-            if q.isdigit() and per.isdigit() and int(per) > 0:
-                cpus.append(int(q) / int(per))
-        elif key == "mem_limit" and value.isdigit() and int(value) < 1 << 62:  # 2^63 - a page: no limit
-            mems.append(int(value))
-    return Limits(parents, min(cpus) if cpus else None, min(mems) if mems else None, where, tuple(v2_limits))
+        elif key in ("cpu.max", "memory.max") and value and not value.startswith("max"):
+            v2_limits.append(f"{key} {value}")
+    mem, cpus = facts.get("memtotal", ""), facts.get("nproc", "")
+    try:
+        had = parse_cgroup_limits(text, int(mem) * 1024 if mem.isdigit() else None,
+                                  int(cpus) if cpus.isdigit() else None)
+    except ParseError as exc:
+        raise ValueError(str(exc)) from None
+    cpu, memory = had["cpu_quota_cores"], had["ram_limit_bytes"]
+    return Limits(parents, float(cpu) if cpu is not None else None, int(memory) if memory is not None else None,
+                  where, tuple(v2_limits))
 
 
 def group_dir(ctl: str, address: str, parents: Mapping[str, str] | None = None) -> str:
@@ -178,7 +174,7 @@ def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, j
         if ctl == "memory":
             out.append(["sh", "-c", f"echo {int(ram or 0)} > {shlex.quote(grp + '/memory.limit_in_bytes')}"])
         else:
-            quota = max(1000, round(float(cpu or 0) * PERIOD_US))
+            quota = quota_us(cpu or 0)
             out.append(["sh", "-c", f"echo {PERIOD_US} > {shlex.quote(grp + '/cpu.cfs_period_us')} && "
                                     f"echo {quota} > {shlex.quote(grp + '/cpu.cfs_quota_us')}"])
         q = shlex.quote(grp)

@@ -19,9 +19,10 @@ _UNLIMITED = 1 << 60
 SCORE_BYTES = 32 << 20
 SCORE_REPEATS = 3
 
-# One POSIX sh script: for each cgroup level from the process's own group up to the root, the memory and CPU
-# limits of cgroup v1 and v2 (whichever exist) as "name=value" lines.
-LIMITS_SCRIPT = r"""
+# One POSIX sh script: for each cgroup level from a process's own group up to the root, the memory and CPU
+# limits of cgroup v1 and v2 (whichever exist) as "name=value" lines: the calling shell's (``LIMITS_SCRIPT``),
+# or the host's glusterd's (``hardware.group``, for emulation).
+_LIMITS = r"""
 level() { # hierarchy-root relative-path file...
   d="$1${2%/}"
   while [ -n "$d" ]; do
@@ -32,11 +33,11 @@ level() { # hierarchy-root relative-path file...
 }
 while read -r _ mnt type opts _; do
   case "$type" in
-    cgroup2) rel=$(awk -F: '$1=="0"{print $3}' /proc/self/cgroup); level "$mnt" "$rel" "memory.max cpu.max" ;;
+    cgroup2) rel=$(awk -F: '$1=="0"{print $3}' /proc/@PID@/cgroup); level "$mnt" "$rel" "memory.max cpu.max" ;;
     cgroup)
       for c in memory cpu; do
         case ",$opts," in *",$c,"*)
-          rel=$(awk -F: -v c="$c" '{n=split($2,a,","); for(i=1;i<=n;i++) if(a[i]==c) print $3}' /proc/self/cgroup)
+          rel=$(awk -F: -v c="$c" '{n=split($2,a,","); for(i=1;i<=n;i++) if(a[i]==c) print $3}' /proc/@PID@/cgroup)
           if [ "$c" = memory ]; then level "$mnt" "$rel" "memory.limit_in_bytes"
           else level "$mnt" "$rel" "cpu.cfs_quota_us cpu.cfs_period_us"; fi ;;
         esac
@@ -44,6 +45,14 @@ while read -r _ mnt type opts _; do
   esac
 done < /proc/self/mounts
 """
+
+
+def limits_script(pid: str = "self") -> str:
+    """The limits script for process ``pid`` (a number, or a shell word such as ``$gp``)."""
+    return _LIMITS.replace("@PID@", pid)
+
+
+LIMITS_SCRIPT = limits_script()
 
 
 def parse_limits(text: str, mem_total: int | None = None, cpus: int | None = None) -> dict[str, float | int | None]:

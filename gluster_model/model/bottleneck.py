@@ -690,19 +690,21 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
     x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
     optional = np.array([n in OP_STAGES for n in names])
     grid = SERVICE_GRID_S if "round trips" in names else (0.0,)
-    best: tuple[float, float] | None = None
+    best: tuple[float, float, _Core] | None = None
     for service_s in grid:
         logc = log_capacities(frame, metric, names, service_s)
-        pred, _ = _predict_core(_fit_best(logc, x, ly, optional, byte_prior(metric)), logc, x)
+        core = _fit_best(logc, x, ly, optional, byte_prior(metric))
+        pred, _ = _predict_core(core, logc, x)
         sse = float(np.sum((ly - pred) ** 2))
         if best is None or sse < best[0] - 1e-12:
-            best = (sse, service_s)
+            best = (sse, service_s, core)
     assert best is not None
     service_s = best[1]
     if setting is None:
         return _Choice(names, service_s, best[0] / len(ly))
+    # each fold starts where the fit on all settings ended: many such passes choose the stages
     resid, _ = out_of_setting(log_capacities(frame, metric, names, service_s), x, ly, setting, optional,
-                              byte_prior(metric), warm=True)
+                              byte_prior(metric), start=best[2].log_eff if optional.any() else None)
     ok = np.isfinite(resid)
     return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
 
@@ -715,17 +717,16 @@ def runs_of(frame: Columns) -> np.ndarray | None:
 
 
 def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.ndarray,
-                   optional: np.ndarray | None = None, prior: float | None = None, warm: bool = False
+                   optional: np.ndarray | None = None, prior: float | None = None, start: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Every run's log residual and binding stage from a fit without its setting (NaN where the rest cannot
-    be fitted). With ``warm`` (choosing the stages: many such passes) a fold with a CPU or round-trip stage
-    starts where the fit on all settings ended; the intervals' pass starts each fold afresh."""
+    be fitted). Each fold starts from ``start`` (log efficiencies) where given, as a single alternating fit;
+    else afresh (``_fit_best``), as the intervals' pass does."""
     import numpy as np
 
     optional = np.zeros(len(logc), dtype=bool) if optional is None else optional
     resid = np.full(len(ly), np.nan)
     bound = np.zeros(len(ly), dtype=int)
-    start = _fit_best(logc, x, ly, optional, prior).log_eff if warm and optional.any() else None
     for s in np.unique(setting):
         test = setting == s
         if test.all():

@@ -179,6 +179,12 @@ OP_STAGE_INPUTS: dict[str, str] = {"client CPU": "cpu_score", "server CPU": "cpu
                                    "round trips": "network_rtt_ms"}
 
 
+def byte_metric(metric: str) -> str:
+    """The throughput an operation of ``metric`` moves its bytes as: a create writes its file's copies, a
+    small-file read reads one copy, as a write and a read do; any other metric is its own."""
+    return {"file_create": "write", "file_read": "read"}.get(metric, metric)
+
+
 def has_payload(metric: str) -> bool:
     """Whether one operation of ``metric`` moves data over links and disks (else only CPU and round trips)."""
     return metric not in OP_METRICS or metric in PAYLOAD_OP_METRICS
@@ -211,8 +217,7 @@ def op_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray
     import numpy as np
 
     n = n_rows(frame)
-    write = metric in WRITE_METRICS or metric == "file_create"
-    amp = write_amplification(frame) if write else np.ones(n)
+    amp = write_amplification(frame) if byte_metric(metric) in WRITE_METRICS else np.ones(n)
     cpu = numbers(frame, "cpu_score") if "cpu_score" in frame else np.full(n, np.nan)
     loss = spread_loss(frame, metric) if metric not in OP_METRICS else np.ones(n)
     client_cpu = cpu * numbers(frame, "clients") / amp
@@ -244,9 +249,8 @@ def disk_ops(frame: Columns, metric: str) -> np.ndarray:
     n = n_rows(frame)
     if col is None or col not in frame:
         return np.full(n, np.inf)
-    as_bytes = {"file_create": "write", "file_read": "read"}.get(metric, metric)
-    write = as_bytes in WRITE_METRICS
-    amp = write_amplification(frame) if write else np.ones(n)
+    as_bytes = byte_metric(metric)
+    amp = write_amplification(frame) if as_bytes in WRITE_METRICS else np.ones(n)
     ops = numbers(frame, col) * numbers(frame, "servers") / amp / spread_loss(frame, as_bytes)
     if metric not in OP_METRICS:
         ops = ops * (numbers(frame, "record_size") / (1 << 20) if "record_size" in frame else np.nan)
@@ -261,10 +265,8 @@ def model_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndar
 
     n = n_rows(frame)
     if has_payload(metric):
-        # a create writes its file's copies, a small-file read reads one, as a write and a read do
-        as_bytes = {"file_create": "write", "file_read": "read"}.get(metric, metric)
         with np.errstate(divide="ignore", invalid="ignore"):
-            byte = stages(frame, as_bytes) / bytes_per_op(frame, metric)[None, :]
+            byte = stages(frame, byte_metric(metric)) / bytes_per_op(frame, metric)[None, :]
             byte[2] = np.fmin(byte[2], disk_ops(frame, metric))
     else:
         byte = np.full((len(STAGES), n), np.inf)

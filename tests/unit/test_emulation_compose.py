@@ -51,8 +51,10 @@ def test_a_device_without_a_throttle_is_cleared_on_undo_as_before() -> None:
 
 
 def test_limits_of_the_group_glusterd_is_in_are_read_and_nested_under() -> None:
-    facts = ("cgroup=v1\nmemtotal=8000000\nnproc=4\nparent_cpu=/glmodel-lab-ab12/node2\ncpu_quota=50000/100000\n"
-             "parent_memory=/glmodel-lab-ab12/node2\nmem_limit=1073741824\nmem_limit=9223372036854771712\n")
+    facts = ("cgroup=v1\nmemtotal=8000000\nnproc=4\nparent_cpu=/glmodel-lab-ab12/node2\n"
+             "parent_memory=/glmodel-lab-ab12/node2\nmemory.limit_in_bytes=1073741824\n"
+             "memory.limit_in_bytes=9223372036854771712\ncpu.cfs_quota_us=50000\ncpu.cfs_period_us=100000\n"
+             "cpu.cfs_quota_us=-1\ncpu.cfs_period_us=100000\n")
     had = parse_limits(facts)
     assert had == Limits({"cpu": "/glmodel-lab-ab12/node2", "memory": "/glmodel-lab-ab12/node2"}, 0.5, 1 << 30)
     spec = cluster_from_data({"name": "c", "emulation": {"allow": True},
@@ -114,9 +116,9 @@ def test_cgroup_v2_controllers_get_a_group_of_their_own_with_its_limits_and_back
     assert f"rmdir {grp}" in back[0] and "-$c > /sys/fs/cgroup/unified/cgroup.subtree_control" in back[1]
     assert back[-1] == "rm -f /r/emulation-h.origins"
     # a v2 group with limits of its own around the daemons is not nested under: refused in one line
-    limited = parse_limits(facts + "v2_limit=/sys/fs/cgroup/unified/system.slice/glusterd.service/cpu.max\n")
+    limited = parse_limits(facts + "cpu.max=50000 100000\n")
     with pytest.raises(EmulationError, match=r"^h: its Gluster processes are in a cgroup v2 group with limits of "
-                                             r"its own \(/sys/fs/cgroup/unified/system.slice/glusterd.service/cpu.max\)"):
+                                             r"its own \(cpu.max 50000 100000\)"):
         group_plan(spec, "h", ("none", 8 << 30, 4), None, 0.5, limited)
     # a controller neither hierarchy offers
     with pytest.raises(EmulationError, match="no `io` cgroup controller"):
