@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
+    from gluster_model.dataset import read_table
     from gluster_model.model import artifact
     from gluster_model.model.artifact import config_columns
     from gluster_model.model.bottleneck import raw_binding
@@ -34,7 +35,7 @@ def main() -> None:
     ap.add_argument("--use", default=None, help="Predict with this model of the file instead of the selected one.")
     ap.add_argument("--level", type=float, default=0.9)
     args = ap.parse_args()
-    frame = pd.read_csv(args.data)
+    frame = read_table(args.data)
     frame = frame[frame["run_status"] == "done"] if "run_status" in frame else frame
     # the settings `glmodel fit` holds out (a setting measured again, replicate runs, is one with its first)
     setting = pd.Series(cv_groups(frame.reset_index(drop=True))[0], index=frame.index)

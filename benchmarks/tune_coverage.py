@@ -48,7 +48,7 @@ def replicate_sd(frame: pd.DataFrame, metric: str) -> float:
 def main() -> None:
     from threadpoolctl import threadpool_limits
 
-    from gluster_model.dataset import FAMILIES
+    from gluster_model.dataset import FAMILIES, read_table
     from gluster_model.model.features import schema_from_frame
     from gluster_model.model.learners import gbm, loglinear
     from gluster_model.predict.tune import REFITS
@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    real = pd.read_csv(args.data)
+    real = read_table(args.data)
     real = real[real[args.metric].notna()].reset_index(drop=True)
     schema = schema_from_frame(real, FAMILIES["gluster"], args.metric)
     learner = loglinear if args.truth == "loglinear" else gbm

@@ -65,14 +65,14 @@ METRICS = ("write", "read")
 MEASURED = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score")
 
 
-def lab_settings(campaign: str) -> dict[str, int]:
-    """'verify.upgrade_proof@lab:link=400mbit,disk=60MB/s,ram=1GB' -> the settings as numbers (bit/s, B/s, B)."""
+def lab_settings(row: dict[str, Any]) -> dict[str, int]:
+    """A row's hardware setting (its ``setting_*`` columns: link=400mbit, disk=60MB/s, ...) as numbers (bit/s,
+    B/s, B)."""
     from gluster_model.lab import parse_setting
+    from gluster_model.store.identity import setting_from_columns
 
-    tail = campaign.split("@", 1)[1].split(":", 1)[1] if ":" in campaign.split("@", 1)[-1] else ""
     out: dict[str, int] = {}
-    for part in filter(None, tail.split(",")):
-        key, _, value = part.partition("=")
+    for key, value in setting_from_columns(row).items():
         out.update(parse_setting(key, value))
     return out
 
@@ -97,6 +97,7 @@ def scenario_settings(whatif: Path) -> dict[str, dict[str, int]]:
 
 
 def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_proof") -> dict[str, Any]:
+    from gluster_model.dataset import read_table
     from gluster_model.model import artifact
     from gluster_model.model.artifact import config_columns
     from gluster_model.model.physics import STAGES
@@ -105,8 +106,8 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
     from gluster_model.predict import scenarios as sc
     from gluster_model.predict.whatif import measured_settings, model_inputs, resolve, what_if
 
-    frame = pd.read_csv(data_dir / f"{prefix}_{today}.csv")
-    verifying = frame["campaign"].astype(str).str.startswith("verify.")
+    frame = read_table(data_dir / f"{prefix}_{today}.csv")
+    verifying = frame["purpose"] == "verification"
     below, checked = frame[~verifying].reset_index(drop=True), frame[verifying]
     whatif = ROOT / "experiments" / "upgrade_proof" / WHATIF.get(prefix, "whatif") / f"{today}.yaml"
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,8 +119,8 @@ def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_p
         answer = what_if(mf, q, level=level)
     settings = scenario_settings(whatif)
     measured: dict[str, pd.DataFrame] = {}
-    for campaign, rows in checked.groupby("campaign"):
-        have = lab_settings(str(campaign))
+    for campaign, rows in checked.groupby("campaign", observed=True):
+        have = lab_settings(rows.iloc[0].to_dict())
         for name, want in settings.items():
             if all(have.get(k) == v for k, v in want.items()):
                 measured[name] = rows

@@ -399,8 +399,10 @@ def runs_show(store: str, run_id: int, raw_trial: int | None = None) -> Any:
         return run_detail(st, run_id, raw_trial)
 
 
-def export(store: str, out: Path, fmt: str = "csv", campaign: str | None = None, all_trials: bool = False) -> Any:
-    """The store's trials as one tidy table written to ``out`` (``glmodel export``); the frame written."""
+def export(store: str | Sequence[str], out: Path, fmt: str = "csv", campaign: str | None = None,
+           all_trials: bool = False) -> Any:
+    """The trials of a store (or several, pooled) as one tidy table written to ``out`` (``glmodel export``);
+    the frame written."""
     from .dataset import export_trials
     from .outputs import check_output
 

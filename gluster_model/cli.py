@@ -480,19 +480,21 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
 
 
 @cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")
-@store_option
+@click.option("--store", "stores", multiple=True, default=["glmodel.db"], show_default=True,
+              help="Results store (a SQLite file or a database URL); repeat it to pool several stores in one "
+              "table, each row naming its store and cluster.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="Output file.")
 @click.option("--campaign", default=None, help="Only this campaign.")
 @click.option("--all-trials", is_flag=True, help="Include warm-ups, outliers and failed runs (flag columns say which).")
-def export(store: str, fmt: str, out: Path, campaign: str | None, all_trials: bool) -> None:
+def export(stores: tuple[str, ...], fmt: str, out: Path, campaign: str | None, all_trials: bool) -> None:
     """One row per trial: campaign, run, features (typed), trial flags, metrics (MB/s; small-file rates in files/s).
 
     Example: glmodel export --format parquet --out trials.parquet
     """
     from . import api
 
-    frame = api.export(store, out, fmt, campaign, all_trials)
+    frame = api.export(list(stores), out, fmt, campaign, all_trials)
     click.echo(f"wrote {len(frame)} trial(s), {len(frame.columns)} column(s) to {out}")
 
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from .store.store import Store
 
-VERIFY_PREFIX = "verify."  # plan names of verification campaigns (see gluster_model.verify)
 from .bench.metrics import METRICS as METRICS
+from .store.identity import SETTING_PREFIX, Purpose, legacy_info, setting_columns
 from .store.store import open_store
 from .errors import ConfigError
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
@@ -129,6 +129,10 @@ def _fill_effective(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+# The columns that say where a row was measured and why, first in every exported row.
+_CAMPAIGN_COLUMNS = ("campaign", "cluster", "purpose", "again_of")
+
+
 def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: bool = False,
                 include_outliers: bool = False, include_failed: bool = False) -> pd.DataFrame:
     """One row per trial of finished runs (all runs with ``include_failed``), metrics as MB/s columns.
@@ -139,7 +143,7 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
 
     rows = store.trial_table(campaign)
     if campaign is None:
-        rows = [r for r in rows if not str(r["plan_name"]).startswith(VERIFY_PREFIX)]
+        rows = [r for r in rows if r["purpose"] != Purpose.VERIFICATION.value]
     hw = campaign_hardware(store)
     trials: dict[int, dict[str, Any]] = {}
     for r in rows:
@@ -151,7 +155,10 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
             continue
         t = trials.get(r["trial_id"])
         if t is None:
-            t = {k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features", "plan_name")}
+            t = {"store": store.where, **{k: r[k] for k in _CAMPAIGN_COLUMNS},
+                 **{k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features",
+                                                            "plan_name", "setting")},
+                 **setting_columns(tuple((r["setting"] or {}).items()))}
             # features the store keeps only in a run's JSON (the admin tunables, files per thread)
             t.update({k: v for k, v in (r["features"] or {}).items() if k in _JSON_FEATURES and k not in t})
             t.update(hw.get(r["campaign"], {}))
@@ -262,10 +269,30 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise ConfigError(str(p), "columns", f"not a `glmodel export` table: no {', '.join(missing)} column")
     if not any(m in frame for m in METRICS):
         raise ConfigError(str(p), "columns", f"no metric column ({', '.join(METRICS)})")
+    if "purpose" not in frame:
+        frame = _legacy_campaign_columns(frame)
+    if "store" not in frame:  # a table exported before rows named their store: the file is where they are from
+        frame.insert(0, "store", str(p))
     try:
         return _typed(frame)
     except (ValueError, TypeError) as exc:
         raise ConfigError(str(p), "values", str(exc).splitlines()[0]) from None
+
+
+def _legacy_campaign_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """The cluster, purpose, drift partner and setting columns of a table exported before rows carried them,
+    from what its campaigns' names said then (``store.identity.legacy_info``)."""
+    import pandas as pd
+
+    infos = {c: legacy_info(c) for c in frame["campaign"].astype(str).unique()}
+    names = frame["campaign"].astype(str)
+    extra = {"cluster": names.map(lambda c: infos[c].cluster), "purpose": names.map(lambda c: infos[c].purpose.value),
+             "again_of": names.map(lambda c: infos[c].again_of)}
+    knobs = list(dict.fromkeys(k for i in infos.values() for k, _ in i.setting))
+    for knob in knobs:
+        extra[f"{SETTING_PREFIX}{knob}"] = names.map(lambda c, k=knob: infos[c].setting_dict().get(k))
+    at = list(frame.columns).index("campaign") + 1
+    return pd.concat([frame.iloc[:, :at], pd.DataFrame(extra, index=frame.index), frame.iloc[:, at:]], axis=1)
 
 
 def measured(frame: pd.DataFrame, *, warmups: bool = False, outliers: bool = False) -> pd.DataFrame:
@@ -343,15 +370,29 @@ def restrict(frame: pd.DataFrame, conditions: Sequence[str]) -> pd.DataFrame:
     return frame[keep].reset_index(drop=True)
 
 
-def export_trials(store: str | Path, out: Path, fmt: str = "csv", campaign: str | None = None,
+def export_trials(store: str | Path | Sequence[str | Path], out: Path, fmt: str = "csv", campaign: str | None = None,
                   all_trials: bool = False) -> pd.DataFrame:
-    """Write the store's trials as one table (CSV or Parquet); warm-ups, outliers and failed runs only with
-    ``all_trials`` (their flag columns say which). Returns what was written."""
-    with open_store(store, create=False) as st:
-        frame = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
-                            include_failed=all_trials)
-    if frame.empty:
-        raise GlmodelError(f"no trials to export from {store}" + (f" for campaign {campaign}" if campaign else ""))
+    """Write the trials of one store, or of several pooled, as one table (CSV or Parquet); warm-ups, outliers
+    and failed runs only with ``all_trials`` (their flag columns say which). Every row names its store and
+    cluster, so two stores' campaigns and runs of one name stay apart. Returns what was written."""
+    import pandas as pd
+
+    stores = [store] if isinstance(store, (str, Path)) else list(store)
+    frames: dict[str, pd.DataFrame] = {}
+    for one in stores:
+        with open_store(one, create=False) as st:
+            if st.where in frames:
+                raise GlmodelError(f"--store {one}: given twice (as {st.where}); each store is read once")
+            frames[st.where] = trial_frame(st, campaign, include_warmups=all_trials, include_outliers=all_trials,
+                                           include_failed=all_trials)
+    parts = [f for f in frames.values() if not f.empty]
+    if not parts:
+        raise GlmodelError(f"no trials to export from {', '.join(map(str, stores))}"
+                           + (f" for campaign {campaign}" if campaign else ""))
+    # categories of two stores differ: pooled as plain values, then typed again as one table
+    frame = parts[0] if len(parts) == 1 else _typed(pd.concat(
+        [p.astype({c: object for c in p.columns if isinstance(p[c].dtype, pd.CategoricalDtype)}) for p in parts],
+        ignore_index=True))
     if fmt == "csv":
         frame.to_csv(out, index=False)
     else:

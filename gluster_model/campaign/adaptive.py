@@ -157,7 +157,7 @@ def run_adaptive(executor: Executor, plan: PlanFile, expanded: Expanded, store: 
     if not state.chosen:
         start = min(budget, d.initial or x.shape[1] + 3)
         state.chosen = choose("iopt", Space.of_rows(x), start, np.random.default_rng([d.seed, 0]))
-        cid = ensure_campaign(store, cluster, plan, name)  # the first choice is logged before its runs
+        cid = ensure_campaign(store, cluster, plan, name, setting=setting)  # the first choice is logged before its runs
         store.add_design_log(cid, 0, [(runs[i].config_hash, f"initial I-optimal design ({k + 1} of {start})", {})
                                       for k, i in enumerate(state.chosen)])
     assert cid is not None  # a log exists only in a campaign

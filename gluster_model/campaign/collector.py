@@ -40,6 +40,7 @@ from ..units import gluster_size, parse_size
 from .baselines import measured_alone
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
+from ..store.identity import Purpose
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, heal_pending, snapshot, summary
@@ -66,7 +67,8 @@ class Collector:
                  *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
                  facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None, setting: LabSetting = (),
                  plan_volumes: list[VolumeConfig] | None = None,
-                 engines: Mapping[str, TrialEngine] = TRIAL_ENGINES) -> None:
+                 engines: Mapping[str, TrialEngine] = TRIAL_ENGINES, purpose: Purpose = Purpose.TRAINING,
+                 again_of: str | None = None) -> None:
         self.cluster = cluster = executor.cluster
         self.plan = plan
         self.expanded = expanded
@@ -80,6 +82,8 @@ class Collector:
         self.version: GlusterVersion | None = None
         self._room: tuple[VolumePlan, dict[str, int]] | None = None  # this run's bricks and their free bytes
         self.setting = setting
+        self.purpose = purpose
+        self.again_of = again_of
         # Every volume of the whole plan: one left by an interrupted campaign would hold the bricks a lab
         # setting change must reformat.
         self.plan_volumes = plan_volumes or volumes_of(expanded)
@@ -92,7 +96,8 @@ class Collector:
         volume. A failing run is recorded and the campaign goes on (unless fail_fast); an interrupt marks the
         run in progress interrupted and tears its volume down on the way out."""
         started = time.monotonic()
-        cid = ensure_campaign(self.store, self.cluster, self.plan, self.name)
+        cid = ensure_campaign(self.store, self.cluster, self.plan, self.name, purpose=self.purpose,
+                              setting=self.setting, again_of=self.again_of)
         status = self.store.register_runs(cid, self.expanded.runs)
         summary = CampaignSummary(self.name, len(self.expanded.runs))
         todo = [r for r in self.expanded.runs if status[r.config_hash][1] != "done"]

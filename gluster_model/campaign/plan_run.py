@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import GlmodelError
 from ..plan.file import Expanded, PlanFile
 from ..remote.executor import Executor
+from ..store.identity import Purpose
 from ..store.store import Store
 from .adaptive import run_adaptive
 from .collector import Collector, volumes_of
@@ -20,8 +21,10 @@ from .search import run_search
 
 
 def run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
-             base: str, fail_fast: bool = False, reporter: PlanReporter | None = None) -> list[CampaignSummary]:
-    """Run every unfinished run of an expanded plan, one campaign per lab hardware setting.
+             base: str, fail_fast: bool = False, reporter: PlanReporter | None = None,
+             purpose: Purpose = Purpose.TRAINING) -> list[CampaignSummary]:
+    """Run every unfinished run of an expanded plan, one campaign per lab hardware setting, each recorded with
+    ``purpose`` (a search plan's campaigns as a search's).
 
     A plan that changes the lab's hardware leaves the lab as it found it, even when a run fails or the
     campaign is interrupted (the restore runs in ``finally``). One plan writes to a store at a time: a second
@@ -30,11 +33,13 @@ def run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Stor
     import os
 
     with store.writing(f"glmodel pid {os.getpid()}: {base}"):  # a second collect on this store refuses by name
-        return _run_plan(executor, plan, expanded, store, base=base, fail_fast=fail_fast, reporter=reporter)
+        return _run_plan(executor, plan, expanded, store, base=base, fail_fast=fail_fast, reporter=reporter,
+                         purpose=purpose)
 
 
 def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
-              base: str, fail_fast: bool, reporter: PlanReporter | None) -> list[CampaignSummary]:
+              base: str, fail_fast: bool, reporter: PlanReporter | None,
+              purpose: Purpose) -> list[CampaignSummary]:
     cluster = executor.cluster
     rep: PlanReporter = reporter or SilentPlanReporter()
     settings = expanded.lab_settings
@@ -50,13 +55,15 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
                               fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         hw = plan.design.hardware
         # today measured again after the others: how far a campaign drifts on this cluster (its own campaign)
-        again = [(settings[0], again_campaign(setting_campaign(base, settings[0])))] if hw is not None and \
-            hw.again and settings != [()] else []
-        for setting, name in [(s, setting_campaign(base, s)) for s in settings] + again:
+        first = setting_campaign(base, settings[0])
+        again = [(settings[0], again_campaign(first), first)] if hw is not None and hw.again and settings != [()] \
+            else []
+        for setting, name, again_of in [(s, setting_campaign(base, s), None) for s in settings] + again:
             part = expanded.with_setting(setting)
             with rep.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
                 summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
-                                    reporter=run_reporter, setting=setting, plan_volumes=plan_volumes).run()
+                                    reporter=run_reporter, setting=setting, plan_volumes=plan_volumes,
+                                    purpose=purpose, again_of=again_of).run()
             summaries.append(summary)
             rep.finished(summary)
     finally:

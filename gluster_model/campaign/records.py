@@ -7,12 +7,12 @@ from typing import Any
 
 from .. import __version__
 from ..config.cluster import ClusterSpec
-from ..hardware.settings import again_campaign as again_campaign
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
+from ..store.identity import CampaignInfo, Purpose, Setting
 from ..store.store import Store
 
-LabSetting = tuple[tuple[str, str], ...]
+LabSetting = Setting
 
 
 def campaign_name(plan: PlanFile, cluster: ClusterSpec) -> str:
@@ -28,11 +28,19 @@ def setting_campaign(base: str, setting: LabSetting) -> str:
     return base if not setting else f"{base}:{','.join(f'{k}={v}' for k, v in setting)}"
 
 
-def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str) -> int:
-    """The campaign's id in the store, recorded with its plan and cluster if it is new."""
+def again_campaign(name: str) -> str:
+    """The name of the campaign that measures campaign ``name``'s setting again at the plan's end (its drift;
+    the store records which campaign it repeats, ``again_of``): 'hw@c:link=50%' -> 'hw@c:link=50%,again'."""
+    return f"{name}{',' if ':' in name.partition('@')[2] else ':'}again"
+
+
+def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str, *,
+                    purpose: Purpose = Purpose.TRAINING, setting: LabSetting = (), again_of: str | None = None) -> int:
+    """The campaign's id in the store, recorded with its plan, cluster, purpose and hardware setting if it is new."""
     plan_json = plan.model_dump(mode="json")
     return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
-                                 cluster_record(cluster), __version__)
+                                 cluster_record(cluster), __version__,
+                                 CampaignInfo(purpose, setting, again_of, cluster.name))
 
 
 def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
@@ -46,7 +54,7 @@ def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
 
 def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
     """The cluster as stored: hosts, roles, bricks; no SSH settings (identity paths, users) at all."""
-    return {"name": cluster.name, "hosts": [
+    return {"name": cluster.name, "lab": cluster.lab_dir is not None, "hosts": [
         {"address": h.address, "name": h.name, "roles": sorted(h.roles), "brick_paths": list(h.brick_paths)}
         for h in cluster.hosts]}
 

@@ -52,6 +52,7 @@ from ..store.store import Store
 from ..dataset import trial_frame
 from .collector import Collector
 from .progress import CampaignSummary, PlanReporter
+from ..store.identity import Purpose
 from .records import ensure_campaign, runs_done
 
 ALPHA = 0.10  # one-sided, before Holm's correction over the screened changes
@@ -202,7 +203,7 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     summaries: list[CampaignSummary] = []
 
     def measure(campaign: str, runs: list[RunSpec], round_: int, reasons: list[str], trials: int = 0) -> None:
-        cid = ensure_campaign(store, executor.cluster, plan, campaign)
+        cid = ensure_campaign(store, executor.cluster, plan, campaign, purpose=Purpose.SEARCH, setting=setting)
         logged = {e["config_hash"] for e in store.design_log(cid) if e["round"] == round_}
         new: list[tuple[str | None, str, dict[str, Any]]] = [
             (r.config_hash, why, {}) for r, why in zip(runs, reasons) if r.config_hash not in logged]
@@ -213,7 +214,8 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
             update={"repetitions": trials})})
         with reporter.campaign(campaign, len(runs), runs_done(store, campaign, part), store.where) as rep:
             summaries.append(Collector(executor, used, part, store, campaign=campaign, fail_fast=fail_fast,
-                                       reporter=rep, plan_volumes=plan_volumes, setting=setting).run())
+                                       reporter=rep, plan_volumes=plan_volumes, setting=setting,
+                                       purpose=Purpose.SEARCH).run())
         reporter.finished(summaries[-1])
 
     more_trials = MORE * plan.protocol.repetitions

@@ -221,31 +221,3 @@ def canonical(name: str, text: str) -> str:
     """A setting's text in its one canonical form ('1 Gbit' -> '1gbit', '150 MB/s' -> '150MB/s')."""
     knob = PAIRS.get(name, (name,))[0]
     return str(KNOBS[knob][1](parse_setting(name, text)[knob]))
-
-
-AGAIN = "again"  # the last part of the name of a campaign that measures a plan's first setting again
-
-
-def again_campaign(name: str) -> str:
-    """The campaign that measures the setting of campaign ``name`` again at the plan's end (its drift):
-    'hw@c:link=50%' -> 'hw@c:link=50%,again'; 'hw@c' -> 'hw@c:again'."""
-    return f"{name}{',' if ':' in name.partition('@')[2] else ':'}{AGAIN}"
-
-
-def first_of(campaign: str) -> str | None:
-    """The campaign an ``again_campaign`` measured again, or None for any other campaign."""
-    for sep in (",", ":"):
-        if campaign.endswith(sep + AGAIN):
-            return campaign[:-len(sep + AGAIN)]
-    return None
-
-
-def campaign_setting(campaign: str) -> dict[str, str]:
-    """The hardware setting a campaign was measured at, from its name (``campaign.records.setting_campaign``
-    writes it; a cluster's name holds no ':'): 'hw@lab:link=1gbit,disk=60MB/s' -> {'link': '1gbit', 'disk':
-    '60MB/s'}; {} for a campaign at the cluster's own hardware."""
-    _, _, where = str(campaign).partition("@")
-    _, colon, tail = where.partition(":")
-    if not colon:
-        return {}
-    return {k: v for k, _, v in (part.partition("=") for part in tail.split(",") if part and part != AGAIN)}

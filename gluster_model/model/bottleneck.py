@@ -94,7 +94,6 @@ from .features import Schema, Term, design_matrix, main_effect_terms
 from .physics import ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload, model_stages, stages
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
-from ..hardware.settings import first_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -573,7 +572,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
 
 def campaign_drift(frame: Columns, ly: np.ndarray) -> tuple[float, float, int] | None:
     """How far a campaign moves on this cluster, from the runs a plan measured again at its end
-    (``hardware.settings.again_campaign``): (the campaign-to-campaign log SD, the mean log change, runs), or
+    (the rows' ``again_of`` names the campaign each repeats): (the campaign-to-campaign log SD, the mean log change, runs), or
     None where the frame holds no such runs.
 
     Each run measured twice gives d, the difference of its two means of k trials: Var d = 2 σ_c² + 2 σ_w² / k,
@@ -586,10 +585,10 @@ def campaign_drift(frame: Columns, ly: np.ndarray) -> tuple[float, float, int] |
     import numpy as np
     import pandas as pd
 
-    if "campaign" not in frame or GROUP not in frame:
+    if "campaign" not in frame or "again_of" not in frame or GROUP not in frame:
         return None
     camp = [str(c) for c in strings(frame, "campaign")]
-    firsts = {c: first_of(c) for c in set(camp)}
+    firsts = dict(zip(camp, (None if pd.isna(a) or a == "" else str(a) for a in frame["again_of"])))
     pairs = {c: f for c, f in firsts.items() if f is not None and f in firsts}
     if not pairs:
         return None

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .columns import Columns as Columns, n_rows as n_rows, numbers as numbers, strings as strings
 from .physics import bottleneck_mbps
-from ..hardware.settings import campaign_setting, moved_by
+from ..hardware.settings import moved_by
+from ..store.identity import SETTING_PREFIX, setting_from_columns
 from ..gluster.tunables import ADMIN_TUNABLES, TUNABLE_LIST
 
 if TYPE_CHECKING:
@@ -136,17 +137,18 @@ def kind_of(name: str) -> Kind:
 
 def held_by_design(rows: pd.DataFrame) -> dict[str, str]:
     """Measured hardware inputs that the design never moved, with the value every setting held them at: where
-    the rows come from two or more hardware settings (their campaigns' names say which, ``campaign_setting``)
-    of one cluster and no setting names a value of its own for the input (a bottleneck plan that varies links
+    the rows come from two or more hardware settings (the ``setting_*`` columns the store gives each row,
+    ``store.identity``) of one cluster and no setting names a value of its own for the input (a bottleneck plan that varies links
     and disks leaves the CPU as it is). Such an input still varies from campaign to campaign, by measurement noise alone
     (a CPU score measured on a busy machine: 191-342 at one CPU): left in, its slope is fitted to the noise and
     moves every prediction whose own measurement differs, so it is left out."""
     if "campaign" not in rows or rows.empty:
         return {}
-    campaigns = rows["campaign"].astype(str).unique()
-    if len({c.partition("@")[2].partition(":")[0] for c in campaigns}) > 1:
+    if "cluster" in rows and rows["cluster"].astype(str).nunique() > 1:
         return {}  # campaigns of two clusters: their hardware differs whatever the settings say
-    settings = [campaign_setting(c) for c in campaigns]
+    columns = [c for c in rows.columns if str(c).startswith(SETTING_PREFIX)]
+    per_campaign = rows.drop_duplicates("campaign")[columns].to_dict("records")
+    settings = [setting_from_columns(r) for r in per_campaign]
     if len({tuple(sorted(s.items())) for s in settings}) < 2:
         return {}
     out: dict[str, str] = {}

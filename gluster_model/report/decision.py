@@ -65,7 +65,7 @@ def answer_lines(a: Answer, v: Verification | None) -> list[str]:
 def verdict_clusters(v: Verification | None) -> list[str]:
     if v is None:
         return []
-    return sorted({c.split("@", 1)[1].split(":", 1)[0] for c in v.campaigns if "@" in c}) or ["the cluster"]
+    return sorted(set(v.clusters)) or ["the cluster"]
 
 
 CONTEXT_INPUTS = ("network_gbps", "disk_read_mbps", "disk_write_mbps", "client_ram_gb", "cpu_score", "servers",

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from sqlalchemy import Connection, inspect, select, text
+from sqlalchemy import Connection, inspect, select, text, update
 
 from ..errors import StoreError
-from .schema import SCHEMA_VERSION, design_log, metadata, schema_info, writers
+from .identity import legacy_info
+from .schema import SCHEMA_VERSION, campaigns, design_log, metadata, schema_info, writers
 
 Step = Callable[[Connection], None]
 _LATER = {"design_log", "writers"}  # tables added by later steps
@@ -40,7 +41,22 @@ def _v4(conn: Connection) -> None:
     writers.create(conn, checkfirst=True)
 
 
-STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(conn: Connection) -> None:
+    """Version 5: each campaign's purpose, hardware setting and the campaign it measures again, as columns;
+    filled for the campaigns already there from what their names and plans said (``identity.legacy_info``)."""
+    have = {c["name"] for c in inspect(conn).get_columns("campaigns")}
+    for name, kind in (("purpose", "VARCHAR(20) NOT NULL DEFAULT 'training'"), ("setting", "JSON"),
+                       ("again_of", "VARCHAR(200)")):
+        if name not in have:  # a store created at version 5 by _v1 has them already
+            conn.execute(text(f"ALTER TABLE campaigns ADD COLUMN {name} {kind}"))
+    rows = conn.execute(select(campaigns.c.id, campaigns.c.name, campaigns.c.plan_name, campaigns.c.plan)).all()
+    for row in rows:
+        info = legacy_info(str(row.name), str(row.plan_name), row.plan if isinstance(row.plan, dict) else None)
+        conn.execute(update(campaigns).where(campaigns.c.id == row.id).values(
+            purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of))
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 
 
 def current_version(conn: Connection) -> int:

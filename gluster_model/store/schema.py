@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -48,6 +48,10 @@ campaigns = Table(
     Column("glmodel_version", String(40), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Version 5: what the campaign is for and what it measured at (store.identity), never read from its name.
+    Column("purpose", String(20), nullable=False, server_default="training"),
+    Column("setting", JSON, nullable=True),          # {knob: canonical value}; {} at the cluster's own hardware
+    Column("again_of", String(200), nullable=True),  # the campaign it measures again (a plan's drift)
 )
 
 hosts = Table(

@@ -23,6 +23,7 @@ from sqlalchemy.exc import (ArgumentError, DatabaseError, IntegrityError, NoSuch
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
+from .identity import CampaignInfo, legacy_info
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -72,10 +73,33 @@ class TrialRecord:
     context: dict[str, Any] | None = None
 
 
+# Columns a store read as it is (read-only, not migrated) lacks before schema version 5: filled from the legacy
+# reading of its campaigns' names (identity.legacy_info) instead.
+_INFO_COLUMNS = ("purpose", "setting", "again_of")
+
+
 class Store:
-    def __init__(self, engine: Engine, where: str) -> None:
+    def __init__(self, engine: Engine, where: str, version: int = SCHEMA_VERSION) -> None:
         self.engine = engine
         self.where = where
+        self.version = version  # the schema it has; below SCHEMA_VERSION only when opened read-only
+
+    def _campaign_columns(self) -> list[Any]:
+        return [c for c in t.campaigns.c if self.version >= 5 or c.name not in _INFO_COLUMNS]
+
+    def _with_info(self, rows: list[dict[str, Any]], name: str = "name") -> list[dict[str, Any]]:
+        """Rows of a store older than version 5 with the purpose, setting and again_of they would have."""
+        if self.version >= 5:
+            return rows
+        infos: dict[str, CampaignInfo] = {}
+        for r in rows:
+            key = str(r[name])
+            if key not in infos:
+                plan = r.get("plan")
+                infos[key] = legacy_info(key, str(r.get("plan_name") or ""), plan if isinstance(plan, dict) else None)
+            info = infos[key]
+            r.update(purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of)
+        return rows
 
     # -- plumbing -------------------------------------------------------------------------------------------
     @contextmanager
@@ -135,27 +159,39 @@ class Store:
     # -- campaigns and hosts --------------------------------------------------------------------------------
     def campaign(self, name: str) -> dict[str, Any] | None:
         with self.tx() as c:
-            row = c.execute(select(t.campaigns).where(t.campaigns.c.name == name)).mappings().first()
-        return dict(row) if row else None
+            row = c.execute(select(*self._campaign_columns()).where(t.campaigns.c.name == name)).mappings().first()
+        return self._with_info([dict(row)])[0] if row else None
 
     def campaigns(self) -> list[dict[str, Any]]:
         with self.tx() as c:
-            return [dict(r) for r in c.execute(select(t.campaigns).order_by(t.campaigns.c.id)).mappings()]
+            rows = [dict(r) for r in c.execute(select(*self._campaign_columns()).order_by(t.campaigns.c.id)).mappings()]
+        return self._with_info(rows)
 
     def ensure_campaign(self, name: str, plan_name: str, plan_hash: str, plan: dict[str, Any], cluster_name: str,
-                        cluster: dict[str, Any], version: str) -> int:
-        """The campaign's id, created on first use; a changed plan is recorded (its new runs get added)."""
+                        cluster: dict[str, Any], version: str, info: CampaignInfo | None = None) -> int:
+        """The campaign's id, created on first use with what it is for (``info``); a changed plan is recorded
+        (its new runs get added). A name already used for a campaign of another purpose or setting is refused."""
+        info = info or CampaignInfo(cluster=cluster_name)
         with self.tx() as c:
-            row = c.execute(select(t.campaigns.c.id, t.campaigns.c.plan_hash)
-                            .where(t.campaigns.c.name == name)).first()
+            row = c.execute(select(t.campaigns).where(t.campaigns.c.name == name)).mappings().first()
             if row is None:
                 return _insert(c, t.campaigns.insert().values(
                     name=name, plan_name=plan_name, plan_hash=plan_hash, plan=plan, cluster_name=cluster_name,
-                    cluster=cluster, glmodel_version=version, created_at=now(), updated_at=now()))
-            if row.plan_hash != plan_hash:
-                c.execute(update(t.campaigns).where(t.campaigns.c.id == row.id)
+                    cluster=cluster, glmodel_version=version, created_at=now(), updated_at=now(),
+                    purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of))
+            had = CampaignInfo.from_row(dict(row))
+            if (had.purpose, had.setting_dict(), had.again_of) != (info.purpose, info.setting_dict(), info.again_of):
+                raise StoreError(f"{self.where}: campaign {name} was measured as {had.purpose.value} at "
+                                 f"{_setting_text(had)}, not {info.purpose.value} at {_setting_text(info)}; "
+                                 "give this campaign another name (--campaign)")
+            if row["plan_hash"] != plan_hash:
+                c.execute(update(t.campaigns).where(t.campaigns.c.id == row["id"])
                           .values(plan_hash=plan_hash, plan=plan, updated_at=now()))
-            return int(row.id)
+            return int(row["id"])
+
+    def campaign_infos(self) -> dict[str, CampaignInfo]:
+        """Every campaign's purpose, setting, drift partner and cluster, by name."""
+        return {str(r["name"]): CampaignInfo.from_row(r) for r in self.campaigns()}
 
     def set_hardware_key(self, campaign_id: int, key: str) -> None:
         with self.tx() as c:
@@ -338,7 +374,9 @@ class Store:
 
     def trial_table(self, campaign: str | None = None) -> list[dict[str, Any]]:
         """One row per trial: campaign, run, features, trial flags, and every metric (long form)."""
-        q = (select(t.campaigns.c.name.label("campaign"), t.campaigns.c.plan_name, t.runs.c.id.label("run_id"),
+        info = [t.campaigns.c[n] for n in _INFO_COLUMNS] if self.version >= 5 else [t.campaigns.c.plan]
+        q = (select(t.campaigns.c.name.label("campaign"), t.campaigns.c.plan_name,
+                    t.campaigns.c.cluster_name.label("cluster"), *info, t.runs.c.id.label("run_id"),
                     t.runs.c.config_hash,
                     t.runs.c.status.label("run_status"), t.runs.c.regime, t.runs.c.unstable,
                     *[t.runs.c[n] for n in _FEATURE_COLUMNS], t.runs.c.features,
@@ -352,7 +390,12 @@ class Store:
         if campaign is not None:
             q = q.where(t.campaigns.c.name == campaign)
         with self.tx() as c:
-            return [dict(r) for r in c.execute(q.order_by(t.runs.c.id, t.trials.c.idx)).mappings()]
+            rows = [dict(r) for r in c.execute(q.order_by(t.runs.c.id, t.trials.c.idx)).mappings()]
+        if self.version < 5:
+            rows = self._with_info(rows, "campaign")
+            for r in rows:
+                r.pop("plan", None)
+        return rows
 
     def baseline_table(self) -> list[dict[str, Any]]:
         """Baselines with the campaigns they belong to (through the hardware key)."""
@@ -362,6 +405,10 @@ class Store:
              .where(t.baselines.c.error.is_(None)))
         with self.tx() as c:
             return [dict(r) for r in c.execute(q).mappings()]
+
+
+def _setting_text(info: CampaignInfo) -> str:
+    return ",".join(f"{k}={v}" for k, v in info.setting) or "the cluster's own hardware"
 
 
 def _insert(conn: Connection, stmt: Any) -> int:
@@ -467,7 +514,7 @@ def open_store(value: str | Path = DEFAULT_STORE, *, create: bool = True) -> Sto
     except SQLAlchemyError as exc:
         engine.dispose()
         raise StoreError(f"cannot open store {where}: {str(exc).splitlines()[0]}") from None
-    return Store(engine, where)
+    return Store(engine, where, SCHEMA_VERSION if create else found)
 
 
 def _alive(pid: int) -> bool:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import TEST_METRICS
-from ..dataset import VERIFY_PREFIX
 from ..errors import ConfigError, GlmodelError
 from ..model.features import HARDWARE_INPUTS, Feature
 from ..plan.factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
@@ -178,6 +177,14 @@ def _first_line(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return str(exc.errors()[0].get("msg", exc)).removeprefix("Value error, ")
     return str(exc).splitlines()[0]
+
+
+VERIFY_PREFIX = "verify."  # a verification plan's name: the training plan's with this in front (a label only)
+
+
+def trained_plan(verification_plan_name: str) -> str:
+    """The name of the training plan a verification plan was made from."""
+    return verification_plan_name.removeprefix(VERIFY_PREFIX)
 
 
 def verification_plan(plan: PlanFile) -> PlanFile:

@@ -85,6 +85,7 @@ class Verification:
     skipped: dict[str, str]  # scenario -> why it was not measured
     metrics: list[MetricVerdict]
     notes: list[str] = field(default_factory=list)
+    clusters: list[str] = field(default_factory=list)  # where it was measured (the campaigns' clusters)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = json_safe(asdict(self))
@@ -96,7 +97,8 @@ class Verification:
 # -- comparing (pure given the frame) -----------------------------------------------------------------------
 
 def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataFrame, metrics: Sequence[str],
-            level: float | None, *, plan: str = "", campaigns: Sequence[str] = ()) -> Verification:
+            level: float | None, *, plan: str = "", campaigns: Sequence[str] = (),
+            clusters: Sequence[str] = ()) -> Verification:
     """Predictions at the measured hardware beside the measured means, per metric; MAPE, coverage, ranking."""
     lvl = level if level is not None else (q.level if q.level is not None else 0.9)
     skipped = {t.scenario.name: t.why for t in found if t.run is None}
@@ -117,7 +119,8 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         notes.append("the baseline was not measured: no gain per price can be compared")
     verdicts: list[MetricVerdict] = []
     if not measured:
-        return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, [], notes)
+        return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, [], notes,
+                            sorted(set(clusters)))
     # The question as asked, over the scenarios measured: what predict says of them (basis, value, rank 1).
     asked_answer = what_if(mf, Question(q.baseline, [t.scenario for t in measured if not t.scenario.baseline] or
                                         [q.baseline]), metrics=metrics, level=lvl)
@@ -190,7 +193,8 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         if verdict.best_predicted is not None and verdict.best_measured is not None:
             verdict.ranking_held = verdict.best_predicted == verdict.best_measured
         verdicts.append(verdict)
-    return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, verdicts, notes)
+    return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, verdicts, notes,
+                        sorted(set(clusters)))
 
 
 def _best_measured(checks: Sequence[Check], found: Sequence[Target]) -> str | None:

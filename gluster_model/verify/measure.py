@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..dataset import VERIFY_PREFIX
+from ..store.identity import Purpose
 from ..errors import GlmodelError
 from ..plan.file import PlanFile
 from ..predict.scenarios import Question
-from .build import _metrics, prepare, targets
+from .build import _metrics, prepare, trained_plan, targets
 from .compare import Verification, compare
 from ..campaign.plan_run import run_plan
 from ..config.cluster import cluster_from_data
@@ -48,9 +48,10 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
         st = stack.enter_context(open_store(store)) if isinstance(store, str) else store
         if runs:
             ex = stack.enter_context(SSHExecutor(cluster))
-            run_plan(ex, vplan, expanded, st, base=base, fail_fast=fail_fast, reporter=reporter)
+            run_plan(ex, vplan, expanded, st, base=base, fail_fast=fail_fast, reporter=reporter,
+                     purpose=Purpose.VERIFICATION)
         frame = measured_frame(st, names)
-    return compare(mf, q, found, frame, asked, level, plan=plan.name, campaigns=names)
+    return compare(mf, q, found, frame, asked, level, plan=plan.name, campaigns=names, clusters=[cluster.name])
 
 
 def measured_frame(store: Store, campaigns: Sequence[str]) -> pd.DataFrame:
@@ -67,12 +68,13 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
     campaigns (each records its plan and cluster), or None when no verification campaign measured this question."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for c in store.campaigns():
-        if str(c["name"]).startswith(VERIFY_PREFIX):
+        if c["purpose"] == Purpose.VERIFICATION.value:
             groups.setdefault(str(c["plan_name"]), []).append(c)
     for plan_name, camps in groups.items():
         try:
             plan = PlanFile.model_validate(camps[0]["plan"])
-            on_lab = any("@" in str(c["name"]) and ":" in str(c["name"]).split("@", 1)[1] for c in camps)
+            # a campaign recorded before clusters said whether they were labs: a lab's if any had a setting
+            on_lab = bool(camps[0]["cluster"].get("lab", any(c["setting"] for c in camps)))
             cluster = stored_cluster(camps[0]["cluster"], on_lab)
             metrics = _metrics(mf, plan, None)
             found = targets(mf, q, plan, cluster, metrics)
@@ -83,8 +85,8 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
         hashes = set(frame["config_hash"]) if not frame.empty else set()
         if not any(t.run is not None and t.run.config_hash in hashes for t in found):
             continue
-        return compare(mf, q, found, frame, metrics, None, plan=plan_name.removeprefix(VERIFY_PREFIX),
-                       campaigns=names)
+        return compare(mf, q, found, frame, metrics, None, plan=trained_plan(plan_name),
+                       campaigns=names, clusters=[str(c["cluster_name"]) for c in camps])
     return None
 
 

@@ -41,6 +41,8 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
         names = [c["name"] for c in st.campaigns()]
         search = st.campaign("searchci@lab")
         assert search is not None
+        # every campaign of the search (screening and confirmations) is recorded as one, whatever its name
+        assert {i.purpose.value for i in st.campaign_infos().values()} == {"search"}
         log = st.design_log(int(search["id"]))
         screening = st.runs(int(search["id"]))
         result = search_result(st, "searchci@lab", plan)

@@ -47,6 +47,13 @@ def test_small_file_creates_bound_by_round_trips_answer_a_shorter_one_and_not_a_
             check=True)
     with open_store(store, create=False) as st:
         frame = trial_frame(st)
+        infos = st.campaign_infos()
+    # what each campaign is for and was measured at is in the store's columns, not only in its name
+    again = infos["rtci@lab:latency=5ms,again"]
+    assert (again.again_of, again.setting, again.purpose.value, again.cluster) == (
+        "rtci@lab:latency=5ms", (("latency", "5ms"),), "training", "lab")
+    assert infos["rtci@lab:latency=20ms"].setting == (("latency", "20ms"),)
+    assert infos["rtci@lab:latency=20ms"].again_of is None
     per = frame.groupby("campaign", observed=True).agg(rtt=("network_rtt_ms", "first"),
                                                        creates=("file_create", "mean"), n=("file_create", "size"))
     assert (per["n"] == 2).all() and len(per) == 4, per

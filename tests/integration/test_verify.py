@@ -119,8 +119,9 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
     assert 0.33 < v["measured_hardware"]["faster link"]["network_gbps"] < 0.44
     with open_store(store, create=False) as st:
         frames = {c: trial_frame(st, c) for c in v["campaigns"]}
-        # Verification campaigns never reach a model's training data.
+        # Verification campaigns never reach a model's training data: the store records them as such.
         assert trial_frame(st).empty
+        assert {st.campaign_infos()[c].purpose.value for c in v["campaigns"]} == {"verification"}
     assert [len(f) for f in frames.values()] == [2, 2]  # 2 repetitions each, as the plan's protocol says
     assert set(v["metrics"][0]) >= {"mape", "coverage"}
     assert [m["metric"] for m in v["metrics"]] == ["write", "read"]

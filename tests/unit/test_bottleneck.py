@@ -233,15 +233,20 @@ def test_a_measured_input_the_design_never_moved_is_left_out_as_noise() -> None:
     frame["cpu_score"] = rng.uniform(191, 342, len(frame))
     frame["campaign"] = [f"proof@lab:link={r.network_gbps}gbit,disk={r.disk_write_mbps}MB/s,ram=1GB"
                          for r in frame.itertuples()]
+    # each row's setting as the store records it (store.identity): the knobs the plan set, and the cluster
+    frame = frame.assign(cluster="lab", setting_link=[f"{v}gbit" for v in frame["network_gbps"]],
+                         setting_disk=[f"{v}MB/s" for v in frame["disk_write_mbps"]], setting_ram="1GB")
     schema = schema_from_frame(frame, FAMILIES["hardware"], "write")
     names = {f.name for f in schema.features}
     assert "cpu_score" not in names and "network_gbps" in names
     assert any(n == "cpu_score" and "measurement noise" in why for n, why in schema.dropped)
     assert held_by_design(frame) == {"client_ram_gb": "1GB", "cpu_score": "the cluster's own",
                                      "network_rtt_ms": "the cluster's own"}
-    moved = frame.assign(campaign=[c + f",cpu={i % 3 + 1}" for i, c in enumerate(frame["campaign"])])
+    moved = frame.assign(campaign=[c + f",cpu={i % 3 + 1}" for i, c in enumerate(frame["campaign"])],
+                         setting_cpu=[str(i % 3 + 1) for i in range(len(frame))])
     assert "cpu_score" in {f.name for f in schema_from_frame(moved, FAMILIES["hardware"], "write").features}
-    two = frame.assign(campaign=[c.replace("@lab", "@other") if i % 2 else c for i, c in enumerate(frame["campaign"])])
+    two = frame.assign(campaign=[c.replace("@lab", "@other") if i % 2 else c for i, c in enumerate(frame["campaign"])],
+                       cluster=["other" if i % 2 else "lab" for i in range(len(frame))])
     assert held_by_design(two) == {}
 
 

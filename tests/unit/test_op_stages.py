@@ -164,26 +164,30 @@ def test_the_drift_of_today_measured_again_sets_the_campaign_term() -> None:
     """Known truth: 200 runs measured in a campaign and again at the plan's end, the second campaign moved by a
     campaign effect of SD 3% drawn per run pair, each mean of 3 trials with 2% trial noise: the estimate
     recovers 3% (the trials' share taken out), and a model fitted on such data carries it as its term."""
-    from gluster_model.hardware.settings import again_campaign, campaign_setting, first_of
+    from gluster_model.campaign.records import again_campaign
     from gluster_model.model.bottleneck import NEW_CAMPAIGN_SD, campaign_drift
+    from gluster_model.store.identity import legacy_info
 
     first = "ops@prod:link=100%,cpu=100%"
     again = again_campaign(first)
-    assert again == "ops@prod:link=100%,cpu=100%,again" and first_of(again) == first and first_of(first) is None
-    assert campaign_setting(again) == campaign_setting(first) == {"link": "100%", "cpu": "100%"}
-    assert again_campaign("ops@prod") == "ops@prod:again" and first_of("ops@prod:again") == "ops@prod"
+    # the name is a label; the store records which campaign it repeats (old stores: read from the name once)
+    assert again == "ops@prod:link=100%,cpu=100%,again" and legacy_info(again).again_of == first
+    assert legacy_info(first).again_of is None
+    assert legacy_info(again).setting == legacy_info(first).setting == (("link", "100%"), ("cpu", "100%"))
+    assert again_campaign("ops@prod") == "ops@prod:again" and legacy_info("ops@prod:again").again_of == "ops@prod"
 
     rng = np.random.default_rng(11)
     runs = np.repeat(np.arange(200), 3)
     shift = np.repeat(rng.normal(0, 0.03 / np.sqrt(2), 200), 3)  # each campaign's share: their difference 3% SD x sqrt2
     ly = np.concatenate([-shift + rng.normal(0, 0.02, 600), shift + rng.normal(0, 0.02, 600)])
-    frame = pd.DataFrame({"campaign": [first] * 600 + [again] * 600, GROUP: np.concatenate([runs, runs])})
+    frame = pd.DataFrame({"campaign": [first] * 600 + [again] * 600, "again_of": [None] * 600 + [first] * 600,
+                          GROUP: np.concatenate([runs, runs])})
     measured = campaign_drift(frame, ly)
     assert measured is not None
     sd, mean, n = measured
     assert n == 200 and sd == pytest.approx(0.03, rel=0.15) and abs(mean) < 0.01
     # none measured again: no estimate, and the constant stays
-    assert campaign_drift(frame.assign(campaign=first), ly) is None
+    assert campaign_drift(frame.assign(campaign=first, again_of=None), ly) is None
     plain = fitted(small_file_data(np.random.default_rng(12)), "file_create")
     assert plain.drift is None and plain.new_campaign_sd == NEW_CAMPAIGN_SD
 

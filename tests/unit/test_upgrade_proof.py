@@ -262,6 +262,7 @@ def test_the_sixth_proof_s_missed_best_buy_was_a_tie_the_answer_names(results: l
     it is tied with x4, which measured best; the clear calls (the other todays) name no tie and held."""
     import pandas as pd
 
+    from gluster_model.dataset import read_table
     from gluster_model.model import artifact
     from gluster_model.model.train import train
     from gluster_model.predict import scenarios as sc
@@ -276,8 +277,8 @@ def test_the_sixth_proof_s_missed_best_buy_was_a_tie_the_answer_names(results: l
         assert tie["best_in_tie"] and not tie["best_held"]
         for today in ("sixth:disk_bound", "sixth:balanced"):
             assert by_today[today][metric]["tied_with"] == [] and by_today[today][metric]["best_held"]
-    frame = pd.read_csv(ROOT / "data" / f"{bench.PROOFS['sixth']}_link_bound.csv")
-    below = frame[~frame["campaign"].str.startswith("verify.")].reset_index(drop=True)
+    frame = read_table(ROOT / "data" / f"{bench.PROOFS['sixth']}_link_bound.csv")
+    below = frame[frame["purpose"] != "verification"].reset_index(drop=True)
     out = tmp_path / "below.json"
     train(below, "link_bound below today", out, family="hardware", metrics=["write", "read"], samples=256,
           bootstrap=0)

@@ -1,0 +1,94 @@
+"""What a campaign is for and what it measured at, as data: its purpose, its hardware setting, the campaign it
+measures again and its cluster. The store keeps them in columns of ``campaigns``; every exported row carries them.
+
+A campaign's name is a label for people. Nothing reads meaning back out of it, except ``legacy_info``: the one
+reader of the names older glmodel releases wrote, used only to fill these columns for a store migrated from
+schema version 4 and for a table exported before the columns existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Purpose(str, Enum):
+    """Why a campaign was measured; a model is fitted on training, search and comparison campaigns, never on the
+    verification campaigns that check it."""
+
+    TRAINING = "training"          # a plan's runs for a model (and a hardware plan's settings)
+    VERIFICATION = "verification"  # `glmodel verify`: runs measured to check a model's answer
+    SEARCH = "search"              # an option search's screening and confirmations
+    COMPARISON = "comparison"      # one side of a before/after comparison
+
+    @classmethod
+    def parse(cls, text: str, where: str = "purpose") -> Purpose:
+        try:
+            return cls(text)
+        except ValueError:
+            raise ValueError(f"{where}: {text!r} is not a campaign purpose (use "
+                             f"{', '.join(p.value for p in cls)})") from None
+
+
+# A hardware setting: (knob, canonical value text) pairs in the plan's order, () at the cluster's own hardware.
+Setting = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class CampaignInfo:
+    """A campaign's meaning, as the store records it beside its name."""
+
+    purpose: Purpose = Purpose.TRAINING
+    setting: Setting = ()
+    again_of: str | None = None  # the campaign whose setting and runs this one measured again (its drift)
+    cluster: str = ""
+
+    def setting_dict(self) -> dict[str, str]:
+        return dict(self.setting)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> CampaignInfo:
+        """From a ``campaigns`` row (or a trial table row carrying the same columns)."""
+        setting = row.get("setting") or {}
+        return cls(Purpose.parse(str(row.get("purpose") or Purpose.TRAINING.value)),
+                   tuple((str(k), str(v)) for k, v in dict(setting).items()),
+                   str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""))
+
+
+SETTING_PREFIX = "setting_"  # an exported table's column per hardware knob a campaign set: setting_link, ...
+
+
+def setting_columns(setting: Setting) -> dict[str, str]:
+    """The exported table's columns for a campaign's setting: {'setting_link': '1gbit', ...}."""
+    return {f"{SETTING_PREFIX}{k}": v for k, v in setting}
+
+
+def setting_from_columns(row: Mapping[str, Any]) -> dict[str, str]:
+    """A row's setting back from its ``setting_*`` columns (empty cells: knobs the campaign left alone)."""
+    return {str(k)[len(SETTING_PREFIX):]: str(v) for k, v in row.items()
+            if str(k).startswith(SETTING_PREFIX) and v is not None and v == v and str(v) != ""}
+
+
+# -- names as releases before schema version 5 wrote them ----------------------------------------------------
+_LEGACY_VERIFY = "verify."  # plan name prefix of a verification campaign
+_LEGACY_AGAIN = "again"     # last part of a drift campaign's setting
+
+
+def legacy_info(name: str, plan_name: str = "", plan: Mapping[str, Any] | None = None) -> CampaignInfo:
+    """A campaign's meaning as older releases encoded it in its name ('plan@cluster:knob=value,...,again', plan
+    names 'verify.<plan>') and its plan (a search design). Only for data written before the columns existed."""
+    _, _, where = name.partition("@")
+    cluster, colon, tail = where.partition(":")
+    parts = [p for p in tail.split(",") if p] if colon else []
+    again = bool(parts) and parts[-1] == _LEGACY_AGAIN
+    setting = tuple((k, v) for k, _, v in (p.partition("=") for p in parts if p != _LEGACY_AGAIN))
+    first = None
+    if again:
+        first = f"{name.partition('@')[0]}@{cluster}" + (":" + ",".join(f"{k}={v}" for k, v in setting) if setting
+                                                         else "")
+    design = (plan or {}).get("design") or {}
+    purpose = Purpose.VERIFICATION if plan_name.startswith(_LEGACY_VERIFY) or name.startswith(_LEGACY_VERIFY) \
+        else Purpose.SEARCH if isinstance(design, Mapping) and design.get("type") == "search" else Purpose.TRAINING
+    return CampaignInfo(purpose, setting, first, cluster)

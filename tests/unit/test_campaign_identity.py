@@ -1,0 +1,127 @@
+"""A campaign's purpose, hardware setting, drift partner and cluster as data: columns of the store (schema 5),
+read unchanged from a store the previous release wrote, in every exported row, and pooled from two stores."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gluster_model.dataset import export_trials, read_table, trial_frame
+from gluster_model.errors import GlmodelError, StoreError
+from gluster_model.store import open_store
+from gluster_model.store.identity import CampaignInfo, Purpose, legacy_info
+
+ROOT = Path(__file__).resolve().parents[2]
+V4 = ROOT / "tests" / "data" / "stores" / "v4_store.db"  # written by the release of schema 4 (make_v4_store.py)
+V4_EXPORT = V4.with_name("v4_store_export.csv")  # what that release's trial_frame gave for it
+
+# What the v4 store's campaigns were, as that release said it in their names and plans.
+EXPECTED = {
+    "hw@lab:link=1gbit,disk=60MB/s": ("training", {"link": "1gbit", "disk": "60MB/s"}, None, "lab"),
+    "hw@lab:link=100mbit,disk=60MB/s": ("training", {"link": "100mbit", "disk": "60MB/s"}, None, "lab"),
+    "hw@lab:link=1gbit,disk=60MB/s,again": ("training", {"link": "1gbit", "disk": "60MB/s"},
+                                            "hw@lab:link=1gbit,disk=60MB/s", "lab"),
+    "verify.hw@lab:link=500mbit": ("verification", {"link": "500mbit"}, None, "lab"),
+    "tune_x@lab:link=1gbit": ("search", {"link": "1gbit"}, None, "lab"),
+    "study@prod": ("training", {}, None, "prod"),
+}
+
+
+def _infos(path: Path, *, create: bool) -> dict[str, tuple[str, dict[str, str], str | None, str]]:
+    with open_store(path, create=create) as st:
+        return {n: (i.purpose.value, i.setting_dict(), i.again_of, i.cluster) for n, i in st.campaign_infos().items()}
+
+
+def test_a_store_of_the_previous_release_reads_the_same_read_only_and_migrated(tmp_path: Path) -> None:
+    copy = tmp_path / "v4.db"
+    shutil.copy(V4, copy)
+    before = V4.read_bytes()
+    assert _infos(V4, create=False) == EXPECTED  # read as it is: nothing written to it
+    assert V4.read_bytes() == before
+    assert _infos(copy, create=True) == EXPECTED  # migrated by a collect: the columns filled once
+    with open_store(copy, create=False) as st:
+        assert st.version == 5
+        migrated = trial_frame(st)
+    with open_store(V4, create=False) as st:
+        assert st.version == 4
+        read_only = trial_frame(st)
+    old = pd.read_csv(V4_EXPORT)
+    for frame in (read_only, migrated):
+        # the previous release's columns, value for value; verification campaigns left out as before
+        pd.testing.assert_frame_equal(frame[list(old.columns)].astype(object).where(frame[list(old.columns)].notna()),
+                                      old.astype(object).where(old.notna()), check_dtype=False)
+        assert "verification" not in set(frame["purpose"])
+    assert (migrated.drop(columns="store").equals(read_only.drop(columns="store")))
+
+
+def test_every_exported_row_says_where_and_why_it_was_measured(tmp_path: Path) -> None:
+    out = tmp_path / "t.csv"
+    export_trials(V4, out)
+    table = read_table(out)
+    per = table.drop_duplicates("campaign").set_index("campaign")
+    for name, (purpose, setting, again_of, cluster) in EXPECTED.items():
+        if purpose == "verification":
+            assert name not in per.index
+            continue
+        row = per.loc[name]
+        assert (row["purpose"], row["cluster"]) == (purpose, cluster)
+        assert (row["again_of"] if isinstance(row["again_of"], str) else None) == again_of
+        assert {k: row.get(f"setting_{k}") for k in setting} == setting
+        assert row["store"].endswith("v4_store.db")
+
+
+def test_two_stores_pool_into_one_table_without_a_collision(tmp_path: Path) -> None:
+    """The same campaign names, run ids and configurations in two stores (a copy measured elsewhere): every row
+    stays apart by its store, and a store given twice is refused."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    shutil.copy(V4, a)
+    shutil.copy(V4, b)
+    with open_store(b) as st:  # one migrated, one as the old release left it
+        assert st.version == 5
+    out = tmp_path / "pooled.csv"
+    pooled = export_trials([a, b], out)
+    single = trial_frame_of(a)
+    assert len(pooled) == 2 * len(single)
+    keys = pooled[["store", "run_id", "trial"]].astype(str).agg("|".join, axis=1)
+    assert keys.is_unique and not pooled[["run_id", "trial"]].astype(str).agg("|".join, axis=1).is_unique
+    assert set(pooled["store"]) == {f"sqlite:///{a}", f"sqlite:///{b}"}
+    back = read_table(out)
+    assert set(back["store"]) == set(pooled["store"]) and len(back) == len(pooled)
+    with pytest.raises(GlmodelError, match="given twice"):
+        export_trials([a, str(a)], tmp_path / "x.csv")
+
+
+def trial_frame_of(path: Path) -> pd.DataFrame:
+    with open_store(path, create=False) as st:
+        return trial_frame(st)
+
+
+def test_a_name_once_used_is_not_reused_for_another_purpose_or_setting(tmp_path: Path) -> None:
+    with open_store(tmp_path / "s.db") as st:
+        info = CampaignInfo(Purpose.TRAINING, (("link", "1gbit"),), None, "c")
+        cid = st.ensure_campaign("p@c:x", "p", "h", {}, "c", {}, "0", info)
+        assert st.ensure_campaign("p@c:x", "p", "h", {}, "c", {}, "0", info) == cid
+        with pytest.raises(StoreError, match="measured as training at link=1gbit, not verification"):
+            st.ensure_campaign("p@c:x", "p", "h", {}, "c", {}, "0",
+                               CampaignInfo(Purpose.VERIFICATION, (("link", "1gbit"),), None, "c"))
+        with pytest.raises(StoreError, match="not training at link=2gbit"):
+            st.ensure_campaign("p@c:x", "p", "h", {}, "c", {}, "0",
+                               CampaignInfo(Purpose.TRAINING, (("link", "2gbit"),), None, "c"))
+
+
+def test_the_legacy_reading_of_names_and_shipped_tables() -> None:
+    assert legacy_info("p@c") == CampaignInfo(Purpose.TRAINING, (), None, "c")
+    assert legacy_info("p@c:again").again_of == "p@c"
+    assert legacy_info("x", "verify.p").purpose is Purpose.VERIFICATION
+    assert legacy_info("t@c", "t", {"design": {"type": "search"}}).purpose is Purpose.SEARCH
+    with pytest.raises(ValueError, match="not a campaign purpose"):
+        Purpose.parse("fitting")
+    # a shipped table from before the columns: its verification campaigns are named as such, and its settings
+    # are columns a `--where` can select
+    table = read_table(ROOT / "data" / "upgrade_proof_ninth_balanced.csv")
+    verifying = table["campaign"].astype(str).str.startswith("verify.")
+    assert verifying.any() and (verifying == (table["purpose"] == "verification")).all()
+    assert table["setting_link"].notna().all() and set(table["cluster"]) == {"lab"}
