@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +29,16 @@ if TYPE_CHECKING:
     from .config.cluster import ClusterSpec, Host
     from .gluster.apply import ApplyResult
     from .gluster.volume import VolumeConfig, VolumeInfo
+    from .model.artifact import ModelFile
     from .model.design_size import DesignSize
     from .model.train import Trained
     from .predict.tune import Advice
+    from .predict.scenarios import Question
     from .predict.whatif import Answer
     from .preflight import CheckResult
     from .remote.executor import SSHExecutor
     from .remote.hostkeys import ObservedKey
+    from .store.store import Store
     from .verify import Verification, Work
 
 Progress = Callable[[str], None]
@@ -53,6 +56,12 @@ def session(cluster: Path) -> Iterator[tuple[ClusterSpec, SSHExecutor]]:
     spec = load_cluster(cluster)
     with SSHExecutor(spec) as ex:
         yield spec, ex
+
+
+def reach(cluster: Path) -> None:
+    """Connect to every host of the cluster file; Unreachable (one line per host) if any cannot be reached."""
+    with session(cluster) as (_, ex):
+        ex.reach_all()
 
 
 def check(cluster: Path, *, min_free_gb: float = 1.0, max_clock_offset: float = 1.0) -> CheckResult:
@@ -257,9 +266,11 @@ def collect(cluster: Path, plan_file: Path, *, variant: str | None = None, store
     spec = load_cluster(cluster)
     plan = load_plan(plan_file, variant)
     expanded = expand(plan, spec, str(plan_file))
-    with open_store(store) as st, session(cluster) as (_, ex):
-        return run_plan(ex, plan, expanded, st, base=campaign or campaign_name(plan, spec),
-                        fail_fast=fail_fast, reporter=reporter)
+    with session(cluster) as (_, ex):
+        ex.reach_all()  # every host first: one that cannot be reached stops it before the store is written
+        with open_store(store) as st:
+            return run_plan(ex, plan, expanded, st, base=campaign or campaign_name(plan, spec),
+                            fail_fast=fail_fast, reporter=reporter)
 
 
 # -- models --------------------------------------------------------------------------------------------------
@@ -288,7 +299,7 @@ def design_size(*, store: str = "glmodel.db", data: Path | None = None, campaign
 
     for path, option, suffixes in ((csv_out, "--csv", ()), (figure, "--figure", (".png",))):
         if path is not None:
-            check_output(path, option, suffixes)
+            check_output(path, option, suffixes)  # the figure is drawn by the caller (present.model)
     frame, where = model_frame(store, data, campaigns)
     asked = metrics_asked(frame, metrics)
     if not asked:
@@ -296,37 +307,65 @@ def design_size(*, store: str = "glmodel.db", data: Path | None = None, campaign
     results = compare(frame, asked, **options)
     if csv_out is not None:
         curve_frame(results).to_csv(csv_out, index=False)
-    if figure is not None:
-        from .report.figures import design_curves
-
-        design_curves(results, figure.parent, figure.name)
     return results, where
 
 
 # -- what-if and verification ---------------------------------------------------------------------------------
 
 def predict(model_file: Path, *, scenarios: Path | None = None, sets: Sequence[str] = (),
-            metrics: Sequence[str] = (), level: float | None = None, use: str | None = None,
-            csv_out: Path | None = None, figure: Path | None = None) -> Answer:
-    """The what-if answer for a scenario file or ``--set`` candidates on top of the baseline; also written as
-    CSV (one row per scenario and metric) and drawn as a bar chart when those paths are given."""
+            metrics: Sequence[str] = (), level: float | None = None, use: str | None = None) -> Answer:
+    """The what-if answer for a scenario file or ``--set`` candidates on top of the baseline (``present.predict``
+    draws it, as tables, CSV or a figure)."""
+    from .predict.whatif import what_if
+
+    mf, q = _asked(model_file, scenarios, sets, metrics)
+    return what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
+
+
+def _asked(model_file: Path, scenarios: Path | None, sets: Sequence[str] = (),
+           metrics: Sequence[str] = ()) -> tuple[ModelFile, Question]:
+    """The model file and the question put to it (a scenario file, or ``--set`` candidates on the baseline),
+    checked against the model's inputs and the settings it was measured at: the one reading of a question
+    that predict, verify and the report share."""
     from .model import artifact
     from .predict.scenarios import question
-    from .predict.whatif import measured_settings, model_inputs, what_if
-    from .present import predict as show
+    from .predict.whatif import measured_settings, model_inputs
 
-    for path, option, suffixes in ((csv_out, "--csv", ()), (figure, "--figure", (".png", ".svg", ".pdf"))):
-        if path is not None:
-            check_output(path, option, suffixes)  # before the work, so a bad path loses nothing
     mf = artifact.load(model_file)
     asked = list(metrics) or mf.metrics
-    q = question(model_inputs(mf, asked), scenarios, sets, measured_settings(mf, asked))
-    answer = what_if(mf, q, metrics=list(metrics) or None, level=level, use=use)
-    if csv_out is not None:
-        csv_out.write_text(show.to_csv(answer))
-    if figure is not None:
-        show.figure(answer, figure)
-    return answer
+    return mf, question(model_inputs(mf, asked), scenarios, sets, measured_settings(mf, asked))
+
+
+@dataclass
+class Answered:
+    """A model and a question answered from it, computed once before anything is rendered: the model file,
+    predict's answer and what verify measured of it in the store (both as those commands compute them), the
+    model's domains."""
+
+    model: ModelFile
+    path: Path
+    question: Path | None = None
+    answer: Answer | None = None
+    verification: Verification | None = None
+    domains: dict[str, Any] = field(default_factory=dict)
+
+
+def answered(store: Store, model: Path | None, question: Path | None = None) -> Answered | None:
+    """Read and check the model file and the question, and answer it (``predict``'s answer, ``verify``'s record
+    in ``store``); None without a model. A missing or forged model file stops here, before anything is written."""
+    from .model import artifact
+    from .predict.whatif import what_if
+    from .verify import from_store
+
+    if question is not None and model is None:
+        raise GlmodelError("--scenarios needs --model: the question is answered with a fitted model")
+    if model is None:
+        return None
+    if question is None:
+        return Answered(artifact.load(model), model)
+    mf, q = _asked(model, question)
+    answer = what_if(mf, q)
+    return Answered(mf, model, question, answer, from_store(store, mf, q), {m: mf.domain(m) for m in mf.metrics})
 
 
 def tune(model_file: Path, *, sets: Sequence[str] = (), metrics: Sequence[str] = (), level: float = 0.9,
@@ -355,18 +394,13 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *,
            reporter: PlanReporter | None = None) -> Verification | Work:
     """Measure the question's scenarios and set them beside the predictions; with ``dry_run`` only the plan of
     it (each scenario's run and campaign), built from the files alone."""
-    from .model import artifact
     from .plan.file import load_plan
-    from .predict.scenarios import from_file
-    from .predict.whatif import measured_settings, model_inputs
     from .verify import prepare
     from .verify import verify as measure
 
     spec = load_cluster(cluster)
     plan = load_plan(plan_file, variant)
-    mf = artifact.load(model_file)
-    asked = list(metrics) or mf.metrics
-    q = from_file(scenarios, model_inputs(mf, asked), measured_settings(mf, asked))
+    mf, q = _asked(model_file, scenarios, (), metrics)
     if dry_run:
         return prepare(spec, mf, q, plan, list(metrics) or None)
     return measure(spec, mf, q, plan, store, metrics=list(metrics) or None, level=level, fail_fast=fail_fast,
@@ -407,18 +441,6 @@ def export(store: str | Sequence[str], out: Path, fmt: str = "csv", campaign: st
     from .outputs import check_output
 
     return export_trials(store, check_output(out, "--out"), fmt, campaign, all_trials)
-
-
-def report(store: str, out: Path, model_file: Path | None = None, campaigns: Sequence[str] = (),
-           scenarios: Path | None = None) -> Any:
-    """The HTML and Markdown report (``glmodel report``); what was written."""
-    from .outputs import check_output
-    from .report.build import answered, write_report
-
-    check_output(out, "--out", directory=True)
-    with open_for_reading(store) as st:
-        results = answered(st, model_file, scenarios)  # computed once, as predict and verify compute them
-        return write_report(st, out, results, list(campaigns) or None)
 
 
 # -- the local lab -----------------------------------------------------------------------------------------------

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from .design.registry import STRATEGIES  # the design registry: no heavy import
-from .hardware.settings import OPTIONS as HARDWARE_KNOBS  # the hardware knobs: no heavy import
-from .units import parse_ints, parse_size
+from .present.cli_kit import (HARDWARE_KNOBS, SIZE, STRATEGIES, Failure, GlmodelGroup, Parsed, echo_json as _echo_json,
+                              parse_ints, setting_type as _setting)
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound="Callable[..., Any] | click.Command")
@@ -25,36 +24,6 @@ if TYPE_CHECKING:
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_LAB_DIR = Path("glmodel-lab")
-
-
-class Failure(click.ClickException):
-    """A one-line error with the exit code of the GlmodelError behind it."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.exit_code = code  # type: ignore[misc]  # click reads it per instance
-
-    def show(self, file: Any = None) -> None:
-        from .text import capped, one_line
-
-        click.echo(f"glmodel: error: {capped(one_line(self.message))}", err=True)
-
-
-class GlmodelGroup(click.Group):
-    """Turns a GlmodelError raised anywhere in a command into one clear line (a traceback only with --debug)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        from .errors import GlmodelError
-
-        try:
-            return super().invoke(ctx)
-        except GlmodelError as exc:
-            if ctx.params.get("debug"):
-                raise
-            raise Failure(str(exc), exc.cli_status) from None
-        except KeyboardInterrupt:
-            click.echo("glmodel: interrupted", err=True)
-            sys.exit(130)
 
 
 @click.group(cls=GlmodelGroup, context_settings=CONTEXT)
@@ -73,47 +42,6 @@ def cli(debug: bool) -> None:
         logging.basicConfig(level=logging.DEBUG, format="%(asctime)s %(name)s %(message)s")
 
 
-if TYPE_CHECKING:
-    _Param = click.ParamType[Any, Any]  # generic for the type checker in recent click
-else:
-    _Param = click.ParamType
-
-
-class Parsed(_Param):
-    """An option whose text a library parser reads; its ValueError is click's one-line usage error naming it."""
-
-    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
-        self.name, self.parse = name, parse
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            return self.parse(value) if isinstance(value, str) else value
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def _setting(kind: str) -> Parsed:
-    """A lab hardware option (link, backing, disk, ram, cpu, ...): its text parsed into the node settings."""
-    from functools import partial
-
-    def parse(text: str, kind: str) -> dict[str, Any]:
-        from .api import parse_hardware as parse_setting
-
-        return parse_setting(kind, text)
-
-    return Parsed("VALUE", partial(parse, kind=kind))
-
-
-SIZE = Parsed("SIZE", parse_size)
-
-
-def _echo_json(result: Any) -> None:
-    """A result (anything with ``to_json()``, or plain data) as indented JSON on standard output."""
-    import json
-
-    click.echo(json.dumps(result.to_json() if hasattr(result, "to_json") else result, indent=2, default=str))
-
-
 def _console() -> Any:
     from .present.console import console
 
@@ -130,14 +58,16 @@ yes_option = click.option("--yes", is_flag=True, help="Agree to what the command
 def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None, yes: bool,
                      refusals: Callable[[], object]) -> None:
     """On a cluster that is not a glmodel lab: run ``refusals`` (every check that needs no change, so a plan the
-    cluster cannot run is refused before anything is asked), say what the campaign will do, then ask (or take
-    --yes); without a terminal and without --yes, refuse before the first change."""
+    cluster cannot run is refused before anything is asked) and reach every host (one line each that cannot be
+    reached), say what the campaign will do, then ask (or take --yes); without a terminal and without --yes,
+    refuse before the first change."""
     from . import api
 
     lines = api.changes_to_cluster(cluster, plan_file, variant=variant)
     if not lines:
         return
     refusals()
+    api.reach(cluster)
     # what will happen goes to standard output, as any report of work does; standard error keeps one line for
     # a refusal
     click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:")
@@ -519,9 +449,9 @@ def report(store: str, model_file: Path | None, scenarios: Path | None, campaign
     Example: glmodel report --store glmodel.db --model results/emulated-model.json \\
              --scenarios experiments/whatif/emulated_decision.yaml --out results/report
     """
-    from . import api
+    from .present.report import write
 
-    written = api.report(store, out, model_file, campaigns, scenarios)
+    written = write(store, out, model_file, campaigns, scenarios)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
                f"summary: {written.markdown}")
 
@@ -611,12 +541,14 @@ def design_size(store: str, data: Path | None, campaigns: tuple[str, ...], famil
     Example: glmodel design-size --data data/hardware_grid.csv
     """
     from . import api
-    from .present.model import print_design_size
+    from .present.model import design_figure, print_design_size
 
     results, where = api.design_size(
         store=store, data=data, campaigns=campaigns, metrics=metrics, csv_out=csv_out, figure=figure, family=family,
         strategies=strategies or STRATEGIES, sizes=sizes,
         subsets=subsets, seed=seed, tolerance=tolerance, top_share=top_share)
+    if figure is not None:
+        design_figure(results, figure)
     if as_json:
         return _echo_json({"data": where, "results": [r.to_json() for r in results]})
     print_design_size(_console(), results, where)
@@ -655,8 +587,9 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
     from .present import predict as show
 
     to_stdout = str(csv_out) == "-"
-    answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use,
-                         csv_out=None if to_stdout else csv_out, figure=figure)
+    files = show.Files(None if to_stdout else csv_out, figure)  # checked before the work: a bad path loses nothing
+    answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use)
+    files.write(answer)
     if to_stdout:
         return click.echo(show.to_csv(answer), nl=False)
     if as_json:

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 
 
 class GlmodelError(Exception):
-    """Root of every error glmodel raises on purpose; the CLI prints ``str(err)`` and exits with ``cli_status``."""
+    """Root of every error glmodel raises on purpose; the CLI prints ``str(err)`` and exits with ``cli_status``
+    (after ``lines``, one line per host or item where the error is about several)."""
 
     cli_status = 1
+    lines: tuple[str, ...] = ()
 
 
 class ConfigError(GlmodelError):
@@ -85,6 +87,19 @@ class MultiHostError(GlmodelError):
     def __init__(self, errors: Sequence[GlmodelError]) -> None:
         self.errors = list(errors)
         super().__init__("; ".join(str(e) for e in self.errors))
+
+
+class Unreachable(GlmodelError):
+    """Hosts a command needs could not be reached (or logged into) before anything was changed or written: one
+    line per host with its reason and fix, and one summary."""
+
+    def __init__(self, errors: Sequence[RemoteError], total: int) -> None:
+        self.errors = list(errors)
+        fixes = [getattr(e, "fix", None) for e in self.errors]
+        self.lines = tuple(f"{e}" + (f" (fix: {fix})" if fix else "") for e, fix in zip(self.errors, fixes))
+        names = ", ".join(e.host for e in self.errors)
+        super().__init__(f"{len(self.errors)} of {total} host(s) cannot be reached ({names}); nothing was changed "
+                         "on any host and nothing was written to the store")
 
 
 class StoreError(GlmodelError):

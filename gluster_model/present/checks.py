@@ -34,7 +34,8 @@ def _cell(rep: HostReport, title: str, names: tuple[str, ...]) -> str:
 
 
 def check_table(result: CheckResult) -> Any:
-    """One row per host, then one line per failed check with its fix."""
+    """One row per host reached, then one line per failed check with its fix (a host that could not be reached
+    is that one line only: a row of empty cells says nothing more); no table when no host was reached."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -45,19 +46,16 @@ def check_table(result: CheckResult) -> Any:
     for title, _ in _COLUMNS:
         table.add_column(title)
     table.add_column("verdict", no_wrap=True)
-    for rep in result.reports:
-        ssh_failed = [c for c in rep.checks if c.name == "ssh" and not c.ok]
-        if ssh_failed:
-            cells = [f"[red]ssh: {ssh_failed[0].detail}[/red]"] + [""] * (len(_COLUMNS) - 1)
-        else:
-            cells = [_cell(rep, title, names) for title, names in _COLUMNS]
+    reached = [rep for rep in result.reports if not any(c.name == "ssh" and not c.ok for c in rep.checks)]
+    for rep in reached:
+        cells = [_cell(rep, title, names) for title, names in _COLUMNS]
         verdict = "[bold green]ready[/bold green]" if rep.ok else "[bold red]NOT READY[/bold red]"
         table.add_row(rep.host.name, "+".join(sorted(rep.host.roles)), *cells, verdict)
     fixes = [Text.from_markup(f"[red]✗[/red] {r.host.name}: {c.name}: {c.detail}" + (f" — fix: {c.fix}" if c.fix else ""))
              for r in result.reports for c in r.failures()]
     # what each host holds itself to already: emulation keeps it as a ceiling (a line each, not a column)
     limits = [Text(f"{r.host.name}: {c.detail}") for r in result.reports for c in r.checks if c.name == "limits"]
-    return Group(table, *limits, *fixes)
+    return Group(*([table] if reached else []), *limits, *fixes)
 
 
 def trust_table(cluster: str, rows: list[tuple[str, str, str, str, str]]) -> Any:

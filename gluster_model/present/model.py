@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..model.design_size import DesignSize
@@ -182,3 +183,10 @@ def print_design_size(console: Any, results: Sequence[DesignSize], where: str) -
                 f"{d.strategy} {d.needed if d.needed is not None else '–'}" for d in ds) +
                 f" (of {ds[0].configs})", highlight=False)
     console.print(f"data: {where}", highlight=False)
+
+
+def design_figure(results: Any, figure: Path) -> None:
+    """design-size's curves drawn to ``figure`` (a PNG the caller's path check allowed)."""
+    from .report.figures import design_curves
+
+    design_curves(results, figure.parent, figure.name)

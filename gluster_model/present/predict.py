@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -428,3 +429,25 @@ def gain_figure(a: Answer, path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+@dataclass(frozen=True)
+class Files:
+    """Where predict's answer is also written: CSV rows and a bar chart. The paths are checked when this is made,
+    before the answer is computed, so a path that cannot be written loses no work."""
+
+    csv: Path | None = None
+    figure: Path | None = None
+
+    def __post_init__(self) -> None:
+        from ..outputs import check_output
+
+        for path, option, suffixes in ((self.csv, "--csv", ()), (self.figure, "--figure", (".png", ".svg", ".pdf"))):
+            if path is not None:
+                check_output(path, option, suffixes)
+
+    def write(self, answer: Answer) -> None:
+        if self.csv is not None:
+            self.csv.write_text(to_csv(answer))
+        if self.figure is not None:
+            figure(answer, self.figure)

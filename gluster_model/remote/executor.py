@@ -27,6 +27,7 @@ from ..errors import (
     LoginRefused,
     MultiHostError,
     RemoteError,
+    Unreachable,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from ..config.cluster import ClusterSpec, Host
 
 log = logging.getLogger(__name__)
+# paramiko's transport threads log a failed handshake with its traceback; glmodel says what failed in one line
+# (a ConnectError) and shows the tracebacks only with --debug (whose root handler this does not stop).
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 T = TypeVar("T")
 
 Command = Sequence[str] | str
@@ -156,6 +160,12 @@ class SSHExecutor:
                     host.address,
                     f"host key not in {known}; check and record it with `glmodel trust --cluster {self.cluster.source}`",
                 ) from None
+            if "banner" in str(exc).lower() or "no existing session" in str(exc).lower():
+                # the port accepts connections, but what answers (if anything) is no SSH server: it closed, or
+                # stayed silent past the timeout (a host that hangs, a firewall, another service)
+                raise ConnectError(host.address, f"no SSH greeting from {where} within "
+                                   f"{host.ssh.connect_timeout:g}s: the port accepts connections but no SSH server "
+                                   "answered on it") from None
             raise ConnectError(host.address, f"SSH to {where} failed: {exc}") from None
         except (paramiko.ssh_exception.NoValidConnectionsError, ConnectionRefusedError):
             client.close()
@@ -196,6 +206,22 @@ class SSHExecutor:
         self._closed = True
         for address in list(self._clients):
             self.drop(address)
+
+    def reach_all(self) -> None:
+        """Connect to every host at once; Unreachable naming each host that cannot be reached or logged into
+        (its reason and fix), before a command changes anything anywhere."""
+        hosts = list(self.cluster.hosts)
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts)) or 1) as pool:
+            futures = {h.address: pool.submit(self._client, h) for h in hosts}
+        failed: list[RemoteError] = []
+        for h in hosts:
+            exc = futures[h.address].exception()
+            if isinstance(exc, RemoteError):
+                failed.append(exc)
+            elif exc is not None:
+                raise exc
+        if failed:
+            raise Unreachable(failed, len(hosts))
 
     def __enter__(self) -> SSHExecutor:
         return self

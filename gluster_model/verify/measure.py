@@ -45,9 +45,11 @@ def verify(cluster: ClusterSpec, mf: ModelFile, q: Question, plan: PlanFile, sto
                                                   work.campaigns)
     runs = expanded.runs
     with ExitStack() as stack:
+        if runs:  # every host reached before the store is opened: one that cannot be stops it with nothing written
+            ex = stack.enter_context(SSHExecutor(cluster))
+            ex.reach_all()
         st = stack.enter_context(open_store(store)) if isinstance(store, str) else store
         if runs:
-            ex = stack.enter_context(SSHExecutor(cluster))
             run_plan(ex, vplan, expanded, st, base=base, fail_fast=fail_fast, reporter=reporter,
                      purpose=Purpose.VERIFICATION)
         frame = measured_frame(st, names)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gluster_model.errors import GlmodelError
-from gluster_model.report import build
+from gluster_model.present.report import build
 from gluster_model.store import open_store
 
 

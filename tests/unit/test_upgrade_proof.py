@@ -291,7 +291,7 @@ def test_the_sixth_proof_s_missed_best_buy_was_a_tie_the_answer_names(results: l
         line = next(ln for ln in lines if ln.startswith(f"Best buy for {metric}:"))
         assert "Tied within the error with link x4 (+" in line and "choose by the gain you need" in line
     # the report's decision lines say it too
-    from gluster_model.report.decision import answer_lines
+    from gluster_model.present.report.decision import answer_lines
 
     report = [ln for ln in answer_lines(answer, None) if "best buy “link x2”" in ln]
     assert len(report) == 2 and all("Tied within the error with “link x4”" in ln for ln in report)

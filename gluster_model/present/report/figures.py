@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.features import label
-from ..units import gluster_size
+from ...model.features import label
+from ...units import gluster_size
 
 if TYPE_CHECKING:
     import pandas as pd

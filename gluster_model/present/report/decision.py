@@ -8,16 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.features import label
-from ..predict.whatif import Answer, show_value
-from ..present.predict import change, change_words, money, num, rank_cell
-from ..text import printable
+from ...model.features import label
+from ...predict.whatif import Answer, show_value
+from ..predict import change, change_words, money, num, rank_cell
+from ...text import printable
 from . import figures
-from ..present.predict import gain_figure
+from ..predict import gain_figure
 
 if TYPE_CHECKING:
-    from ..model.domain import Domain
-    from ..verify import Verification
+    from ...model.domain import Domain
+    from ...verify import Verification
     from .document import Doc
 
 

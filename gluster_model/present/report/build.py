@@ -4,32 +4,30 @@ and optionally a model file. Nothing is fetched from the network: styles are inl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GlmodelError
-from ..model.features import label, readable
-from ..present.model import comparison_caption, comparison_rows, replication_lines
-from ..store.store import Store
-from ..text import printable
+from ...errors import GlmodelError
+from ...model.features import label, readable
+from ..model import comparison_caption, comparison_rows, replication_lines
+from ...store.store import Store
+from ...text import printable
 from . import figures, tables
 from .data import CampaignView, baselines, campaigns, study_trials
 from .document import Doc, to_html, to_markdown
-from ..model.artifact import load
-from ..model.features import with_derived
-from ..model.fit import rows_for
-from ..predict.scenarios import from_file
-from ..predict.whatif import measured_settings, model_inputs, what_if
-from ..studies.stats import plateau
-from ..dataset import read_table, trial_frame
-from ..verify import from_store
+from ...model.features import with_derived
+from ...model.fit import rows_for
+from ...studies.stats import plateau
+from ...dataset import read_table, trial_frame
 from .decision import add_answer, add_limits, context_rows, settings_count
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..model.artifact import ModelFile
+    from ...api import Answered
+
+    from ...model.artifact import ModelFile
 
 STUDY_TITLES = {"read_cost": "Read cost, local vs distributed", "concurrent_reads": "Concurrent reads",
                 "block_size_sweep": "Block-size sweep", "replication_overhead": "Replication overhead",
@@ -186,48 +184,11 @@ def _model_section(doc: Doc, store: Store, mf: ModelFile, model_path: Path, out:
                 "throughput against block size by O_SYNC mode")
 
 
-@dataclass
-class Answered:
-    """What a report says of a model and a question, computed once before anything is rendered: the model file,
-    predict's answer and what verify measured (both as their commands compute them), the model's domains, the
-    context box and the count of hardware settings behind the model."""
-
-    model: ModelFile
-    path: Path
-    question: Path | None = None
-    answer: Any = None
-    verification: Any = None
-    domains: dict[str, Any] = field(default_factory=dict)
-    context: list[dict[str, str]] | None = None
-    settings: int = 0
-
-
-def answered(store: Store, model: Path | None, question: Path | None = None) -> Answered | None:
-    """Read and check the model file and the question, and answer it (``predict``'s answer, ``verify``'s record
-    in the store); None without a model. A missing or forged model file stops here, before anything is written."""
-    if question is not None and model is None:
-        raise GlmodelError("--scenarios needs --model: the question is answered with a fitted model")
-    if model is None:
-        return None
-
-    mf = load(model)
-    if question is None:
-        return Answered(mf, model)
-
-    q = from_file(question, model_inputs(mf, mf.metrics), measured_settings(mf, mf.metrics))
-    answer = what_if(mf, q)
-    verification = from_store(store, mf, q)
-    settings = settings_count(mf)
-    return Answered(mf, model, question, answer, verification, {m: mf.domain(m) for m in mf.metrics},
-                    context_rows(answer, verification, dict(mf.doc.get("provenance", {})), settings, str(model)),
-                    settings)
-
-
 def write_report(store: Store, out: Path, results: Answered | None = None,
                  campaign_names: list[str] | None = None) -> Written:
     """Render index.html, report.md and the figures into ``out``; return what was written.
 
-    With ``results`` holding an answer (``answered``: a model and a question), the report opens with it: best
+    With ``results`` holding an answer (``api.answered``: a model and a question), the report opens with it: best
     buy, its change and interval, basis and verification, then the candidates, verification and the data's
     limits; campaigns, hosts, studies and the model's tables follow as an appendix.
     """
@@ -263,8 +224,11 @@ def _document(store: Store, out: Path, results: Answered | None, views: list[Any
     question = results.question if results is not None else None
     doc = Doc("glmodel report" + (f": {printable(question.name)}" if question is not None else ""))
     if results is not None and results.answer is not None:
-        add_answer(doc, results.answer, results.verification, out, results.context)
-        add_limits(doc, results.answer, results.domains, results.settings)
+        settings = settings_count(results.model)
+        context = context_rows(results.answer, results.verification,
+                               dict(results.model.doc.get("provenance", {})), settings, str(results.path))
+        add_answer(doc, results.answer, results.verification, out, context)
+        add_limits(doc, results.answer, results.domains, settings)
         doc.h2("Appendix for engineers", "appendix")
         doc.p("The model behind the answer (comparison, coefficients, diagnostics, importance), then the campaigns "
               "with their hosts and measured baselines, and the methodology studies in the store.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..bench.workload import LATER_SETTINGS
-from ..plan.factors import show_features
-from ..store.store import Store
+from ...bench.workload import LATER_SETTINGS
+from ...plan.factors import show_features
+from ...store.store import Store
 
 if TYPE_CHECKING:
     import pandas as pd

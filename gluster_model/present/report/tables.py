@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..studies.stats import Mode, detect_modes, overhead_percent, plateau, summarize
-from ..units import gluster_size
+from ...studies.stats import Mode, detect_modes, overhead_percent, plateau, summarize
+from ...units import gluster_size
 
 if TYPE_CHECKING:
     import pandas as pd

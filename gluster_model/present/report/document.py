@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from ... import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
