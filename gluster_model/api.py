@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .bench.workload import Workload
     from .campaign.preview import Preview
     from .campaign.progress import CampaignSummary, PlanReporter
+    from .compare import Comparison
     from .config.cluster import ClusterSpec, Host
     from .gluster.apply import ApplyResult
     from .gluster.volume import VolumeConfig, VolumeInfo
@@ -492,6 +493,27 @@ def is_verify_preview(result: Verification | Work) -> TypeIs[Work]:
     return isinstance(result, Work)
 
 
+def compare(store: str, against: str, *, campaign: str | None = None, against_campaign: str | None = None,
+            margin: float = 0.05, level: float = 0.95, tolerance: float = 0.10) -> Comparison:
+    """A campaign against another, the last one(s) of its plan, or another store's (``glmodel compare``): each
+    configuration and metric judged slower, faster, the same within ``margin``, or undecided; read-only."""
+    from .compare import compare as judge
+
+    return judge(store, against, campaign=campaign, against_campaign=against_campaign, margin=margin, level=level,
+                 tolerance=tolerance)
+
+
+def migrate(store: str) -> tuple[int, int]:
+    """Bring a store to this glmodel's schema (``glmodel migrate``); the versions before and after."""
+    from .store import open_store
+    from .store.migrate import current_version
+
+    with open_for_reading(store) as st:
+        before = st.version
+    with open_store(store) as st, st.tx() as conn:
+        return before, current_version(conn)
+
+
 def open_for_reading(store: str) -> Any:
     """A store opened read-only (``runs``, ``report``): never created, migrated or changed."""
     from .store import open_store
@@ -499,8 +521,8 @@ def open_for_reading(store: str) -> Any:
     return open_store(store, create=False)
 
 
-__all__ = ["Applied", "HostKeys", "NotFound", "bench_disk", "bench_iozone", "bench_iperf", "changes_to_cluster",
-           "check", "collect", "collect_preview", "design_size", "export", "fit", "host_keys", "is_verify_preview", "lab_down", "lab_node",
-           "lab_status", "lab_up", "open_for_reading", "parse_hardware", "predict", "record_keys", "report",
-           "restore", "runs_design", "runs_list", "runs_show", "session", "tune", "verify", "volume_apply",
+__all__ = ["Answered", "Applied", "HostKeys", "NotFound", "answered", "bench_disk", "bench_iozone", "bench_iperf",
+           "changes_to_cluster", "check", "collect", "collect_preview", "compare", "design_size", "export", "fit",
+           "host_keys", "is_verify_preview", "lab_down", "lab_node", "lab_status", "lab_up", "migrate",
+           "open_for_reading", "parse_hardware", "predict", "reach", "record_keys", "restore", "runs_design", "runs_list", "runs_show", "session", "tune", "verify", "volume_apply",
            "volume_show", "volume_teardown"]

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from .present.cli_kit import (HARDWARE_KNOBS, SIZE, STRATEGIES, Failure, GlmodelGroup, Parsed, echo_json as _echo_json,
-                              parse_ints, setting_type as _setting)
+from .present.cli_kit import (HARDWARE_KNOBS, SIZE, STRATEGIES, Failure, GlmodelGroup, Parsed, agree_to_changes,
+                              checked_outputs, echo_json as _echo_json, parse_ints, setting_type as _setting)
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound="Callable[..., Any] | click.Command")
@@ -53,33 +53,6 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the re
 
 yes_option = click.option("--yes", is_flag=True, help="Agree to what the command will do to a cluster that is not "
                           "a glmodel lab without being asked (for scripts); without a terminal it is required.")
-
-
-def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None, yes: bool,
-                     refusals: Callable[[], object]) -> None:
-    """On a cluster that is not a glmodel lab: run ``refusals`` (every check that needs no change, so a plan the
-    cluster cannot run is refused before anything is asked) and reach every host (one line each that cannot be
-    reached), say what the campaign will do, then ask (or take --yes); without a terminal and without --yes,
-    refuse before the first change."""
-    from . import api
-
-    lines = api.changes_to_cluster(cluster, plan_file, variant=variant)
-    if not lines:
-        return
-    refusals()
-    api.reach(cluster)
-    # what will happen goes to standard output, as any report of work does; standard error keeps one line for
-    # a refusal
-    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:")
-    for line in lines[1:]:
-        click.echo(f"  - {line}")
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise click.UsageError(f"{cluster} is not a glmodel lab: run again with --yes to agree to the changes above "
-                               "(or --dry-run to see the runs first)")
-    if not click.confirm("Go ahead?", default=False, err=True):
-        raise Failure("nothing was changed")
 
 
 def model_file_option(required: bool = True, help: str = "Model file written by `glmodel fit`.") -> Callable[[FC], FC]:
@@ -407,6 +380,57 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
     from .present.runs import run_lines
 
     click.echo("\n".join(run_lines(api.runs_show(store, run_id, raw_trial))))
+
+
+@cli.command(short_help="Did a change make the cluster slower? A campaign against another, side by side, with a verdict.")
+@store_option
+@click.option("--campaign", default=None, help="The campaign after the change (default: the store's latest).")
+@click.option("--against", required=True, help="Before the change: a campaign of the store, last (the plan's "
+              "previous campaign on this cluster), last:N (the N before it, pooled), or another store (path or URL).")
+@click.option("--against-campaign", default=None, help="With --against STORE: its campaign (default: its latest).")
+@click.option("--margin", type=click.FloatRange(0.1, 50), default=5.0, show_default=True,
+              help="Percent: a change within ±this is \"the same\" when the trials show it; slower beyond it fails.")
+@click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+              help="Confidence of the intervals and family-wise level of the verdicts (Holm over every row).")
+@click.option("--markdown", "md_out", type=click.Path(path_type=Path), help="Also write a Markdown table (for a "
+              "pull-request comment).")
+@click.option("--figure", type=click.Path(path_type=Path), help="Also draw the ratios with intervals (PNG).")
+@json_option
+def compare(store: str, campaign: str | None, against: str, against_campaign: str | None, margin: float,
+            level: float, md_out: Path | None, figure: Path | None, as_json: bool) -> None:
+    """Match two campaigns' trials by configuration and metric, and judge each row: slower or faster beyond the
+    margin, the same within it (an equivalence test), or undecided. Exit 0 when no row is slower, 1 when one is
+    (those rows first), 2 on input that cannot be compared.
+
+    \b
+    Example: glmodel compare --store glmodel.db --against last
+             glmodel compare --store after.db --against before.db --markdown compare.md
+    """
+    from . import api
+    from .present import compare as show
+
+    checked_outputs((md_out, "--markdown", (".md",)), (figure, "--figure", (".png",)))  # before the work
+    result = api.compare(store, against, campaign=campaign, against_campaign=against_campaign, margin=margin / 100,
+                         level=level)
+    show.write(result, md_out, figure)
+    _echo_json(result) if as_json else show.render(_console(), result)
+    if result.exit_status:
+        raise Failure(f"{len(result.slower)} row(s) slower beyond ±{margin:g}%: "
+                      + "; ".join(f"{r.metric} {r.config}" for r in result.slower[:3]), result.exit_status)
+
+
+@cli.command(short_help="Bring a store to this glmodel's schema (older stores are read as they are without it).")
+@store_option
+def migrate(store: str) -> None:
+    """Apply the schema steps a store written by an earlier glmodel lacks (compare wants both stores at one).
+
+    Example: glmodel migrate --store old.db
+    """
+    from . import api
+
+    before, after = api.migrate(store)
+    click.echo(f"{store}: schema version {before} -> {after}" if before != after else f"{store}: schema {after}, "
+               "nothing to do")
 
 
 @cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")

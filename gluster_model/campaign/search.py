@@ -52,6 +52,8 @@ from ..store.store import Store
 from ..dataset import trial_frame
 from .collector import Collector
 from .progress import CampaignSummary, PlanReporter
+from ..stats.ratios import Comparison, welch_ratio
+from ..stats.ratios import holm as holm_rejects
 from ..store.identity import Purpose
 from .records import ensure_campaign, runs_done
 
@@ -61,48 +63,14 @@ LEVEL = 0.90  # the confirmed gain's interval
 MORE = 2  # racing and confirmation: this many times the protocol's trials
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """Candidate against the defaults: ratio of means with its interval, and the one-sided p-value of a gain."""
-
-    ratio: float
-    low: float
-    high: float
-    p_gain: float
-
-
 def compare(defaults: Sequence[float], other: Sequence[float], level: float = LEVEL) -> Comparison:
-    """Ratio of means (other / defaults) with a Welch interval on the log scale (delta method) and Welch's
-    one-sided p-value that ``other`` is larger."""
-    import numpy as np
-    from scipy import stats
-
-    a, b = np.asarray(defaults, float), np.asarray(other, float)
-    ma, mb = float(a.mean()), float(b.mean())
-    va = float(a.var(ddof=1)) / len(a) / ma**2 if len(a) > 1 else math.inf
-    vb = float(b.var(ddof=1)) / len(b) / mb**2 if len(b) > 1 else math.inf
-    se = math.sqrt(va + vb)
-    ratio = mb / ma
-    if se == 0:
-        return Comparison(ratio, ratio, ratio, 0.0 if ratio > 1 else 1.0)
-    df = (va + vb) ** 2 / ((va**2 / (len(a) - 1)) + (vb**2 / (len(b) - 1))) if math.isfinite(se) else 1.0
-    t = stats.t.ppf(0.5 + level / 2, df)
-    log_ratio = math.log(ratio)
-    p = float(stats.t.sf(log_ratio / se, df))
-    return Comparison(ratio, math.exp(log_ratio - t * se), math.exp(log_ratio + t * se), p)
+    """A candidate against the defaults, its trials as independent draws (``stats.ratios.welch_ratio``)."""
+    return welch_ratio(defaults, other, level)
 
 
 def holm(pvalues: Mapping[str, float], alpha: float = ALPHA, family: int | None = None) -> set[str]:
-    """The hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``, over a family of
-    ``family`` tests (default: those given; more when the others were tested too and are known not rejected)."""
-    out: set[str] = set()
-    ranked = sorted(pvalues.items(), key=lambda kv: kv[1])
-    m = max(family or 0, len(ranked))
-    for k, (name, p) in enumerate(ranked):
-        if p > alpha / (m - k):
-            break
-        out.add(name)
-    return out
+    """Holm's step-down rejections at the search's level (``stats.ratios.holm``)."""
+    return holm_rejects(pvalues, alpha, family)
 
 
 @dataclass(frozen=True)

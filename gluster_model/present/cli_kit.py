@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,8 +15,17 @@ from ..design.registry import STRATEGIES as STRATEGIES  # the design registry: n
 from ..hardware.settings import OPTIONS as HARDWARE_KNOBS  # the hardware knobs: no heavy import
 from ..units import parse_ints as parse_ints, parse_size
 
-__all__ = ["HARDWARE_KNOBS", "SIZE", "STRATEGIES", "Failure", "GlmodelGroup", "Parsed", "echo_json", "parse_ints",
-           "setting_type"]
+__all__ = ["HARDWARE_KNOBS", "SIZE", "STRATEGIES", "Failure", "GlmodelGroup", "Parsed", "checked_outputs", "echo_json",
+           "parse_ints", "setting_type", "agree_to_changes"]
+
+
+def checked_outputs(*outputs: tuple[Any, str, tuple[str, ...]]) -> None:
+    """Every (path or None, option, allowed suffixes) writable, before the work: a bad path loses nothing."""
+    from ..outputs import check_output
+
+    for path, option, suffixes in outputs:
+        if path is not None:
+            check_output(path, option, suffixes)
 
 
 class Failure(click.ClickException):
@@ -90,3 +100,30 @@ def echo_json(result: Any) -> None:
     import json
 
     click.echo(json.dumps(result.to_json() if hasattr(result, "to_json") else result, indent=2, default=str))
+
+
+def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None, yes: bool,
+                     refusals: Callable[[], object]) -> None:
+    """On a cluster that is not a glmodel lab: run ``refusals`` (every check that needs no change, so a plan the
+    cluster cannot run is refused before anything is asked) and reach every host (one line each that cannot be
+    reached), say what the campaign will do, then ask (or take --yes); without a terminal and without --yes,
+    refuse before the first change."""
+    from .. import api
+
+    lines = api.changes_to_cluster(cluster, plan_file, variant=variant)
+    if not lines:
+        return
+    refusals()
+    api.reach(cluster)
+    # what will happen goes to standard output, as any report of work does; standard error keeps one line for
+    # a refusal
+    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:")
+    for line in lines[1:]:
+        click.echo(f"  - {line}")
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise click.UsageError(f"{cluster} is not a glmodel lab: run again with --yes to agree to the changes above "
+                               "(or --dry-run to see the runs first)")
+    if not click.confirm("Go ahead?", default=False, err=True):
+        raise Failure("nothing was changed")

@@ -440,11 +440,9 @@ class Files:
     figure: Path | None = None
 
     def __post_init__(self) -> None:
-        from ..outputs import check_output
+        from .cli_kit import checked_outputs
 
-        for path, option, suffixes in ((self.csv, "--csv", ()), (self.figure, "--figure", (".png", ".svg", ".pdf"))):
-            if path is not None:
-                check_output(path, option, suffixes)
+        checked_outputs((self.csv, "--csv", ()), (self.figure, "--figure", (".png", ".svg", ".pdf")))
 
     def write(self, answer: Answer) -> None:
         if self.csv is not None:

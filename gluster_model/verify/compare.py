@@ -13,7 +13,6 @@ Gneiting, T., Raftery, A. E. (2007), "Strictly proper scoring rules, prediction,
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from ..predict.scenarios import Question, Scenario
 from ..predict.whatif import what_if
 from .build import MEASURED_INPUTS, Target
 from ..model.artifact import json_safe
+from ..stats.accuracy import coverage, mape, percent_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,14 +175,12 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
                 # data): bounded by the two predictions' intervals, which hold the noise of both runs.
                 low, high = p.low - base_pred.high, p.high - base_pred.low
             checks.append(Check(t.scenario.name, p.value, p.low, p.high, m, int(values.size),
-                                (p.value - m) / m * 100 if m > 0 else math.nan, p.low <= m <= p.high,
+                                percent_error(p.value, m), p.low <= m <= p.high,
                                 asked.basis if asked else p.basis, asked.value if asked else math.nan, p.basis,
                                 p.delta if gain is not None else None, low if gain is not None else None,
                                 high if gain is not None else None, gain))
-        errors = [abs(c.error_pct) for c in checks if math.isfinite(c.error_pct)]
-        verdict = MetricVerdict(metric, answer.metrics[0].model, len(checks),
-                                statistics.fmean(errors) if errors else None,
-                                sum(c.inside for c in checks) / len(checks), checks)
+        verdict = MetricVerdict(metric, answer.metrics[0].model, len(checks), mape([c.error_pct for c in checks]),
+                                coverage([c.inside for c in checks]), checks)
         # The recommendation is predict's rank 1 for the question as asked; the measured best is the priced
         # candidate with the largest measured gain per price (a positive one).
         has_base = any(t.scenario.baseline for t in ok)

@@ -13,7 +13,7 @@ from gluster_model.bench.workload import Workload
 from gluster_model.errors import ConfigError, ParseError
 from gluster_model.plan.file import PlanFile
 from gluster_model.plan.protocol import Protocol, next_step
-from gluster_model.studies.stats import detect_modes, overhead_percent, plateau, summarize
+from gluster_model.stats.summary import detect_modes, overhead_percent, plateau, summarize
 
 
 def test_trimodal_sample_yields_three_modes_with_their_weights() -> None:

@@ -18,7 +18,7 @@ from .data import CampaignView, baselines, campaigns, study_trials
 from .document import Doc, to_html, to_markdown
 from ...model.features import with_derived
 from ...model.fit import rows_for
-from ...studies.stats import plateau
+from ...stats.summary import plateau
 from ...dataset import read_table, trial_frame
 from .decision import add_answer, add_limits, context_rows, settings_count
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...studies.stats import Mode, detect_modes, overhead_percent, plateau, summarize
+from ...stats.summary import Mode, detect_modes, overhead_percent, plateau, summarize
 from ...units import gluster_size
 
 if TYPE_CHECKING:

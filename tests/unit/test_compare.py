@@ -1,0 +1,110 @@
+"""compare's verdicts on sides with known truth: null comparisons rarely alarm (at most the stated level, over
+every row at once), injected slowdowns are found with their ratio inside the interval, "the same" only where the
+trials show it, and inputs that cannot be compared get one line and exit 2."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gluster_model.compare import MismatchError, Side, compare
+from gluster_model.compare.verdicts import judge
+
+ROOT = Path(__file__).resolve().parents[2]
+V4 = ROOT / "tests" / "data" / "stores" / "v4_store.db"
+
+
+def side(rng: np.random.Generator, means: dict[str, float], *, runs: int = 2, trials: int = 3, run_sd: float = 0.02,
+         trial_sd: float = 0.02, store: str = "s", plan: str = "p", metric: str = "write") -> Side:
+    rows = []
+    run_id = 0
+    for config, mean in means.items():
+        for _ in range(runs):
+            run_id += 1
+            shift = rng.normal(0, run_sd)
+            for t in range(trials):
+                rows.append({"store": store, "run_id": run_id, "config_hash": config, "layout": "replicate",
+                             "record_size": int(config[1:]) if config[1:].isdigit() else 0,
+                             metric: mean * float(np.exp(shift + rng.normal(0, trial_sd))), "trial": t})
+    return Side(store, [f"{plan}@c"], plan, "c", pd.DataFrame(rows), 5, {"network_gbps": 1.0})
+
+
+CONFIGS = {f"r{k}": 100.0 * k for k in (4, 64, 1024, 4096)}
+
+
+def test_null_comparisons_alarm_at_most_at_the_stated_level() -> None:
+    """400 comparisons of unchanged sides (4 configurations, 2 runs of 3 trials, run and trial noise of 2%):
+    the share with any row called slower is at most 5% (Holm over the rows); benchmarks/compare_power.py runs
+    the full simulation on the measured noise."""
+    rng = np.random.default_rng(4)
+    alarms = sum(judge(side(rng, CONFIGS), side(rng, CONFIGS)).exit_status for _ in range(400))
+    assert alarms / 400 <= 0.05, alarms
+
+
+def test_a_slowdown_is_found_with_its_ratio_inside_the_interval() -> None:
+    rng = np.random.default_rng(5)
+    for drop in (0.10, 0.20):
+        after = {k: v * (1 - drop) for k, v in CONFIGS.items()}
+        c = judge(side(rng, CONFIGS, runs=3, run_sd=0.01), side(rng, after, runs=3, run_sd=0.01))
+        assert c.exit_status == 1 and len(c.slower) == 4, [r.verdict for r in c.rows]
+        held = sum(r.ratio.low <= 1 - drop <= r.ratio.high for r in c.rows)
+        assert held >= 3  # 95% intervals: all four, or one out by chance
+
+
+def test_the_same_is_said_only_where_the_trials_show_it() -> None:
+    rng = np.random.default_rng(6)
+    tight = judge(side(rng, CONFIGS, runs=4, run_sd=0.005, trial_sd=0.005),
+                  side(rng, CONFIGS, runs=4, run_sd=0.005, trial_sd=0.005))
+    assert {r.verdict for r in tight.rows} == {"same"} and tight.exit_status == 0
+    noisy = judge(side(rng, CONFIGS, runs=2, run_sd=0.10, trial_sd=0.10),
+                  side(rng, CONFIGS, runs=2, run_sd=0.10, trial_sd=0.10))
+    assert "same" not in {r.verdict for r in noisy.rows} and noisy.exit_status == 0
+
+
+def test_inputs_that_cannot_be_compared_are_one_line_and_exit_2() -> None:
+    rng = np.random.default_rng(7)
+    a = side(rng, CONFIGS)
+    cases = [
+        (side(rng, CONFIGS, plan="other"), "ran plan"),
+        (side(rng, {"r8": 1.0}), "no configuration measured on both sides"),
+        (Side("s", ["p@c"], "p", "c", pd.DataFrame(), 5), "no finished trials"),
+        (side(rng, CONFIGS, metric="read"), "no metric measured on both sides"),
+    ]
+    older = side(rng, CONFIGS)
+    older.schema = 4
+    cases.append((older, "schema version"))
+    for b, message in cases:
+        with pytest.raises(MismatchError, match=message) as err:
+            judge(a, b)
+        assert err.value.cli_status == 2 and "\n" not in str(err.value)
+
+
+def test_compare_reads_campaigns_of_stores_without_changing_them(tmp_path: Path) -> None:
+    """The previous release's store: its drift campaign against its first (3% faster: within the margin, so
+    neither slower nor faster), its 100 Mbit/s setting against 1 Gbit/s (slower, with the link named),
+    last, and another store (a migrated copy: schema 5 against 4 is refused until migrated)."""
+    before = V4.read_bytes()
+    c = compare(str(V4), "hw@lab:link=1gbit,disk=60MB/s", campaign="hw@lab:link=1gbit,disk=60MB/s,again")
+    assert c.exit_status == 0 and {r.verdict for r in c.rows} <= {"same", "undecided"}
+    assert all(r.ratio.ratio == pytest.approx(1.03, rel=1e-3) for r in c.rows)
+    slow = compare(str(V4), "hw@lab:link=1gbit,disk=60MB/s", campaign="hw@lab:link=100mbit,disk=60MB/s")
+    assert slow.exit_status == 1 and [h[0] for h in slow.hardware] == ["network_gbps"]
+    last = compare(str(V4), "last", campaign="hw@lab:link=100mbit,disk=60MB/s")
+    assert last.a.campaigns == ["hw@lab:link=1gbit,disk=60MB/s"]
+    with pytest.raises(MismatchError, match="no campaign of plan hw on lab before"):
+        compare(str(V4), "last", campaign="hw@lab:link=1gbit,disk=60MB/s")
+    with pytest.raises(MismatchError, match="not a campaign of .* nor a store file"):
+        compare(str(V4), "nothing-here")
+    copy = tmp_path / "copy.db"
+    shutil.copy(V4, copy)
+    from gluster_model.store import open_store
+
+    with open_store(copy):  # migrated to schema 5
+        pass
+    with pytest.raises(MismatchError, match="schema version"):
+        compare(str(copy), str(V4), campaign="hw@lab:link=1gbit,disk=60MB/s")
+    assert V4.read_bytes() == before
