@@ -12,13 +12,16 @@ from ..plan.factors import RunSpec
 
 
 def console() -> Any:
-    """The terminal's width on a terminal; piped or redirected, a wide fixed one, so no table cell is folded
-    (rich would otherwise assume 80 columns)."""
+    """The terminal's width on a terminal (``COLUMNS`` where set); piped or redirected, ``COLUMNS`` where set,
+    else a wide fixed one, so no table cell is folded (rich would otherwise assume 80 columns)."""
+    import os
     import sys
 
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() else Console(width=240)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) >= 40 else None
+    return Console(width=width) if sys.stdout.isatty() or width else Console(width=240)
 
 
 @contextmanager

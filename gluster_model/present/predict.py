@@ -80,8 +80,54 @@ def rich_table(title: str, columns: list[tuple[str, str]]) -> Any:
 
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for col, just in columns:
-        t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+        # the names wrap where the terminal is narrow; numbers and short words never do (``whole_numbers``)
+        t.add_column(col, justify=just, no_wrap=just == "right", overflow="fold")  # type: ignore[arg-type]
     return t
+
+
+def whole_numbers(t: Any) -> Any:
+    """The table with every column but the first at least as wide as its widest cell, so a narrow terminal wraps
+    the names (and a header that does not fit) and never cuts a figure to "…"."""
+    from rich.text import Text
+
+    for col in t.columns[1:]:  # the first column (names) wraps at spaces; every other cell stays whole
+        cells = [c if isinstance(c, Text) else Text.from_markup(str(c)) for c in col._cells]
+        col.min_width = max([c.cell_len for c in cells], default=0)
+        col.no_wrap = True
+    return t
+
+
+NAME_WIDTH = 12  # the names' column keeps at least this much of a narrow terminal (they wrap at spaces)
+
+
+def print_fitted(console: Any, t: Any) -> None:
+    """Print a table from ``rich_table``/``whole_numbers`` whole at the console's width: where its columns do not
+    fit beside the names, it is printed in parts, each with the names again ("continued"), never cropped."""
+    from rich import box
+    from rich.table import Table
+
+    gap = 3
+    widths = [c.min_width or 0 for c in t.columns[1:]]
+    if NAME_WIDTH + sum(w + gap for w in widths) <= console.width:
+        console.print(t)
+        return
+    parts: list[list[int]] = [[]]
+    used = NAME_WIDTH
+    for i, w in enumerate(widths, start=1):
+        if parts[-1] and used + w + gap > console.width:
+            parts.append([])
+            used = NAME_WIDTH
+        parts[-1].append(i)
+        used += w + gap
+    for n, part in enumerate(parts):
+        title = t.title if n == 0 else f"{t.title} (continued)"
+        sub = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        for i in [0, *part]:
+            c = t.columns[i]
+            sub.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap, overflow=c.overflow, min_width=c.min_width)
+        for r in range(t.row_count):
+            sub.add_row(*[t.columns[i]._cells[r] for i in [0, *part]])
+        console.print(sub)
 
 
 def name_text(text: str) -> Any:
@@ -93,13 +139,15 @@ def name_text(text: str) -> Any:
 def compact_table(m: MetricAnswer, a: Answer) -> Any:
     """One row per scenario: MB/s, interval, change ± its interval, basis, price, gain per 1,000, rank."""
     priced = any(p.price for p in m.predictions)
+    # only ranked candidates carry a gain per price: with none ranked the column would be dashes only
+    gains = priced and any(p.gain_per_cost is not None for p in m.predictions)
     cur = printable(a.currency) or "of price"
     cols = [("scenario", "left"), (m.unit, "right"), ("interval", "right"), ("change", "right"), ("basis", "left")]
     if priced:
-        cols += [("price", "right"), ("gain/1k", "right")]
-    cols += [("rank", "right")]
+        cols += [("price", "right")] + ([("gain/1k", "right")] if gains else [])
+    cols += [("rank", "left")]
     title = f"{m.metric} ({m.unit}), model {m.model}, {a.level:.0%} intervals"
-    if priced:
+    if gains:
         title += f"; gain/1k: {m.unit} gained per 1,000 {cur}"
     t = rich_table(title, cols)
     trades = a.trade_offs()
@@ -108,10 +156,11 @@ def compact_table(m: MetricAnswer, a: Answer) -> Any:
         row = [name_text(p.scenario), num(p.value), f"{num(p.low)}–{num(p.high)}", change(p),
                f"[{style}]{p.basis}[/]" if style else p.basis]
         if priced:
-            row += [money(p.price), num(p.gain_per_cost * 1000, "+.1f") if p.gain_per_cost is not None else "-"]
+            row += [money(p.price)] + ([num(p.gain_per_cost * 1000, "+.1f") if p.gain_per_cost is not None else "-"]
+                                       if gains else [])
         row.append(rank_cell(p) + (" trade-off" if p.scenario in trades else ""))
         t.add_row(*row)
-    return t
+    return whole_numbers(t)
 
 
 def summary_lines(a: Answer) -> list[str]:
@@ -228,7 +277,7 @@ def print_answer(console: Any, a: Answer, details: bool = False) -> None:
         console.print(line, highlight=False)
     inside = [m for m in a.metrics if not m.all_guesses]
     for m in inside:
-        console.print(compact_table(m, a))
+        print_fitted(console, compact_table(m, a))
     hidden = "" if inside else "the guesses, "
     console.print(f"[dim]--details: {hidden}every flag, measured means, capacity and levers[/]", highlight=False)
 
@@ -241,7 +290,7 @@ def metric_table(m: MetricAnswer, a: Answer) -> Any:
     cols = [("scenario", "left"), (m.unit, "right"), ("interval", "right"), ("change", "right"),
             ("change %", "right"), ("basis", "left"), ("ceiling", "right")]
     cols += [("measured", "right")] if measured else []
-    cols += [("price", "right"), (f"price per {m.unit} gained", "right"), ("rank", "right")] if priced else []
+    cols += [("price", "right"), (f"price per {m.unit} gained", "right"), ("rank", "left")] if priced else []
     t = rich_table(f"{m.metric} ({m.unit}), model {m.model}, {a.level:.0%} prediction interval", cols)
     for p in m.predictions:
         style = _BASIS_STYLE[p.basis]
@@ -254,7 +303,7 @@ def metric_table(m: MetricAnswer, a: Answer) -> Any:
             row += [money(p.price, printable(a.currency)), money(p.price_per_gain, printable(a.currency)),
                     rank_cell(p)]
         t.add_row(*row)
-    return t
+    return whole_numbers(t)
 
 
 def capacity_table(a: Answer) -> Any | None:
@@ -301,7 +350,7 @@ def print_details(console: Any, a: Answer) -> None:
     for line in summary_lines(a):
         console.print(line, highlight=False)
     for m in a.metrics:
-        console.print(metric_table(m, a))
+        print_fitted(console, metric_table(m, a))
         common = [f for f in m.predictions[0].flags if all(f in p.flags for p in m.predictions)]
         for flag in common:
             console.print(f"  [yellow]every scenario[/]: {escape(printable(flag))}", highlight=False)

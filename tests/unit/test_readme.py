@@ -42,3 +42,12 @@ def test_the_readme_decision_example_is_what_the_shipped_data_print(tmp_path: Pa
     printed = [re.sub(r"\s+", " ", line).strip() for line in out.splitlines()]
     for line in shown:
         assert re.sub(r"\s+", " ", line).strip() in printed, (line, out[:2000])
+    # the same answer on a terminal of 80 and 120 columns: every line fits, and no figure is cut to "…"
+    for width in ("80", "120"):
+        for details in ([], ["--details"]):
+            out = subprocess.run([sys.executable, "-m", "gluster_model.cli", "predict", "--model", str(model),
+                                  "--scenarios", "experiments/whatif/emulated_decision.yaml", *details], cwd=ROOT,
+                                 check=True, capture_output=True, text=True, env={**env, "COLUMNS": width},
+                                 timeout=120).stdout
+            assert "…" not in out and max(len(line) for line in out.splitlines()) <= int(width), (width, details)
+            assert re.search(r"\d+\.\d–\d", out)  # the intervals are there, whole
