@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from .present.cli_kit import (HARDWARE_KNOBS, SIZE, STRATEGIES, Failure, GlmodelGroup, Parsed, agree_to_changes,
-                              checked_outputs, echo_json as _echo_json, parse_ints, setting_type as _setting)
+                              checked_outputs, echo_json as _echo_json, parse_ints, setting_type as _setting, working)
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound="Callable[..., Any] | click.Command")
@@ -475,7 +475,8 @@ def report(store: str, model_file: Path | None, scenarios: Path | None, campaign
     """
     from .present.report import write
 
-    written = write(store, out, model_file, campaigns, scenarios)
+    with working("writing the report"):
+        written = write(store, out, model_file, campaigns, scenarios)
     click.echo(f"report: {written.html} ({len(written.sections)} section(s), {len(written.images)} figure(s)); "
                f"summary: {written.markdown}")
 
@@ -519,9 +520,10 @@ def fit(store: str, data: Path | None, campaigns: tuple[str, ...], family: str, 
     from . import api
     from .present.model import print_fits
 
-    done = api.fit(out, store=store, data=data, campaigns=campaigns, with_outliers=with_outliers, where=where,
-                   family=family, metrics=metrics, models=models, seed=seed, level=level, samples=samples,
-                   bootstrap=bootstrap)
+    with working("fitting the models, validating them and ranking the inputs"):
+        done = api.fit(out, store=store, data=data, campaigns=campaigns, with_outliers=with_outliers, where=where,
+                       family=family, metrics=metrics, models=models, seed=seed, level=level, samples=samples,
+                       bootstrap=bootstrap)
     if as_json:
         return _echo_json(done)
     console = _console()
@@ -612,7 +614,8 @@ def predict(model_file: Path, scenarios: Path | None, sets: tuple[str, ...], met
 
     to_stdout = str(csv_out) == "-"
     files = show.Files(None if to_stdout else csv_out, figure)  # checked before the work: a bad path loses nothing
-    answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use)
+    with working("predicting"):
+        answer = api.predict(model_file, scenarios=scenarios, sets=sets, metrics=metrics, level=level, use=use)
     files.write(answer)
     if to_stdout:
         return click.echo(show.to_csv(answer), nl=False)
@@ -648,8 +651,9 @@ def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], leve
     from . import api
     from .present.tune import print_advice
 
-    advice = api.tune(model_file, sets=sets, metrics=metrics, level=level, use=use, volume=volume,
-                      scenarios_out=scenarios_out)
+    with working("searching the volume options (the trees' change intervals take a few seconds)"):
+        advice = api.tune(model_file, sets=sets, metrics=metrics, level=level, use=use, volume=volume,
+                          scenarios_out=scenarios_out)
     _echo_json(advice) if as_json else print_advice(_console(), advice)
     if scenarios_out is not None and not as_json:
         click.echo(f"wrote {scenarios_out} (measure it: glmodel verify --scenarios {scenarios_out} ...)")

@@ -178,6 +178,14 @@ class ModelFile:
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 
+    def prepare_changes(self, configs: Sequence[Mapping[str, Any]], *, metric: str, use: str | None = None,
+                        refits: int = 0) -> None:
+        """Predict every configuration once by each bootstrap refit a model without a covariance keeps, so the
+        changes ``predict`` is asked next among them cost no prediction of their own (a search over options)."""
+        model = self.model(metric, use)
+        if refits > 0 and hasattr(model, "refit_predictions") and getattr(model, "training", None) is not None:
+            model.refit_predictions(with_derived(config_columns(configs), metric), refits)
+
     def _metric(self, metric: str) -> dict[str, Any]:
         if metric not in self.doc["metrics"]:
             raise ModelFileError(f"{self.path}: no model for metric {metric!r} (it has {', '.join(self.metrics)})")

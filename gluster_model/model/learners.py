@@ -229,6 +229,9 @@ class GbmModel:
     training: tuple[Any, Any] | None = None  # (x, log y) the estimator was fitted on
     _refitted: list[Any] = field(default_factory=list, repr=False, compare=False)  # bootstrap refits, lazily
     _reference: tuple[LinearModel | None] | None = field(default=None, repr=False, compare=False)
+    # each input row's prediction by every refit (exp scale), so a search asking many contrasts among the same
+    # configurations predicts each of them once per refit, not once per contrast
+    _by_row: dict[bytes, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def predict(self, frame: Columns) -> np.ndarray:
         import numpy as np
@@ -270,8 +273,7 @@ class GbmModel:
         d = yhat - yhat[0]
         if refits <= 0 or self.training is None:
             return d, np.full_like(d, np.nan), np.full_like(d, np.nan)
-        x = _gbm_matrix(frame, self.schema)
-        changes = np.array([np.exp(e.predict(x)) for e in self._resampled(refits)])
+        changes = self.refit_predictions(frame, refits)
         changes -= changes[:, :1]
         tail = (1 - level) / 2 * 100
         low, high = np.percentile(changes, [tail, 100 - tail], axis=0)
@@ -287,6 +289,21 @@ class GbmModel:
             low, high = d - np.hypot(d - low, noise), d + np.hypot(high - d, noise)
             low[0] = high[0] = 0.0
         return d, low, high
+
+    def refit_predictions(self, frame: Columns, refits: int) -> np.ndarray:
+        """Every row's throughput by each of ``refits`` bootstrap refits, shape (refits, rows): the rows not seen
+        before predicted at once, one call per refit (a call costs milliseconds whatever its rows)."""
+        import numpy as np
+
+        x = _gbm_matrix(frame, self.schema)
+        keys = [row.tobytes() for row in x]
+        missing = [i for i, k in enumerate(keys) if k not in self._by_row or len(self._by_row[k]) < refits]
+        if missing:
+            rows = x[missing]
+            fresh = np.array([np.exp(e.predict(rows)) for e in self._resampled(refits)])
+            for j, i in enumerate(missing):
+                self._by_row[keys[i]] = fresh[:, j]
+        return np.array([self._by_row[k][:refits] for k in keys]).T
 
     def reference(self) -> LinearModel | None:
         """The log-linear model with pairwise interactions on the trees' training rows (None where it cannot
@@ -337,7 +354,8 @@ class GbmModel:
             from threadpoolctl import threadpool_limits
 
             # one thread per refit: hundreds of fits of tens of rows, where an unbounded OpenMP pool spent 32 s of
-            # CPU for one call and fought every other process for the cores
+            # CPU for one call and fought every other process for the cores (fits side by side in threads were
+            # slower still: 41 s against 11 s for tune on data/gluster_config.csv, the OpenMP runtimes spinning)
             with threadpool_limits(limits=1):
                 self._refitted = [clone(self.estimator).fit(x[rows], target[rows]) for rows in
                                   group_resamples(group, refits, int(self.estimator.random_state or 0))]

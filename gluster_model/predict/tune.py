@@ -222,6 +222,7 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
         defaults = {**base, **_defaults(domain, names)}
         configs = [defaults] + [{**base, **dict(zip(names, c))} for c in combos]
         pred = mf.predict(configs, level, metric=metric, use=use)
+        mf.prepare_changes(configs, metric=metric, use=use, refits=REFITS)  # the contrasts below are among these
         bases, flags, _ = judge(domain, configs, metric)
         grids[metric] = (configs, pred, bases, flags)
         inside = [k for k in range(1, len(configs)) if bases[k] != "extrapolated"] or list(range(1, len(configs)))

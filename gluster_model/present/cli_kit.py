@@ -5,7 +5,8 @@ options offer (design strategies, hardware knobs). Light imports only: ``glmodel
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +16,19 @@ from ..design.registry import STRATEGIES as STRATEGIES  # the design registry: n
 from ..hardware.settings import OPTIONS as HARDWARE_KNOBS  # the hardware knobs: no heavy import
 from ..units import parse_ints as parse_ints, parse_size
 
+@contextmanager
+def working(text: str) -> Iterator[None]:
+    """A spinner on stderr saying ``text`` while a long computation runs (fit, tune, predict, a report); silent
+    when stderr is not a terminal, so piped output and logs stay clean."""
+    from .console import spinner
+
+    with spinner() as say:
+        say(text)
+        yield
+
+
 __all__ = ["HARDWARE_KNOBS", "SIZE", "STRATEGIES", "Failure", "GlmodelGroup", "Parsed", "checked_outputs", "echo_json",
-           "parse_ints", "setting_type", "agree_to_changes"]
+           "parse_ints", "setting_type", "agree_to_changes", "working"]
 
 
 def checked_outputs(*outputs: tuple[Any, str, tuple[str, ...]]) -> None:

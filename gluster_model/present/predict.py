@@ -78,7 +78,8 @@ def rich_table(title: str, columns: list[tuple[str, str]]) -> Any:
     from rich import box
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+              collapse_padding=True)
     for col, just in columns:
         # the names wrap where the terminal is narrow; numbers and short words never do (``whole_numbers``)
         t.add_column(col, justify=just, no_wrap=just == "right", overflow="fold")  # type: ignore[arg-type]
@@ -106,7 +107,7 @@ def print_fitted(console: Any, t: Any) -> None:
     from rich import box
     from rich.table import Table
 
-    gap = 3
+    gap = 2  # collapsed padding: one space each side of a column, shared
     widths = [c.min_width or 0 for c in t.columns[1:]]
     if NAME_WIDTH + sum(w + gap for w in widths) <= console.width:
         console.print(t)

@@ -113,7 +113,7 @@ def kept_baselines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def glmodel(*args: str, check: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess, as a user would."""
-    env = {**os.environ, "COLUMNS": "200"}
+    env = {**os.environ, "COLUMNS": "240"}  # a wide terminal: whole lines for the assertions below to find
     proc = subprocess.run([sys.executable, "-m", "gluster_model.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
     if check and proc.returncode != 0:
