@@ -127,8 +127,7 @@ def restore(cluster: Path) -> None:
     from . import api
 
     outcomes = api.restore(cluster)
-    for host, text in outcomes.items():
-        click.echo(f"{host}: {text}")
+    click.echo("\n".join(f"{host}: {text}" for host, text in outcomes.items()))
     missed = [h for h, text in outcomes.items() if text.startswith("not reached")]
     if missed:
         raise Failure(f"{len(missed)} host(s) not restored: {', '.join(missed)}")
@@ -428,9 +427,7 @@ def migrate(store: str) -> None:
     """
     from . import api
 
-    before, after = api.migrate(store)
-    click.echo(f"{store}: schema version {before} -> {after}" if before != after else f"{store}: schema {after}, "
-               "nothing to do")
+    click.echo("{}: schema version {} -> {}".format(store, *api.migrate(store)))
 
 
 @cli.command(short_help="Write the store's trials as one tidy table (CSV or Parquet), the table models read.")
@@ -706,6 +703,8 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     if api.is_verify_preview(result):
         return click.echo("\n".join(show.verify_plan_lines(result, str(model_file))))
     _echo_json(result) if as_json else show.print_verification(console, result)
+    if result.exit_status:  # documented: 1 when a recommended buy did not measure best
+        raise Failure(result.failure_line())
 
 
 # -- lab -----------------------------------------------------------------------------------------------------

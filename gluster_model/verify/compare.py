@@ -87,8 +87,24 @@ class Verification:
     notes: list[str] = field(default_factory=list)
     clusters: list[str] = field(default_factory=list)  # where it was measured (the campaigns' clusters)
 
+    @property
+    def not_held(self) -> list[MetricVerdict]:
+        """The metrics whose recommended buy did not measure best (and was not tied with the one that did)."""
+        return [m for m in self.metrics if m.ranking_held is False and not m.measured_best_was_tied]
+
+    @property
+    def exit_status(self) -> int:
+        """1 when a recommendation did not hold, else 0 (a measurement outside its interval is reported, and
+        at a 90% level one in ten is expected: no failure by itself)."""
+        return 1 if self.not_held else 0
+
+    def failure_line(self) -> str:
+        return "; ".join(f"{m.metric}: the recommended {m.best_predicted} did not measure best ({m.best_measured} did)"
+                         for m in self.not_held)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = json_safe(asdict(self))
+        out["exit_status"] = self.exit_status
         return out
 
 

@@ -183,3 +183,41 @@ def test_verify_refusals_are_one_line_and_measure_nothing(lab: LabState, model: 
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0] and all(p in lines[0] for p in problem), bad.stderr
     assert not store.exists()  # refused before any store or host was touched
+
+
+def _wrong_table(path: Path) -> None:
+    """A training table with the physics backwards: servers, not the link, carry writes (the lab's client apart
+    is bound by its link, so more servers buy it nothing there)."""
+    rng = np.random.default_rng(12)
+    rows = []
+    for i, (net, servers, replica) in enumerate(itertools.product([0.2, 0.3, 0.4, 0.5], [1, 2, 3], [1, 2])):
+        if replica > servers:
+            continue
+        for trial in range(2):
+            rows.append({"campaign": "wrong@lab", "run_id": i, "config_hash": f"c{i}", "trial": trial,
+                         "network_gbps": net, "servers": servers, "replica": replica, "clients": 1,
+                         "file_size": 16 << 20, "write": 12 * servers ** 1.5 / replica * rng.lognormal(0, 0.05),
+                         "read": 14 * servers ** 1.5 * rng.lognormal(0, 0.05)})
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+def test_verify_says_a_wrong_model_did_not_hold_and_exits_1(lab: LabState, tmp_path_factory: pytest.TempPathFactory,
+                                                          tmp_path: Path) -> None:
+    """A model wrong on purpose (servers buy throughput, the link none) asked which upgrade to buy on the lab,
+    where the client's link binds: it recommends 3 servers, the faster link measures best, so the
+    recommendation did not hold, its predictions fall outside their intervals, and verify exits 1 naming it."""
+    wrong = fitted_model(tmp_path_factory, "wrong-model", _wrong_table, "--family", "hardware", "--model", "loglinear")
+    scenarios = {**SCENARIOS, "candidates": [{"name": "faster link", "set": {"network_gbps": 0.4}, "price": 100},
+                                             {"name": "3 servers", "set": {"servers": 3}, "price": 100}]}
+    plan, q = _files(tmp_path, scenarios)
+    out = glmodel("verify", "--cluster", _client_apart(lab, tmp_path), "--model", str(wrong), "--scenarios", q,
+                  "--plan", plan, "--store", str(tmp_path / "w.db"), "--metric", "write", "--json", timeout=900)
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr
+    v = json.loads(out.stdout)
+    write = v["metrics"][0]
+    assert write["best_predicted"] == "3 servers" and write["best_measured"] == "faster link"
+    assert write["ranking_held"] is False and v["exit_status"] == 1
+    checks = {c["scenario"]: c for c in write["checks"]}
+    assert checks["3 servers"]["inside"] is False  # predicted half again as fast, measured no faster
+    assert checks["faster link"]["measured"] > 1.4 * checks["today"]["measured"]
+    assert "write: the recommended 3 servers did not measure best (faster link did)" in out.stderr
