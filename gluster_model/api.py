@@ -221,7 +221,7 @@ def collect_preview(cluster: Path, plan_file: Path, *, variant: str | None = Non
     from .campaign.records import campaign_name
     from .plan.file import expand, load_plan
 
-    spec = load_cluster(cluster)
+    spec = load_cluster(cluster, connecting=False)
     plan = load_plan(plan_file, variant)
     expanded = expand(plan, spec, str(plan_file))
     return preview(spec, plan, expanded, campaign or campaign_name(plan, spec), store)
@@ -399,7 +399,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, *,
     from .verify import prepare
     from .verify import verify as measure
 
-    spec = load_cluster(cluster)
+    spec = load_cluster(cluster, connecting=not dry_run)
     plan = load_plan(plan_file, variant)
     mf, q = _asked(model_file, scenarios, (), metrics)
     if dry_run:

@@ -9,6 +9,7 @@ from ..config.cluster import ClusterSpec
 from ..plan.factors import Level, RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..store.store import open_store, store_exists
+from ..plan.search import MAX_BUDGET
 from .estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
 from .records import again_campaign, setting_campaign
 
@@ -29,6 +30,7 @@ class Preview:
     servers: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, brick directories)
     clients: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how the plan adapted to the cluster
+    search_budget: int | None = None  # a search plan: at most this many runs measured, screening included
 
 
 def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str, store: str) -> Preview:
@@ -52,4 +54,5 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         campaigns,
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
-        [h.name for h in cluster.clients], list(expanded.notes))
+        [h.name for h in cluster.clients], list(expanded.notes),
+        (d.budget or MAX_BUDGET) if d.type == "search" else None)

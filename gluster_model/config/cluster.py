@@ -297,7 +297,7 @@ def _resolve_local(path: Path | None, base: Path) -> Path | None:
     return path if path.is_absolute() else (base / path)
 
 
-def resolve(cf: ClusterFile, source: str, base: Path) -> ClusterSpec:
+def resolve(cf: ClusterFile, source: str, base: Path, *, connecting: bool = True) -> ClusterSpec:
     """Merge defaults and overrides into concrete hosts; check local files the SSH layer will need."""
     # A host listed as both server and client is one machine: its two entries are merged, and a key
     # given in both with different values is refused rather than silently picking one.
@@ -323,7 +323,7 @@ def resolve(cf: ClusterFile, source: str, base: Path) -> ClusterSpec:
     for address, (e, roles, key) in entries.items():
         ov = e.ssh or SSHOverride()
         identity = _resolve_local(ov.identity_file or cf.ssh.identity_file, base)
-        if identity is not None and not identity.is_file():
+        if connecting and identity is not None and not identity.is_file():  # a dry run connects nowhere
             field = f"{key}.ssh.identity_file" if ov.identity_file else "ssh.identity_file"
             raise ConfigError(source, field, f"identity file {identity} does not exist")
         known = _resolve_local(cf.ssh.known_hosts, base)
@@ -369,8 +369,9 @@ def resolve(cf: ClusterFile, source: str, base: Path) -> ClusterSpec:
 MAX_HOSTS = 4096  # refused before validation, which would take minutes for hundreds of thousands
 
 
-def cluster_from_data(data: Any, source: str, base: Path) -> ClusterSpec:
-    """Validate already-parsed data (a cluster mapping) and resolve it."""
+def cluster_from_data(data: Any, source: str, base: Path, *, connecting: bool = True) -> ClusterSpec:
+    """Validate already-parsed data (a cluster mapping) and resolve it; without ``connecting`` (a dry run) an
+    identity file need not exist yet."""
     if not isinstance(data, dict):
         raise ConfigError(source, "", "expected a mapping with at least a 'servers' key")
     for key in ("servers", "clients"):
@@ -382,11 +383,12 @@ def cluster_from_data(data: Any, source: str, base: Path) -> ClusterSpec:
         cf = ClusterFile.model_validate(data)
     except ValidationError as exc:
         raise validation_message(exc, source, ClusterFile) from None
-    return resolve(cf, source, base)
+    return resolve(cf, source, base, connecting=connecting)
 
 
-def load_cluster(path: str | Path) -> ClusterSpec:
-    """Load a cluster file, or an Ansible inventory (INI or YAML) with server and client groups."""
+def load_cluster(path: str | Path, *, connecting: bool = True) -> ClusterSpec:
+    """Load a cluster file, or an Ansible inventory (INI or YAML) with server and client groups; without
+    ``connecting`` (a dry run, which connects nowhere) the SSH identity file need not exist."""
     p = Path(path)
     text = read_text(p)
     source = str(p)
@@ -399,6 +401,6 @@ def load_cluster(path: str | Path) -> ClusterSpec:
         if kind == "yaml" or is_yaml_inventory(data):
             data = inventory_to_cluster_data(data, source, fmt="yaml", places=places)
     try:
-        return cluster_from_data(data, source, p.resolve().parent)
+        return cluster_from_data(data, source, p.resolve().parent, connecting=connecting)
     except ConfigError as exc:
         raise (in_inventory_terms(exc, places) if places else exc) from None

@@ -7,11 +7,17 @@ from collections.abc import Mapping, Sequence
 from ..campaign.preview import Preview
 
 
+def duration(seconds: float) -> str:
+    """Minutes up to 90, then hours and minutes: '84 min', '2 h 15 min', '54 h 13 min'."""
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes <= 90 else f"{minutes // 60} h {minutes % 60} min"
+
+
 def preview_lines(p: Preview) -> list[str]:
     low, high = p.trials
     out = [f"campaign {p.campaign}: {p.volumes} volume(s), {len(p.runs)} run(s), "
            f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
-           f"estimated {p.seconds / 60:.0f} min ({p.cost_source})",
+           f"estimated {duration(p.seconds)} ({p.cost_source})",
            f"  cluster {p.cluster}: {len(p.servers)} server(s): "
            + "; ".join(f"{name} ({', '.join(bricks)})" for name, bricks in p.servers)
            + f"; {len(p.clients)} client(s): {', '.join(p.clients)}"]
@@ -19,6 +25,9 @@ def preview_lines(p: Preview) -> list[str]:
     if p.adaptive is not None:
         out.append(f"  adaptive: chooses at most {p.adaptive[0]} of these {len(p.runs)} candidate run(s) as it goes, "
                    f"{p.adaptive[1]} per round after the first (the counts and estimate above are for all of them)")
+    if p.search_budget is not None:
+        out.append(f"  a search: measures the screening runs first, then chooses more as it goes, at most "
+                   f"{p.search_budget} run(s) in all (its budget; the counts and estimate above are the screening's)")
     if p.settings:
         out.append(f"  {len(p.settings)} hardware setting(s), each a campaign with its own baselines:")
         out += [f"    {name}: {n} run(s)" for name, n in p.settings]

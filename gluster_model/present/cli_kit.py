@@ -126,7 +126,8 @@ def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None,
     if not lines:
         return
     refusals()
-    api.reach(cluster)
+    if yes or sys.stdin.isatty():  # about to go ahead, or to ask someone who can: a host down says so first
+        api.reach(cluster)
     # what will happen goes to standard output, as any report of work does; standard error keeps one line for
     # a refusal
     click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:")

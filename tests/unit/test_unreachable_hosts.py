@@ -61,7 +61,11 @@ def down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*GLMODEL, *args], cwd=tmp, capture_output=True, text=True, timeout=120)
+    import os
+
+    # a terminal wide enough that a line is a line (a narrow one wraps each long line, as a terminal does)
+    return subprocess.run([*GLMODEL, *args], cwd=tmp, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "400"})
 
 
 def _one_line_per_host(out: str) -> None:
