@@ -101,12 +101,14 @@ def this_side(store: Store, campaign: str | None, option: str = "--campaign") ->
 
 
 def history(store: Store, current: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    """The ``n`` campaigns of the same plan and cluster recorded before ``current`` (newest last)."""
+    """The ``n`` campaigns of the same plan, cluster and hardware setting recorded before ``current`` (newest
+    last); a plan's other settings and its drift repeats are not its history."""
     before = [c for c in _choosable(store) if c["id"] < current["id"] and c["plan_name"] == current["plan_name"]
-              and c["cluster_name"] == current["cluster_name"] and not c.get("again_of")]
+              and c["cluster_name"] == current["cluster_name"] and (c.get("setting") or {}) ==
+              (current.get("setting") or {}) and not c.get("again_of")]
     if not before:
         raise MismatchError(f"--against last: {store.where} holds no campaign of plan {current['plan_name']} on "
-                            f"{current['cluster_name']} before {current['name']}")
+                            f"{current['cluster_name']} at the same setting before {current['name']}")
     if len(before) < n:
         raise MismatchError(f"--against last:{n}: {store.where} holds {len(before)} earlier campaign(s) of plan "
                             f"{current['plan_name']} on {current['cluster_name']}, not {n}")

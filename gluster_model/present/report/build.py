@@ -45,6 +45,41 @@ class Written:
 
 # -- sections ---------------------------------------------------------------------------------------------------
 
+def _since_last_time(doc: Doc, store: Store, views: list[CampaignView]) -> None:
+    """The latest campaign of each plan and cluster against the one before it (`glmodel compare --against
+    last`), where the store holds an earlier one: what got slower or faster since then."""
+    import pandas as pd
+
+    from ...compare import MismatchError
+    from ...compare.sides import history, read_side
+    from ...compare.verdicts import judge
+    from ..compare import headline
+
+    shown = {v.name for v in views}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in store.campaigns():
+        if c["name"] in shown and c["purpose"] != "verification" and not c.get("again_of"):
+            latest[(str(c["plan_name"]), str(c["cluster_name"]))] = c  # oldest first: the last one stays
+    done = False
+    for current in latest.values():
+        try:
+            result = judge(read_side(store, history(store, current, 1)), read_side(store, [current]))
+        except MismatchError:
+            continue  # no earlier campaign of the plan, or nothing in common to compare
+        if not done:
+            doc.h2("Since last time", "since-last-time")
+            doc.p("The latest campaign of each plan against the one before it on the same cluster, as `glmodel "
+                  "compare --against last` judges it: each configuration slower or faster beyond the margin, the "
+                  "same within it, or undecided.")
+            done = True
+        doc.p(headline(result))
+        doc.table(pd.DataFrame([{"verdict": r.verdict, "metric": r.metric, "configuration": r.config,
+                                 "before": round(r.mean_a, 1), "after": round(r.mean_b, 1),
+                                 "change %": round((r.ratio.ratio - 1) * 100, 1),
+                                 "interval %": f"{(r.ratio.low - 1) * 100:+.1f} to {(r.ratio.high - 1) * 100:+.1f}"}
+                                for r in result.rows]), f"{current['name']} against the campaign before it")
+
+
 def _campaign_section(doc: Doc, store: Store, views: list[CampaignView]) -> None:
     import pandas as pd
 
@@ -245,6 +280,7 @@ def _document(store: Store, out: Path, results: Answered | None, views: list[Any
                   "its section above); the store's other campaigns did not feed it and are not listed.")
     if behind:
         _campaign_section(doc, store, behind)
+    _since_last_time(doc, store, views)
     for n, v in enumerate([v for v in views if v.study], 1):
         _study_section(doc, store, v, out, n)
     return doc
