@@ -50,7 +50,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--challengers", action="store_true", help="Also time every challenger model.")
     args = ap.parse_args()
-    from gluster_model.model.fit import MODELS, fit_metric
+    from gluster_model.model.fit import fit_metric
+    from gluster_model.model.registry import MODELS
 
     frame = synthetic(args.rows)
     runs = [("study's MLR + importance", ("mlr",))] + ([("all models", MODELS)] if args.challengers else [])

@@ -24,7 +24,7 @@ from .features import Schema
 from .groups import n_groups
 from .domain import Domain
 from .features import with_derived
-from .learners import load_fitted
+from .registry import load_fitted
 
 if TYPE_CHECKING:
     import numpy as np

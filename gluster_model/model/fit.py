@@ -14,7 +14,8 @@ from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema
 from .groups import GROUP
 from .importance import Importance, NotFinite, additive_vi, bootstrap_vi, sobol_indices, with_intervals
 from .bottleneck import usable
-from .learners import Fitted, Learner, bottleneck, gbm, loglinear, mlr, physical
+from .learners import Fitted, Learner
+from .registry import BY_NAME, MODELS, SIMPLICITY
 from .linear import LinearModel, adjusted_r2, coefficient_table, fit_linear
 from .replicates import Replication, lack_of_fit, noise_cv, pure_error
 from .groups import cv_groups
@@ -25,9 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-MODELS = ("mlr", "loglinear", "physical", "bottleneck", "gbm")
 SCORE_SEEDS = 1000  # the reported CV's seeds start this far from the selection's
-SIMPLICITY = {name: i for i, name in enumerate(("mlr", "physical", "bottleneck", "loglinear", "gbm"))}
 
 
 class FitError(GlmodelError):
@@ -81,14 +80,11 @@ def learners_for(schema: Schema, phys_schema: Schema, models: Sequence[str], see
                  metric: str = "", stages_measured: bool = False) -> list[Learner]:
     """The learners asked for (the study's MLR always); the bottleneck model only where every row has the
     measured link and disk figures its stages need."""
-    make = {"mlr": lambda: mlr(schema), "loglinear": lambda: loglinear(schema),
-            "physical": lambda: physical(phys_schema, metric), "bottleneck": lambda: bottleneck(schema, metric),
-            "gbm": lambda: gbm(schema, seed)}
-    unknown = [m for m in models if m not in make]
+    unknown = [m for m in models if m not in BY_NAME]
     if unknown:
         raise FitError(f"--model: unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    wanted = [m for m in dict.fromkeys(["mlr", *models]) if m != "bottleneck" or stages_measured]
-    return [make[m]() for m in wanted]
+    wanted = [BY_NAME[m] for m in dict.fromkeys(["mlr", *models])]
+    return [f.make(schema, phys_schema, metric, seed) for f in wanted if not f.needs_stages or stages_measured]
 
 
 def rows_for(frame: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -491,13 +491,3 @@ def out_of_fold(fit: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: 
         out[test] = fit(x[~test], y[~test]).predict(x[test])
     return out
 
-
-def load_fitted(d: Mapping[str, Any]) -> Fitted:
-    if d["type"] == "linear":
-        return LinearModel.from_json(d)
-    if d["type"] == "gbm":
-        return GbmModel.from_json(d)
-    if d["type"] == "bottleneck":
-        return BottleneckModel.from_json(d)
-
-    raise GlmodelError(f"model type {d['type']!r} is not one glmodel writes (linear, gbm, bottleneck)")

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import artifact
-from .fit import MODELS, MetricFit, fit_frame
+from .fit import MetricFit, fit_frame
+from .registry import MODELS
 
 if TYPE_CHECKING:
     import pandas as pd
