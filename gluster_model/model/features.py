@@ -61,6 +61,17 @@ def label(name: str) -> str:
     return LABELS.get(name, name)
 
 
+def show_value(name: str, v: Any) -> str:
+    """An input's value as people read it: on/off, sizes in KB/MB/GB, four significant digits."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, (int, float)) and name in SIZE_FEATURES and v >= 1024:
+        for unit, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+            if v >= mult:
+                return f"{v / mult:g}{unit}"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
 def readable(text: str, prose: bool = False) -> str:
     """A model term with every input name in it replaced by its label (``log2(network_gbps)`` →
     ``log2(network link (Gbit/s))``); in ``prose`` only names no sentence uses as words (those with ``_``)."""
@@ -189,7 +200,7 @@ def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: st
         else:
             values = sorted(set(np.unique(col.to_numpy(dtype=float)).tolist()))
             if len(values) < 2:
-                dropped.append((name, f"constant ({values[0]:g})"))
+                dropped.append((name, f"constant ({show_value(name, values[0])})"))
                 continue
             if name in fixed:
                 dropped.append((name, f"held at {fixed[name]} by every hardware setting: its spread "

@@ -118,8 +118,12 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     y = rows[metric].to_numpy(dtype=float)
     schema = schema_from_frame(rows, FAMILIES[family], metric)
     if not schema.features:
-        why = "; ".join(f"{n}: {w}" for n, w in schema.dropped)
-        raise FitError(f"metric {metric}, family {family}: no feature varies in the data ({why})")
+        constant = [(n, w) for n, w in schema.dropped if w.startswith("constant")]
+        absent = sum(w == "not in the data" for _, w in schema.dropped)
+        example = f"; e.g. {constant[0][0]} {constant[0][1]}" if constant else ""
+        raise FitError(f"metric {metric}, family {family}: no feature varies in the data ({len(constant)} constant, "
+                       f"{absent} absent, {len(schema.dropped) - len(constant) - absent} left out otherwise"
+                       f"{example}); fit runs that vary at least one of {', '.join(FAMILIES[family][:4])}, ...")
     phys_schema = schema_from_frame(rows, (*FAMILIES[family], *DERIVED), metric)
     n_configs = int(rows[GROUP].nunique())
     if len(rows) < len(schema.features) + 3:
@@ -293,7 +297,10 @@ def fit_frame(frame: pd.DataFrame, family: str = "unified", metrics: Sequence[st
         else:
             skipped.append(outcome)
     if not fits:
-        raise FitError("no metric could be fitted: " + ("; ".join(skipped) or "the data have no metric"))
+        # the first metric's reason, and the others by name (they are most often the same reason)
+        others = [str(m).split(",", 1)[0].removeprefix("metric ") for m in skipped[1:]]
+        raise FitError("no metric could be fitted: " + (skipped[0] if skipped else "the data have no metric")
+                       + (f" (and {', '.join(others)}: see `glmodel fit --metric M` for each)" if others else ""))
     return fits, skipped
 
 

@@ -31,7 +31,7 @@ from ..model.artifact import config_columns
 from ..model.domain import EXACT, Domain
 from ..bench.metrics import shown_unit
 from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
-from ..model.features import SIZE_FEATURES, Feature, label, with_derived
+from ..model.features import Feature, label, show_value as show_value, with_derived
 from ..model.physics import STAGES, stages
 from ..model.learners import CHANGE_REFITS
 from .capacity import layout_of, usable_fraction
@@ -280,16 +280,6 @@ def resolve(domain: Domain, base: Scenario, s: Scenario) -> dict[str, Any]:
     values.update({k: v for k, v in base.values.items() if k in names})
     values.update({k: v for k, v in s.values.items() if k in names})
     return values
-
-
-def show_value(name: str, v: Any) -> str:
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    if isinstance(v, (int, float)) and name in SIZE_FEATURES and v >= 1024:
-        for unit, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-            if v >= mult:
-                return f"{v / mult:g}{unit}"
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def flags_for(values: Mapping[str, Any], domain: Domain, metric: str) -> list[str]:
