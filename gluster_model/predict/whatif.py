@@ -142,6 +142,10 @@ class MetricAnswer:
     bottleneck: Lever | None
     best_upgrade: str | None  # rank 1
     headroom: list[Headroom] = field(default_factory=list)
+    # What limits the baseline, one answer for the headline, the tables, --details, the JSON and the report:
+    # the binding stage of the model at the baseline where the model has stages, else the input whose +10%
+    # moves the metric most; "" where neither (nothing raises it here).
+    limit: str = ""
 
     @property
     def unit(self) -> str:
@@ -179,6 +183,20 @@ class MetricAnswer:
         outside = [p.scenario for p in self.predictions[1:] if p.basis == "extrapolated" and (p.delta or 0) > 0]
         return "no priced candidate gains measurably inside the data" + (
             f"; predicted to gain but outside it: {', '.join(outside)}" if outside else "")
+
+
+def parts_of(a: Answer, combined: str) -> list[str]:
+    """The candidates whose changes together make up ``combined``'s (each part alone), where the question has
+    them: '1 Gbit/s and SSDs' -> ['1 Gbit/s links', 'SSD-class disks']; [] for a single change."""
+    base = a.scenarios[a.baseline]
+
+    def changed(name: str) -> frozenset[str]:
+        return frozenset(k for k, v in a.scenarios[name].items() if v != base.get(k))
+
+    whole = changed(combined)
+    parts = [n for n in a.scenarios if n not in (a.baseline, combined) and changed(n) and changed(n) < whole]
+    covered = frozenset().union(*(changed(n) for n in parts)) if parts else frozenset()
+    return parts if len(parts) >= 2 and covered == whole else []
 
 
 @dataclass
@@ -610,8 +628,9 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         top = max(numeric, key=lambda lv: lv.elasticity or 0.0, default=None)
         bottleneck = top if top is not None and (top.elasticity or 0.0) > 0.05 else None
         best = next((p.scenario for p in preds if p.rank == 1), None)
+        limit = preds[0].ceiling_stage or (label(bottleneck.feature) if bottleneck is not None else "")
         answers.append(MetricAnswer(metric, predicted.model, domain.radius, preds, levers, bottleneck, best,
-                                    headroom(mf, use, domain, configs[0], metric)))
+                                    headroom(mf, use, domain, configs[0], metric), limit))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
     answer = Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied),
                     _capacity(q, resolved), {s.name: s.price for s in q.scenarios}, answers, notes, q.source)

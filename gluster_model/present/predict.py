@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.features import label
-from ..predict.whatif import Answer, MetricAnswer, Prediction, show_value
+from ..predict.whatif import Answer, MetricAnswer, Prediction, parts_of, show_value
 from ..text import printable
 from ..predict.whatif import HEADROOM_DROP
 
@@ -247,7 +247,23 @@ def _bottleneck_lines(a: Answer) -> list[str]:
              for n, v in tops.items()]
     if still:
         parts.append(f"nothing in this file moves {' or '.join(still)}")
-    return [f"What limits {base} (the file's largest gain): " + "; ".join(parts) + "." + tail] + room
+    limits = "; ".join(f"{m.metric}: the {escape(m.limit)}" for m in a.metrics if m.limit)
+    lines = [f"What limits {base}: {limits or 'nothing the model has raises it here'}; the file's largest gain: "
+             + "; ".join(parts) + "." + tail]
+    for name in tops:  # a combined upgrade, part by part: what each gives alone, and together
+        alone = parts_of(a, name)
+        each, more = [], False
+        for m in a.metrics:
+            got = {p.scenario: p for p in m.predictions}
+            if alone and m.top_gain is not None and m.top_gain.scenario == name and all(n in got for n in alone):
+                each.append(f"{m.metric} " + " and ".join(num(got[n].delta, '+.1f') for n in alone)
+                            + f" alone, {num(m.top_gain.delta, '+.1f')} together")
+                more |= (m.top_gain.delta or 0) > 1.05 * sum(got[n].delta or 0 for n in alone)
+        if each:
+            lines.append(f"{escape(printable(name))} = {' + '.join(escape(printable(n)) for n in alone)}: "
+                         + "; ".join(each) + (" (more than the sum: each lifts the stage that binds the other)."
+                                             if more else "."))
+    return lines + room
 
 
 def headroom_lines(a: Answer) -> list[str]:
@@ -333,7 +349,8 @@ def levers_table(a: Answer) -> Any:
     for m in a.metrics:
         b = m.bottleneck
         others = [lv for lv in m.levers if lv is not b][:3]
-        t.add_row(m.metric, f"{label(b.feature)} (elasticity {b.elasticity:.2f})" if b and b.elasticity is not None
+        t.add_row(m.metric, (f"{m.limit}" + (f" (elasticity of {label(b.feature)} {b.elasticity:.2f})"
+                                             if b and b.elasticity is not None else "")) if m.limit
                   else "none raises it here", f"{b.effect_pct:+.1f}%" if b else "-",
                   "; ".join(_lever(lv) for lv in others) or "-")
     return t

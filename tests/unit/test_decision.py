@@ -116,7 +116,9 @@ def test_the_answer_fits_a_screen_and_names_the_best_buy_first(model: Path) -> N
     buf = io.StringIO()
     print_answer(Console(file=buf, width=100, force_terminal=False), answer)
     lines = buf.getvalue().rstrip("\n").splitlines()
-    assert len(lines) <= 40, "\n".join(lines)
+    # two lines more than before: what limits today by the model's stages, and the combined best buy part by
+    # part (issue 65: why SSDs alone do little but links and SSDs together pay most)
+    assert len(lines) <= 43, "\n".join(lines)
     assert all(len(line) <= 100 for line in lines)
     head = "\n".join(lines[:6])
     for m in answer.metrics:
