@@ -32,12 +32,18 @@ def test_compare_passes_an_unchanged_lab_and_fails_a_slower_disk(lab_put_back: L
                 "--campaign", name, timeout=900, check=True)
 
     # writes bound by the disks (O_DIRECT at 40 MB/s a brick, every file on every brick: no placement draw), so
-    # the figure is the hardware's, not the load's
-    glmodel("lab", "node", "--dir", str(lab.path), "--disk", "40MB/s", check=True)
-    collect("before")
-    collect("again")
-    glmodel("lab", "node", "--dir", str(lab.path), "--disk-write", "20MB/s", check=True)
-    collect("after")
+    # the figure is the hardware's, not the load's; the throttled bricks on a 1 GiB ext4 device of their own
+    # (an earlier test may have left the lab's default brick size small)
+    try:
+        glmodel("lab", "node", "--dir", str(lab.path), "--disk", "40MB/s", "--backing", "ext4", "--size", "1GB",
+                check=True)
+        collect("before")
+        collect("again")
+        glmodel("lab", "node", "--dir", str(lab.path), "--disk-write", "20MB/s", check=True)
+        collect("after")
+    finally:  # the bricks back on the lab directory, unthrottled, as the tests after this one expect
+        glmodel("lab", "node", "--dir", str(lab.path), "--disk", "unlimited", check=True)
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
 
     same = glmodel("compare", "--store", store, "--campaign", "again", "--against", "last", "--json")
     assert same.returncode == 0, same.stdout[-2000:] + same.stderr
