@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -40,19 +41,27 @@ SCENARIOS = {
 }
 
 
-def _training_table(path: Path) -> None:
-    """A small training table in the shape `glmodel export` writes: link-bound throughput, replicas divide writes."""
-    rng = np.random.default_rng(11)
+def _table(path: Path, campaign: str, seed: int, write: Callable[[float, int, int], float],
+           read: Callable[[float, int, int], float]) -> None:
+    """A small training table in the shape `glmodel export` writes: two trials of every link, server count
+    and replica, write and read (MB/s) from (network_gbps, servers, replica) with 5% log-normal noise."""
+    rng = np.random.default_rng(seed)
     rows = []
     for i, (net, servers, replica) in enumerate(itertools.product([0.2, 0.3, 0.4, 0.5], [1, 2, 3], [1, 2])):
         if replica > servers:
             continue
         for trial in range(2):
-            rows.append({"campaign": "train@lab", "run_id": i, "config_hash": f"c{i}", "trial": trial,
+            rows.append({"campaign": campaign, "run_id": i, "config_hash": f"c{i}", "trial": trial,
                          "network_gbps": net, "servers": servers, "replica": replica, "clients": 1,
-                         "file_size": 16 << 20, "write": net * 110 / replica * rng.lognormal(0, 0.05),
-                         "read": net * 115 * rng.lognormal(0, 0.05)})
+                         "file_size": 16 << 20, "write": write(net, servers, replica) * rng.lognormal(0, 0.05),
+                         "read": read(net, servers, replica) * rng.lognormal(0, 0.05)})
     pd.DataFrame(rows).to_csv(path, index=False)
+
+
+def _training_table(path: Path) -> None:
+    """Link-bound throughput, replicas divide writes."""
+    _table(path, "train@lab", 11, lambda net, servers, replica: net * 110 / replica,
+           lambda net, servers, replica: net * 115)
 
 
 @pytest.fixture(scope="module")
@@ -186,19 +195,10 @@ def test_verify_refusals_are_one_line_and_measure_nothing(lab: LabState, model: 
 
 
 def _wrong_table(path: Path) -> None:
-    """A training table with the physics backwards: servers, not the link, carry writes (the lab's client apart
-    is bound by its link, so more servers buy it nothing there)."""
-    rng = np.random.default_rng(12)
-    rows = []
-    for i, (net, servers, replica) in enumerate(itertools.product([0.2, 0.3, 0.4, 0.5], [1, 2, 3], [1, 2])):
-        if replica > servers:
-            continue
-        for trial in range(2):
-            rows.append({"campaign": "wrong@lab", "run_id": i, "config_hash": f"c{i}", "trial": trial,
-                         "network_gbps": net, "servers": servers, "replica": replica, "clients": 1,
-                         "file_size": 16 << 20, "write": 12 * servers ** 1.5 / replica * rng.lognormal(0, 0.05),
-                         "read": 14 * servers ** 1.5 * rng.lognormal(0, 0.05)})
-    pd.DataFrame(rows).to_csv(path, index=False)
+    """The physics backwards: servers, not the link, carry writes (the lab's client apart is bound by its link,
+    so more servers buy it nothing there)."""
+    _table(path, "wrong@lab", 12, lambda net, servers, replica: 12 * servers ** 1.5 / replica,
+           lambda net, servers, replica: 14 * servers ** 1.5)
 
 
 def test_verify_says_a_wrong_model_did_not_hold_and_exits_1(lab: LabState, tmp_path_factory: pytest.TempPathFactory,
