@@ -39,9 +39,9 @@ fi
 
 packages=(glusterfs-server glusterfs-client iozone3 iperf3 fio openssh-server openssh-client
           iproute2 iptables procps util-linux e2fsprogs xfsprogs python3 python3-venv)
-# The tests also run the store against a real PostgreSQL server they start themselves (the collect, the
-# concurrent-writer and the server-going-away tests; the unit tests of the store use SQLite files), and render
-# the report in headless Chromium.
+# The tests also run the store against a real PostgreSQL server they start themselves (the store's unit tests
+# against SQLite and PostgreSQL both, where they do not test the SQLite file itself; the collect and the
+# server-going-away tests), and render the report in headless Chromium.
 [ "$with_test" -eq 1 ] && packages+=(postgresql chromium)
 
 missing=()

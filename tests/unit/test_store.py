@@ -1,7 +1,11 @@
-"""Results store on real SQLite files: writes, resume semantics, compression, migrations, the tidy table."""
+"""Results store on real databases: writes, resume semantics, compression, migrations, the tidy table. What does
+not depend on the file (trials, resume, the writer slot, the table's columns) runs against SQLite and a private
+PostgreSQL server both; what is about the SQLite file (pages, journals, read-only opening) against SQLite."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,39 @@ from gluster_model.plan.file import PlanFile, expand
 from gluster_model.store import TrialRecord, open_store
 from gluster_model.store.migrate import STEPS, current_version, migrate
 from gluster_model.store.store import now, redact, store_url
+
+from ..integration.postgres import postgres_server
+
+_databases = itertools.count()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    """One private server for this module (its own port: several test processes may run one each)."""
+    with postgres_server(_free_port()) as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_at(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty store of each kind: a SQLite file, or a fresh database on the private server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "s.db")
+    server = request.getfixturevalue("postgres")
+    name = f"store_{next(_databases)}"
+    engine = create_engine(server, isolation_level="AUTOCOMMIT")
+    with engine.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine.dispose()
+    return server.rsplit("/", 1)[0] + "/" + name
 
 
 def _runs():  # type: ignore[no-untyped-def]
@@ -32,9 +69,9 @@ def _trial(idx: int, write: float, warmup: bool = False) -> TrialRecord:
                        raw={"iozone": "Children see throughput ... " * 200})
 
 
-def test_campaign_runs_trials_round_trip(tmp_path: Path) -> None:
+def test_campaign_runs_trials_round_trip(store_at: str, tmp_path: Path) -> None:
     runs = _runs()
-    with open_store(tmp_path / "s.db") as st:
+    with open_store(store_at) as st:
         cid = st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0")
         assert st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0") == cid
         status = st.register_runs(cid, runs)
@@ -62,9 +99,10 @@ def test_campaign_runs_trials_round_trip(tmp_path: Path) -> None:
         assert len(trial_frame(st, include_warmups=True, include_outliers=True)) == 3
         _exported_tables_read_back_typed(trial_frame(st, include_warmups=True, include_outliers=True), tmp_path)
     # The raw text is stored compressed.
-    eng = create_engine(f"sqlite:///{tmp_path / 's.db'}")
+    eng = create_engine(store_url(store_at))
     with eng.connect() as c:
         size, stored = c.execute(text("select size, length(data) from raw_outputs limit 1")).one()
+    eng.dispose()
     assert stored < size / 10
 
 
@@ -92,9 +130,9 @@ def _exported_tables_read_back_typed(frame, tmp_path: Path) -> None:  # type: ig
         read_table(tmp_path / "other.csv")
 
 
-def test_restarting_a_run_drops_its_unfinished_trials(tmp_path: Path) -> None:
+def test_restarting_a_run_drops_its_unfinished_trials(store_at: str) -> None:
     runs = _runs()
-    with open_store(tmp_path / "s.db") as st:
+    with open_store(store_at) as st:
         cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
         rid = st.register_runs(cid, runs)[runs[1].config_hash][0]
         assert st.start_run(rid) == 1
@@ -102,7 +140,8 @@ def test_restarting_a_run_drops_its_unfinished_trials(tmp_path: Path) -> None:
         assert st.start_run(rid) == 2  # e.g. after a crash: attempt 2 starts from trial 0 again
         assert st.trials(rid) == []
         st.add_trial(rid, _trial(0, 11.0))
-        with pytest.raises(StoreError, match="trials.run_id, trials.idx"):  # the same trial index twice is impossible
+        # the same trial index twice is impossible; each database names the constraint its own way
+        with pytest.raises(StoreError, match=r"trials\.run_id, trials\.idx|trials_run_id_idx_key"):
             st.add_trial(rid, _trial(0, 12.0))
         assert len(st.trials(rid)) == 1
 
@@ -192,7 +231,7 @@ def test_a_database_url_whose_driver_is_missing_names_the_driver_and_its_install
         open_store("postgresql+pg8000://u@localhost/db")
 
 
-def test_one_campaign_writer_at_a_time_and_a_dead_one_is_taken_over(tmp_path: Path) -> None:
+def test_one_campaign_writer_at_a_time_and_a_dead_one_is_taken_over(store_at: str) -> None:
     """Two collects on one store: the second is refused in one line naming the first; once the first ends the
     slot is free; a writer killed with -9 (its pid gone) leaves a slot the next one takes over."""
     import os
@@ -202,8 +241,7 @@ def test_one_campaign_writer_at_a_time_and_a_dead_one_is_taken_over(tmp_path: Pa
     from gluster_model.errors import StoreError
     from gluster_model.store import schema
 
-    path = tmp_path / "s.db"
-    with open_store(path) as first, open_store(path) as second:
+    with open_store(store_at) as first, open_store(store_at) as second:
         with first.writing("collect plan@lab"):
             with pytest.raises(StoreError, match=rf"another glmodel is writing to this store \(collect plan@lab, "
                                                  rf"pid {os.getpid()} on"):
@@ -260,7 +298,7 @@ def test_collect_refuses_a_damaged_store_before_writing_anything(tmp_path: Path)
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
 
 
-def test_a_shared_read_is_a_column_of_its_own_and_false_where_a_run_had_none(tmp_path: Path) -> None:
+def test_a_shared_read_is_a_column_of_its_own_and_false_where_a_run_had_none(store_at: str) -> None:
     """Runs of one plan with and without shared_read: two configurations, and the table says which read which
     (a run stored without the setting had each client read its own file)."""
     cluster = cluster_from_data({"name": "c", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
@@ -271,7 +309,7 @@ def test_a_shared_read_is_a_column_of_its_own_and_false_where_a_run_had_none(tmp
     runs = expand(plan, cluster).runs
     assert [r.features.get("shared_read") for r in runs] == [None, True]
     assert runs[0].config_hash != runs[1].config_hash
-    with open_store(tmp_path / "s.db") as st:
+    with open_store(store_at) as st:
         cid = st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0")
         status = st.register_runs(cid, runs)
         for k, run in enumerate(runs):
