@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set up from nothing (as root) and run the whole test suite: unit tests, type check, and the integration
-# tests against a real local GlusterFS lab. Extra arguments go to pytest.
+# Set up from nothing (as root) and run the whole test suite: the type check, the integration tests against a
+# real local GlusterFS lab (one process: they share the lab), then the unit tests in parallel processes, one per
+# core (pytest-xdist). Extra arguments go to both; with an argument that is not an option among them (a test
+# path, or an option's value such as -k's), one pytest run of the arguments as given.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh" --test || exit 1
@@ -9,11 +11,29 @@ cd "$here" || exit 1
 echo "== mypy (strict) =="
 .venv/bin/python -m mypy || exit 1
 
-echo "== pytest =="
-.venv/bin/python -m pytest "$@"
-rc=$?
-if [ "$rc" -eq 5 ]; then
-  echo "test.sh: pytest collected no tests; that is a failure here" >&2
-  exit 1
-fi
-exit "$rc"
+# pytest's 5 is "collected no tests": never a pass here
+run() {
+  .venv/bin/python -m pytest "$@"
+  local rc=$?
+  if [ "$rc" -eq 5 ]; then
+    echo "test.sh: pytest collected no tests; that is a failure here" >&2
+    return 1
+  fi
+  return "$rc"
+}
+
+for arg in "$@"; do
+  case "$arg" in
+    -*) ;;
+    *) echo "== pytest $* =="; run "$@"; exit $? ;;
+  esac
+done
+
+workers=$(nproc 2>/dev/null || echo 2)
+echo "== pytest: integration (the lab) =="
+run tests/integration "$@"
+integration=$?
+echo "== pytest: unit ($workers processes) =="
+run tests/unit -n "$workers" "$@"
+unit=$?
+[ "$integration" -eq 0 ] && [ "$unit" -eq 0 ]

@@ -20,7 +20,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def busy_core(request: pytest.FixtureRequest) -> Iterator[int | None]:
     """With --busy-core: one process spinning on the last core for the whole session (its pid), ended after."""
-    if not request.config.getoption("--busy-core"):
+    # under pytest-xdist every worker runs session fixtures: the first alone spins, one core busy as without it
+    if not request.config.getoption("--busy-core") or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         yield None
         return
     core = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0

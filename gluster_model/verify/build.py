@@ -113,8 +113,13 @@ def set_apart(f: Feature) -> bool:
 
 
 def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, metrics: Sequence[str]) -> list[Target]:
-    """Each scenario of the question as a run of the plan on this cluster; one error line for what cannot be."""
-    on_lab = cluster.lab_dir is not None
+    """Each scenario of the question as a run of the plan on this cluster; one error line for what cannot be.
+
+    A glmodel lab builds each scenario's hardware with its own throttles, and a cluster that allows emulation
+    (``emulation: {allow: true}``) with the same plan factors, applied on its hosts as a collect applies them
+    (shares of what each host has, or absolute values no faster than it): the path a user's proof takes. Any
+    other cluster is measured as it is, and a scenario that changes its hardware is left out, saying why."""
+    on_lab = cluster.lab_dir is not None or cluster.emulation.allow
     domain = mf.domain(metrics[0])
     names = {f.name for m in metrics for f in mf.domain(m).inputs}
     unknown = sorted(names - set(MEASURED_INPUTS) - set(FACTOR_INPUTS))
@@ -151,7 +156,8 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
             changed = [k for k in MEASURED_INPUTS if k in values and values.get(k) != base_values.get(k)]
             if changed or s.lab:
                 out.append(Target(s, values, None, f"changes {', '.join(changed or list(s.lab))}, which only a "
-                                  f"glmodel lab can set; {cluster.name} is measured as it is"))
+                                  f"glmodel lab or a cluster that allows emulation can set; {cluster.name} is "
+                                  "measured as it is"))
                 continue
         try:
             point, open_ = scenario_point(values, plan, lab)

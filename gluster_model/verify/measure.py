@@ -75,9 +75,11 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
     for plan_name, camps in groups.items():
         try:
             plan = PlanFile.model_validate(camps[0]["plan"])
-            # a campaign recorded before clusters said whether they were labs: a lab's if any had a setting
-            on_lab = bool(camps[0]["cluster"].get("lab", any(c["setting"] for c in camps)))
-            cluster = stored_cluster(camps[0]["cluster"], on_lab)
+            # a campaign recorded before clusters said whether they were labs: a lab's if any had a setting; a
+            # cluster that is no lab and had a setting built it by emulation
+            set_any = any(c["setting"] for c in camps)
+            on_lab = bool(camps[0]["cluster"].get("lab", set_any))
+            cluster = stored_cluster(camps[0]["cluster"], on_lab, emulated=set_any and not on_lab)
             metrics = _metrics(mf, plan, None)
             found = targets(mf, q, plan, cluster, metrics)
         except (GlmodelError, ValueError, KeyError, TypeError):
@@ -92,8 +94,9 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
     return None
 
 
-def stored_cluster(record: Mapping[str, Any], on_lab: bool) -> ClusterSpec:
-    """A cluster as a campaign recorded it (hosts, roles, bricks; no SSH settings), enough to rebuild runs."""
+def stored_cluster(record: Mapping[str, Any], on_lab: bool, emulated: bool = False) -> ClusterSpec:
+    """A cluster as a campaign recorded it (hosts, roles, bricks; no SSH settings), enough to rebuild runs; a
+    lab's, or (``emulated``) one whose hardware settings were emulated on its hosts."""
     hosts = record["hosts"]
     data: dict[str, Any] = {"name": record["name"],
                             "servers": [{"host": h["address"], "brick_paths": list(h["brick_paths"])}
@@ -101,4 +104,6 @@ def stored_cluster(record: Mapping[str, Any], on_lab: bool) -> ClusterSpec:
                             "clients": [{"host": h["address"]} for h in hosts if "client" in h["roles"]]}
     if on_lab:
         data["lab"] = {"state_dir": "."}
+    elif emulated:
+        data["emulation"] = {"allow": True}
     return cluster_from_data(data, "stored cluster", Path("."))

@@ -81,9 +81,10 @@ def _lab(n: int = 3):  # type: ignore[no-untyped-def]
                              "lab.yaml", Path("."))
 
 
-def _real(n: int = 3):  # type: ignore[no-untyped-def]
+def _real(n: int = 3, emulation: bool = False):  # type: ignore[no-untyped-def]
     return cluster_from_data({"name": "rack", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
-                                                          for i in range(1, n + 1)]}, "rack.yaml", Path("."))
+                                                          for i in range(1, n + 1)],
+                              **({"emulation": {"allow": True}} if emulation else {})}, "rack.yaml", Path("."))
 
 
 def test_lab_settings_translate_hardware_inputs() -> None:
@@ -146,8 +147,17 @@ def test_targets_build_every_scenario_or_say_why_in_one_line(model: artifact.Mod
     # A real cluster cannot change its link: that candidate is skipped with the reason, the rest measured.
     real = targets(model, Question(base, [faster, Scenario("3 servers", {"servers": 3.0})], source="q.yaml"),
                    _plan(link=None, cpu=None), _real(), ["write"])
-    assert real[1].run is None and "changes network_gbps, which only a glmodel lab can set" in real[1].why
+    assert real[1].run is None and "changes network_gbps, which only a glmodel lab or a cluster that allows " \
+        "emulation can set" in real[1].why
     assert real[2].run is not None and real[2].run.features["servers"] == 3 and not real[2].run.lab
+    # A cluster that allows emulation builds them as the lab does: each scenario's hardware as plan factors its
+    # hosts apply (shares of what each has, as the scenario's lab: gives them)
+    shares = Question(Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0},
+                               baseline=True, lab={"cpu": "50%", "link": "50%"}),
+                      [Scenario("link x2", {"network_gbps": 0.4}, price=100.0, lab={"link": "100%"})], source="q.yaml")
+    emulated = targets(model, shares, plan, _real(emulation=True), ["write"])
+    assert [t.run.lab for t in emulated if t.run] == [(("link", "50%"), ("cpu", "50%")),
+                                                      (("link", "100%"), ("cpu", "50%"))]
 
 
 def test_compare_hand_checked(model: artifact.ModelFile) -> None:

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Collect the stages proof (experiments/upgrade_proof/plan_stages.yaml) through the path a user takes: the lab
+# addressed as a plain cluster (no `lab:`, emulation allowed), for each today the plan below it, a fit on those
+# data alone, the what-if file from today's measured inputs, `predict`, and `glmodel verify` of the upgrades
+# (three trials a run, built by emulation). Stores, model files and JSON go to $1 (default stages-proof/);
+# benchmarks/stages_proof.py figures --dir reads them.
+#   bash benchmarks/stages_proof_collect.sh [OUT-DIR] [TODAY...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:-stages-proof}" && cd "${1:-stages-proof}" && pwd)
+shift || true
+todays=("$@")
+[ "${#todays[@]}" -eq 0 ] && todays=(round_trip)
+glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
+python=$here/.venv/bin/python
+lab=${GLMODEL_LAB_DIR:-$out/lab}
+[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --dir "$lab"
+plain=$out/plain.yaml
+# the lab as a user's cluster: no lab state to change hardware with, emulation allowed, a veth's speed given
+"$python" - "$lab" "$plain" "$out/records" <<'PY'
+import sys
+from pathlib import Path
+
+import yaml
+
+lab, plain, records = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+data = yaml.safe_load((lab / "lab.yaml").read_text())
+del data["lab"]
+data["name"] = "lab-plain"
+data["ssh"]["identity_file"] = str(lab / "ssh" / "id_ed25519")
+data["ssh"]["known_hosts"] = str(lab / "ssh" / "known_hosts")
+data["emulation"] = {"allow": True, "record_dir": records}
+data.setdefault("hardware", {})["network"] = {"name": "2G", "gbps": 2}
+plain.write_text(yaml.safe_dump(data))
+PY
+plan=$here/experiments/upgrade_proof/plan_stages.yaml
+for today in "${todays[@]}"; do
+  store=$out/$today.db
+  echo "== $today: the plan below it ($(date -u +%H:%M:%S))"
+  "$glmodel" collect --yes --cluster "$plain" --plan "$plan" --variant "$today" --store "$store"
+  "$glmodel" fit --store "$store" --family hardware --out "$out/$today-below.json" >"$out/$today-fit.txt"
+  "$python" "$here/benchmarks/stages_proof.py" whatif --store "$store" --today "$today" --out "$out/$today-whatif.yaml"
+  "$glmodel" predict --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" --details \
+    >"$out/$today-predict.txt"
+  "$glmodel" predict --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" --json \
+    >"$out/$today-predict.json"
+  echo "== $today: verify the upgrades ($(date -u +%H:%M:%S))"
+  "$glmodel" verify --yes --cluster "$plain" --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" \
+    --plan "$plan" --variant "${today}_verify" --store "$store" --json >"$out/$today-verify.json" \
+    || echo "verify of $today exited $?"
+  # every campaign, the verification ones included (glmodel export leaves those out of a whole-store export)
+  "$python" - "$store" "$out/$today.csv" <<'PY'
+import sys
+
+import pandas as pd
+
+from gluster_model.dataset import trial_frame
+from gluster_model.store.store import open_store
+
+store = open_store(sys.argv[1], create=False)
+frames = [trial_frame(store, c["name"]) for c in store.campaigns()]
+pd.concat([f for f in frames if len(f)], ignore_index=True).to_csv(sys.argv[2], index=False)
+PY
+done
+echo "== done ($(date -u +%H:%M:%S))"
