@@ -3,7 +3,8 @@ collected through emulation on the lab addressed as a plain cluster, as a user c
 
 ``whatif``: the what-if file verify measures, from the template fixed before the data
 (whatif_stages/<today>.template.yaml) and today's measured inputs in the store: each candidate's nominal figures
-are today's times its ``scale``; the baseline is the measured today.
+are today's times its ``scale``; the baseline is the measured today (``network_rtt_ms: min``: today has the least
+delay of the plan's settings; refused if another setting measured a shorter round trip).
 
 ``figures``: per today (its data/upgrade_proof_stages_<today>.csv, its model and its verify JSON under --dir, as
 benchmarks/stages_proof_collect.sh leaves them): per upgrade the prediction, its 90% interval, the three trials'
@@ -55,92 +56,126 @@ def today_inputs(store_path: str, today_lab: dict[str, str]) -> dict[str, float]
     return {k: float(frame[k].mean()) for k in INPUTS if k in frame}
 
 
+def least_round_trip(store_path: str) -> float:
+    from gluster_model.dataset import trial_frame
+    from gluster_model.store import open_store
+
+    with open_store(store_path, create=False) as st:
+        frame = trial_frame(st)  # the training campaigns
+    return float(frame.groupby("campaign", observed=True)["network_rtt_ms"].mean().min())
+
+
 def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
     template = yaml.safe_load((TEMPLATES / f"{today}.template.yaml").read_text())
     have = today_inputs(store_path, setting_of(template["today"]["lab"]))
+    if least_round_trip(store_path) < have["network_rtt_ms"]:
+        sys.exit(f"{store_path}: another setting measured a shorter round trip than today: `min` would name it")
     doc: dict[str, Any] = {
         "currency": template["currency"], "level": template["level"],
-        "baseline": {"name": "today", "set": {k: round(v, 6) for k, v in have.items()},
+        # today named as the measured setting with the least round trip, taken whole (every hardware input as it
+        # measured: figures given one by one would mix today's with the model's reference setting)
+        "baseline": {"name": "today", "set": {"network_rtt_ms": "min"},
                      "lab": template["today"]["lab"]},
-        "candidates": [{"name": c["name"], "set": {k: round(have[k] * f, 6) for k, f in c["scale"].items()},
+        "candidates": [{"name": c["name"], "set": {k: have[k] * f for k, f in c["scale"].items()},
                         "lab": c["lab"], "price": c["price"]} for c in template["candidates"]]}
     out.write_text(f"# Written by benchmarks/stages_proof.py from {TEMPLATES.name}/{today}.template.yaml and the "
                    "store's today\n" + yaml.safe_dump(doc, sort_keys=False))
     return doc
 
 
-def naive(model_file: Path, metric: str, rows: pd.DataFrame, today_measured: float) -> np.ndarray:
-    """The rule that fits nothing: each row's least raw stage capacity (the model's stages, every efficiency 1,
-    no main effects), times the one factor that makes today's what today measured (row 0 is today)."""
+def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
+    """Per metric: each upgrade verify measured, predicted by the bottleneck model at the hardware its build
+    measured (three trials, another campaign's term), as benchmarks/upgrade_from_below.py does, whatever model
+    `fit` selected; beside it the rule that fits nothing."""
     from gluster_model.model import artifact
-    from gluster_model.model.bottleneck import BottleneckModel, log_capacities
     from gluster_model.model.artifact import config_columns
+    from gluster_model.model.bottleneck import BottleneckModel, log_capacities
     from gluster_model.model.features import with_derived
+    from gluster_model.predict import scenarios as sc
+    from gluster_model.predict.whatif import measured_settings, model_inputs, resolve, what_if
 
-    mf = artifact.load(model_file)
-    model = mf.model(metric, "bottleneck")
-    assert isinstance(model, BottleneckModel)
-    cols = with_derived(config_columns(rows.to_dict("records")), metric)
-    raw = np.exp(np.min(log_capacities(cols, metric, model.stages, model.service_s), axis=0))
-    return np.asarray(raw * today_measured / raw[0], dtype=float)
-
-
-def figures(run_dir: Path, today: str) -> dict[str, Any]:
     verification = json.loads((run_dir / f"{today}-verify.json").read_text())
-    answer = json.loads((run_dir / f"{today}-predict.json").read_text())
+    mf = artifact.load(run_dir / f"{today}-below.json")
+    metrics = [m["metric"] for m in verification["metrics"]]
+    q = sc.from_file(run_dir / f"{today}-whatif.yaml", model_inputs(mf, metrics), measured_settings(mf, metrics))
+    answer = what_if(mf, q, level=level, use="bottleneck")
+    hardware = verification["measured_hardware"]
     out: dict[str, Any] = {"today": today, "metrics": {}}
-    for m in verification["metrics"]:
+    for m, asked in zip(verification["metrics"], answer.metrics):
         metric = m["metric"]
-        asked = {p["scenario"]: p for a in answer["metrics"] if a["metric"] == metric for p in a["predictions"]}
+        model = mf.model(metric, "bottleneck")
+        assert isinstance(model, BottleneckModel)
         checks = {c["scenario"]: c for c in m["checks"]}
-        if "today" not in checks:
-            continue
-        hardware = verification["measured_hardware"]
-        names = ["today", *[s for s in checks if s != "today"]]
-        # the workload and layout as the verify runs had them, each scenario's hardware as it measured
-        table = pd.read_csv(run_dir / f"{today}.csv")
-        like = table[table["purpose"] == "verification"].iloc[0].to_dict()
-        rows = pd.DataFrame([{**like, **hardware[s]} for s in names])
-        rule = naive(run_dir / f"{today}-below.json", metric, rows, checks["today"]["measured"])
-        ups = []
-        for name, r in zip(names[1:], rule[1:]):
-            c = checks[name]
-            moved = abs(c["measured"] / checks["today"]["measured"] - 1)
-            ups.append({"scenario": name, "predicted": c["predicted"], "low": c["low"], "high": c["high"],
-                        "measured": c["measured"], "inside": c["inside"], "error_pct": c["error_pct"],
-                        "rule": float(r), "rule_error_pct": (float(r) / c["measured"] - 1) * 100,
-                        "binds_after": asked[name].get("binds_after"), "not_ranked": asked[name].get("not_ranked"),
-                        "moved_pct": 100 * moved, "small_move": moved < SMALL_MOVE})
+        by_name = {s.name: s for s in q.scenarios}
+        said = {p.scenario: p for p in asked.predictions}
+        names = ["today", *[n for n in checks if n != "today"]]
+        configs = []
+        for n in names:
+            config = resolve(mf.domain(metric), q.baseline, by_name[n])
+            config.update({k: v for k, v in hardware[n].items() if k in config and v is not None})
+            configs.append(config)
+        trials = [checks[n]["trials"] for n in names]
+        predicted = [mf.predict([c], level, metric=metric, use="bottleneck", trials=t, new_campaign=True)
+                     for c, t in zip(configs, trials)]
+        cols = with_derived(config_columns(configs), metric)
+        stage = [model.stages[int(i)] for i in model.binding(cols)]
+        raw = np.exp(np.min(log_capacities(cols, metric, model.stages, model.service_s), axis=0))
+        rule = raw * checks["today"]["measured"] / raw[0]  # the rule, anchored at today as measured
+        today_measured = checks["today"]["measured"]
+        rows = []
+        for k, n in enumerate(names):
+            value, low, high = (float(predicted[k].value[0]), float(predicted[k].low[0]),
+                                float(predicted[k].high[0]))
+            measured = checks[n]["measured"]
+            moved = abs(measured / today_measured - 1)
+            rows.append({"scenario": n, "predicted": value, "low": low, "high": high, "measured": measured,
+                         "trials": trials[k], "inside": bool(low <= measured <= high),
+                         "error_pct": (value / measured - 1) * 100, "stage": stage[k],
+                         "rule": float(rule[k]), "rule_error_pct": (float(rule[k]) / measured - 1) * 100,
+                         "moved_pct": 100 * moved, "small_move": moved < SMALL_MOVE,
+                         "price": by_name[n].price, "said": said[n].not_ranked if n in said else None,
+                         "binds_after": said[n].binds_after if n in said else None})
+        ups = rows[1:]
 
-        def summary(rows_: list[dict[str, Any]]) -> dict[str, Any]:
-            if not rows_:
-                return {"upgrades": 0}
-            return {"upgrades": len(rows_), "mape": float(np.mean([abs(u["error_pct"]) for u in rows_])),
-                    "coverage": 100 * float(np.mean([u["inside"] for u in rows_])),
-                    "rule_mape": float(np.mean([abs(u["rule_error_pct"]) for u in rows_]))}
+        def summary(part: list[dict[str, Any]]) -> dict[str, Any]:
+            if not part:
+                return {"n": 0}
+            return {"n": len(part), "mape": float(np.mean([abs(u["error_pct"]) for u in part])),
+                    "coverage": 100 * float(np.mean([u["inside"] for u in part])),
+                    "rule_mape": float(np.mean([abs(u["rule_error_pct"]) for u in part]))}
 
+        gains = {u["scenario"]: (u["measured"] - today_measured) / u["price"] for u in ups
+                 if u["price"] and u["measured"] > today_measured}
+        measured_best = max(gains, key=lambda n: gains[n]) if gains else None
+        ranked = [p for p in asked.predictions[1:] if p.rank == 1]
+        predicted_best = ranked[0].scenario if ranked else None
+        tied = list(ranked[0].tied_with) if ranked else []
         out["metrics"][metric] = {
-            "today_measured": checks["today"]["measured"], "upgrades": ups, **summary(ups),
+            "today": rows[0], "upgrades": ups, **summary(ups),
             "moved": summary([u for u in ups if not u["small_move"]]),
             "small_moves": summary([u for u in ups if u["small_move"]]),
-            "best_predicted": m["best_predicted"], "best_measured": m["best_measured"], "tied_with": m["tied_with"],
-            "best_held": bool(m["ranking_held"] or m["best_measured"] in (m["tied_with"] or []))}
+            "predicted_best": predicted_best, "measured_best": measured_best, "tied_with": tied,
+            "best_held": measured_best is not None and measured_best in ([predicted_best] + tied),
+            "selected_by_fit": mf.selected(metric), "verify_model": m["model"]}
     return out
 
 
 def show(result: dict[str, Any]) -> None:
     for metric, m in result["metrics"].items():
-        print(f"{result['today']} / {metric}: today measured {m['today_measured']:.4g}; {m['upgrades']} upgrades, "
+        t = m["today"]
+        print(f"{result['today']} / {metric}: today measured {t['measured']:.4g}, predicted {t['predicted']:.4g} "
+              f"[{t['low']:.4g}, {t['high']:.4g}] bound by the {t['stage']}; fit selected {m['selected_by_fit']}")
+        print(f"  {m['n']} upgrades, "
               f"MAPE {m['mape']:.1f}% (rule {m['rule_mape']:.1f}%), inside 90% {m['coverage']:.0f}%; best buy "
-              f"predicted {m['best_predicted']}, measured {m['best_measured']}"
+              f"predicted {m['predicted_best']}, measured {m['measured_best']}"
               f"{' (tied: ' + ', '.join(m['tied_with']) + ')' if m['tied_with'] else ''}: "
               f"{'held' if m['best_held'] else 'NOT held'}")
         for u in m["upgrades"]:
             print(f"  {u['scenario']:<28} predicted {u['predicted']:8.4g} [{u['low']:.4g}, {u['high']:.4g}] "
                   f"measured {u['measured']:8.4g} ({u['error_pct']:+.1f}%, {'in' if u['inside'] else 'OUT'}) "
                   f"rule {u['rule']:8.4g} ({u['rule_error_pct']:+.1f}%) moved {u['moved_pct']:.1f}%"
-                  f"{' [under 3%]' if u['small_move'] else ''}; after it: {u['binds_after']}"
-                  f"{'; ' + u['not_ranked'] if u['not_ranked'] else ''}")
+                  f"{' [under 3%]' if u['small_move'] else ''}; bound by the {u['stage']}"
+                  f"{'; predict: ' + u['said'] if u['said'] else ''}")
 
 
 def main() -> None:

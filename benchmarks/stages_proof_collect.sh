@@ -40,10 +40,10 @@ for today in "${todays[@]}"; do
   "$glmodel" collect --yes --cluster "$plain" --plan "$plan" --variant "$today" --store "$store"
   "$glmodel" fit --store "$store" --family hardware --out "$out/$today-below.json" >"$out/$today-fit.txt"
   "$python" "$here/benchmarks/stages_proof.py" whatif --store "$store" --today "$today" --out "$out/$today-whatif.yaml"
-  "$glmodel" predict --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" --details \
-    >"$out/$today-predict.txt"
-  "$glmodel" predict --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" --json \
-    >"$out/$today-predict.json"
+  # the purchase answer from the bottleneck model, as benchmarks/upgrade_from_below.py takes it: the model `fit`
+  # selects by held-out R² can be one that cannot answer beyond the data (the round-trip today's: trees)
+  "$glmodel" predict --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" --use bottleneck \
+    --details >"$out/$today-predict.txt"
   echo "== $today: verify the upgrades ($(date -u +%H:%M:%S))"
   "$glmodel" verify --yes --cluster "$plain" --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" \
     --plan "$plan" --variant "${today}_verify" --store "$store" --json >"$out/$today-verify.json" \
@@ -51,6 +51,7 @@ for today in "${todays[@]}"; do
   # every campaign, the verification ones included (glmodel export leaves those out of a whole-store export)
   "$python" - "$store" "$out/$today.csv" <<'PY'
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -59,7 +60,9 @@ from gluster_model.store.store import open_store
 
 store = open_store(sys.argv[1], create=False)
 frames = [trial_frame(store, c["name"]) for c in store.campaigns()]
-pd.concat([f for f in frames if len(f)], ignore_index=True).to_csv(sys.argv[2], index=False)
+table = pd.concat([f for f in frames if len(f)], ignore_index=True)
+table["store"] = Path(sys.argv[1]).name  # the store's file name, not where it lay on the collecting machine
+table.to_csv(sys.argv[2], index=False)
 PY
 done
 echo "== done ($(date -u +%H:%M:%S))"

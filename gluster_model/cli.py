@@ -695,7 +695,7 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
     if not dry_run:
         agree_to_changes(cluster, plan_file, variant, yes, lambda: api.verify(
             cluster, model_file, scenarios, plan_file, variant=variant, store=store, metrics=metrics, level=level,
-            dry_run=True))
+            dry_run=True), machine_output=as_json)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = api.verify(cluster, model_file, scenarios, plan_file, variant=variant, store=store, metrics=metrics,
                         level=level, fail_fast=fail_fast, dry_run=dry_run,

@@ -110,6 +110,11 @@ class Feature:
                    None if high is None else float(high), tuple(float(v) for v in d.get("values", ())))
 
 
+# How a dropped input the plan's settings held (its spread only the cluster's noise) is marked in
+# ``Schema.dropped``: verify never builds such an input (verify.build.targets).
+HELD_BY_SETTINGS = "held at"
+
+
 @dataclass(frozen=True)
 class Schema:
     """The features of one metric's models, and the candidates left out with the reason."""
@@ -203,7 +208,7 @@ def schema_from_frame(frame: pd.DataFrame, candidates: Sequence[str], metric: st
                 dropped.append((name, f"constant ({show_value(name, values[0])})"))
                 continue
             if name in fixed:
-                dropped.append((name, f"held at {fixed[name]} by every hardware setting: its spread "
+                dropped.append((name, f"{HELD_BY_SETTINGS} {fixed[name]} by every hardware setting: its spread "
                                       f"({values[0]:.3g}-{values[-1]:.3g}) is measurement noise"))
                 continue
             kept.append(Feature(name, kind, low=values[0], high=values[-1], values=tuple(values)))

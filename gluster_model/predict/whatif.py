@@ -32,13 +32,15 @@ from ..model.domain import EXACT, Domain
 from ..bench.metrics import shown_unit
 from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
 from ..model.features import Feature, label, show_value as show_value, with_derived
-from ..model.physics import STAGES, stages
+from ..model.physics import STAGES, model_stages
 from ..model.learners import CHANGE_REFITS
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
 from ..model.artifact import json_safe
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..model.artifact import ModelFile
 
 Basis = Literal["measured", "interpolated", "bounded", "extrapolated"]
@@ -384,9 +386,17 @@ def upgrade_bound(limits: Sequence[float], raised: Sequence[str], names: Sequenc
     return min(rest) if rest else None
 
 
+def byte_stages(frame: Any, metric: str) -> np.ndarray:
+    """The links' and disks' capacities in the metric's unit (stages × rows; infinite where an operation moves no
+    bytes)."""
+    out: np.ndarray = model_stages(frame, metric)[:len(STAGES)]
+    return out
+
+
 def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) -> list[tuple[float, str] | None]:
-    """What each configuration's hardware can carry (MB/s, and the stage), where the model has the inputs for it
-    and its own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""
+    """What each configuration's hardware can carry (in the metric's unit: MB/s, or files/s of a small-file
+    metric, whose files cross the links and disks), and the stage, where the model has the inputs for it and its
+    own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""
     import numpy as np
 
     names = {f.name for f in domain.inputs}
@@ -396,11 +406,11 @@ def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) 
     measured = {f.name: domain.configs[f.name] if f.name in domain.configs else [domain.reference[f.name]] * n
                 for f in domain.inputs}
     with np.errstate(invalid="ignore", divide="ignore"):
-        seen = np.nanmin(stages(measured, metric), axis=0)
+        seen = np.nanmin(byte_stages(measured, metric), axis=0)
         ratio = np.asarray(domain.means) / seen
     if not np.isfinite(ratio).any() or np.nanmax(ratio) > CEILING_OBEYED:
         return [None] * len(configs)
-    st = stages(config_columns(configs), metric)
+    st = byte_stages(config_columns(configs), metric)
     out: list[tuple[float, str] | None] = []
     for j in range(st.shape[1]):
         col = st[:, j]
@@ -600,7 +610,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
             if limits[k] is not None:
                 p.ceiling, p.ceiling_stage = limits[k]  # type: ignore[misc]
                 if p.above_ceiling:
-                    p.flags.append(f"predicted {value:,.0f} MB/s, above the {p.ceiling:,.0f} MB/s its "
+                    unit = shown_unit(metric)
+                    p.flags.append(f"predicted {value:,.0f} {unit}, above the {p.ceiling:,.0f} {unit} its "
                                    f"{p.ceiling_stage} can carry")
             if basis == "measured":
                 p.measured_mean, p.measured_trials = domain.means[int(idx[k])], domain.trials[int(idx[k])]
@@ -628,7 +639,10 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         top = max(numeric, key=lambda lv: lv.elasticity or 0.0, default=None)
         bottleneck = top if top is not None and (top.elasticity or 0.0) > 0.05 else None
         best = next((p.scenario for p in preds if p.rank == 1), None)
-        limit = preds[0].ceiling_stage or (label(bottleneck.feature) if bottleneck is not None else "")
+        # the stage the fitted bottleneck model says binds today (a round trip or a CPU too), else the least raw
+        # capacity of the links and disks, else the input with the largest elasticity
+        limit = (preds[0].binds_after or preds[0].ceiling_stage
+                 or (label(bottleneck.feature) if bottleneck is not None else ""))
         answers.append(MetricAnswer(metric, predicted.model, domain.radius, preds, levers, bottleneck, best,
                                     headroom(mf, use, domain, configs[0], metric), limit))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)

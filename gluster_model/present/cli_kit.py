@@ -115,11 +115,12 @@ def echo_json(result: Any) -> None:
 
 
 def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None, yes: bool,
-                     refusals: Callable[[], object]) -> None:
+                     refusals: Callable[[], object], machine_output: bool = False) -> None:
     """On a cluster that is not a glmodel lab: run ``refusals`` (every check that needs no change, so a plan the
     cluster cannot run is refused before anything is asked) and reach every host (one line each that cannot be
     reached), say what the campaign will do, then ask (or take --yes); without a terminal and without --yes,
-    refuse before the first change."""
+    refuse before the first change. With ``machine_output`` (--json) what it will do goes to standard error, so
+    standard output stays the result alone."""
     from .. import api
 
     lines = api.changes_to_cluster(cluster, plan_file, variant=variant)
@@ -130,9 +131,9 @@ def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None,
         api.reach(cluster)
     # what will happen goes to standard output, as any report of work does; standard error keeps one line for
     # a refusal
-    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:")
+    click.echo(f"{cluster} is not a glmodel lab; {lines[0]} this will:", err=machine_output)
     for line in lines[1:]:
-        click.echo(f"  - {line}")
+        click.echo(f"  - {line}", err=machine_output)
     if yes:
         return
     if not sys.stdin.isatty():

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import TEST_METRICS
 from ..errors import ConfigError, GlmodelError
-from ..model.features import HARDWARE_INPUTS, Feature
+from ..model.features import HARDWARE_INPUTS, HELD_BY_SETTINGS, Feature
 from ..plan.factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from ..plan.file import Expanded, PlanFile, check_buildable, execution_order
 from ..predict.scenarios import Question, Scenario
@@ -127,8 +127,12 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
         raise ConfigError(mf.path, "inputs", f"verify cannot build {', '.join(unknown)} on a cluster (it sets plan "
                           f"factors and lab hardware only)")
     base_lab = dict(q.baseline.lab)
+    # A measured input the fit left out as held by every setting (its spread was the cluster's own noise) is not
+    # built either: the plan never set it, and a throttle at one campaign's figure could even be faster than the
+    # device measures the next time (emulation refuses that).
+    held = {name for m in metrics for name, why in mf.schema(m).dropped if why.startswith(HELD_BY_SETTINGS)}
     varied = {f.name for m in metrics for f in mf.domain(m).varied
-              if f.name not in MEASURED_INPUTS or set_apart(f)}
+              if (f.name not in MEASURED_INPUTS or set_apart(f)) and f.name not in held}
     base_values = resolve(domain, q.baseline, q.baseline)
     out: list[Target] = []
     for i, s in enumerate(q.scenarios):

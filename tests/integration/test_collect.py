@@ -308,14 +308,28 @@ def test_same_campaign_on_postgresql(lab: LabState, small_plan: Path, postgres_u
 
 
 def test_postgresql_going_away_mid_campaign_loses_nothing(lab: LabState, small_plan: Path) -> None:
-    """The store's server stops while a trial runs (a crash, a restart): collect ends in one line naming the
-    store, with no volume or iozone left behind; once the server is back, the same command completes the
-    campaign from what was committed: every trial kept once, none lost."""
+    """A second collect on the same PostgreSQL store while the first runs is refused in one line naming it; then
+    the store's server stops while a trial runs (a crash, a restart): collect ends in one line naming the store,
+    with no volume or iozone left behind; once the server is back, the same command completes the campaign from
+    what was committed: every trial kept once, none lost."""
     with postgres_control(PORT + 1) as server:
         proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster",
                                  str(lab.cluster_file), "--plan", str(small_plan), "--store", server.url],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
+            deadline = time.monotonic() + 300
+            while not _has_campaign(server.url, "cismall@lab") and proc.poll() is None:
+                assert time.monotonic() < deadline, "collect never wrote its campaign"
+                time.sleep(0.2)
+            # two collects on one PostgreSQL store: the second is refused in one line naming the first, before
+            # it writes anything (the writer slot is a row of the store, whatever the database)
+            second = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store",
+                             server.url, timeout=120)
+            lines = second.stderr.strip().splitlines()
+            assert second.returncode == 1 and len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
+            assert "another glmodel is writing to this store" in lines[0] and f"pid {proc.pid} on" in lines[0]
+            with open_store(server.url, create=False) as st:
+                assert [c["name"] for c in st.campaigns()] == ["cismall@lab"]
             _wait_mid_run(proc, server.url, done_before=1)  # the first run is done and the second runs
             with open_store(server.url, create=False) as st:
                 committed = {(t["run_id"], t["idx"]) for r in st.runs() for t in st.trials(int(r["id"]))

@@ -59,3 +59,28 @@ def test_a_lab_is_not_asked(tmp_path: Path) -> None:
     data["lab"] = {"state_dir": str(lab)}
     cf.write_text(yaml.safe_dump(data))
     assert api.changes_to_cluster(cf, None) == []
+
+
+def test_with_json_what_will_be_done_goes_to_standard_error(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`verify --json --yes` on a cluster that is not a lab: standard output is the JSON alone, so a script can
+    read it; the notice of what the command will do is on standard error."""
+    import click
+
+    from gluster_model.present.cli_kit import agree_to_changes
+
+    monkeypatch.setattr(api, "reach", lambda cluster: None)  # the hosts are not there; what is printed is the test
+    cf = _cluster(tmp_path, emulation=True)
+    plan = ROOT / "experiments" / "plans" / "bottleneck.yaml"
+
+    @click.command()
+    @click.option("--json", "as_json", is_flag=True)
+    def cmd(as_json: bool) -> None:
+        agree_to_changes(cf, plan, None, True, lambda: None, machine_output=as_json)
+        click.echo('{"ok": true}' if as_json else "done")
+
+    machine = CliRunner().invoke(cmd, ["--json"])
+    assert machine.exit_code == 0, machine.output
+    assert machine.stdout == '{"ok": true}\n'
+    assert "is not a glmodel lab" in machine.stderr and "emulate slower hardware" in machine.stderr
+    person = CliRunner().invoke(cmd, [])
+    assert "is not a glmodel lab" in person.stdout and person.stderr == ""
