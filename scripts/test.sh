@@ -34,6 +34,6 @@ echo "== pytest: integration (the lab) =="
 run tests/integration "$@"
 integration=$?
 echo "== pytest: unit ($workers processes) =="
-run tests/unit -n "$workers" "$@"
+run tests/unit -n "$workers" --dist loadfile "$@"
 unit=$?
 [ "$integration" -eq 0 ] && [ "$unit" -eq 0 ]

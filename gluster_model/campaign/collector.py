@@ -194,7 +194,10 @@ class Collector:
             try:
                 teardown_volume(self.ex, volume.name)
             except GlmodelError as exc:
-                self.report.status(f"teardown of {volume.name} failed: {exc}")
+                # a line that stays: the runs' data are kept, but a volume is left on the cluster
+                self.report.note(f"volume {volume.name} was not torn down ({exc}): it stays on the cluster; once "
+                                 f"glusterd answers, `gluster volume stop {volume.name} force` and `gluster volume "
+                                 f"delete {volume.name}` on a server remove it, as a collect that builds it again does")
 
     def _one_run(self, run_id: int, run: RunSpec, points: dict[str, str], summary: CampaignSummary) -> None:
         """One run, its outcome in the store and the summary; an interrupt marks it interrupted."""

@@ -78,6 +78,9 @@ def volume_info(executor: Executor, name: str) -> VolumeInfo | None:
     cluster = executor.cluster
     host = _admin(cluster)
     result = executor.run(host.address, volume_argv(host, "volume", "info", name, xml=True), timeout=60, check=False)
+    if "<cliOutput" not in result.stdout:  # no answer from glusterd at all (not running, its socket gone)
+        said = (result.stderr.strip() or result.stdout.strip() or f"exit status {result.exit_code}").splitlines()[0]
+        raise VolumeError(f"{host.address}: `gluster volume info {name}`: {said}")
     try:
         vols = parse_volume_info_xml(result.stdout)
     except GlusterCommandError:

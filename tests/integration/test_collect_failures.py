@@ -1,5 +1,6 @@
 """A brick process dying while a trial runs, on the real lab: the run fails in one line that names the brick, no
-iozone or volume of it is left, and the same command completes the campaign afterwards."""
+iozone or volume of it is left, and the same command completes the campaign afterwards. glusterd dying while a
+trial runs: the trial is kept, and the volume it cannot tear down is named in a line that stays."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import collect_at_iozone_start, completes_on_second_attempt, glmodel, lab_processes
+from .conftest import collect_at_iozone_start, completes_on_second_attempt, glmodel, kept_trials, lab_processes
 
 # One brick (distribute on one server): every file of the trial is on it, so its death fails the trial for sure.
 PLAN = {"name": "brickdies", "factors": {"layout": "distribute", "servers": 1, "file_size": "16MB",
@@ -68,3 +69,79 @@ def test_a_brick_process_that_dies_mid_trial_is_named_and_the_campaign_completes
     assert lab_processes(lab, r"iozone -[+]s") == []
     assert lab_processes(lab, r"glusterfsd") == []  # the volume is gone, and with it its brick processes
     completes_on_second_attempt(lab, plan, store)
+
+
+def _tear_down_every_volume(lab: LabState) -> None:
+    """Whatever volume a failed check left (glusterd answering again): torn down as collect does it."""
+    from gluster_model.config.cluster import load_cluster
+    from gluster_model.gluster.apply import teardown_volume
+    from gluster_model.remote.executor import SSHExecutor
+
+    shown = subprocess.run(["gluster", "--mode=script", f"--glusterd-sock={lab.nodes[0].socket}", "volume", "list"],
+                           capture_output=True, text=True)
+    names = [n for n in shown.stdout.split() if n.startswith("gm")] if shown.returncode == 0 else []
+    if names:
+        with SSHExecutor(load_cluster(lab.cluster_file)) as ex:
+            for name in names:
+                teardown_volume(ex, name)
+
+
+def _glusterd_answers(lab: LabState, timeout: float = 60) -> list[str]:
+    """The volumes glusterd lists, once it answers again after a restart."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = subprocess.run(["gluster", "--mode=script", f"--glusterd-sock={lab.nodes[0].socket}", "volume",
+                                "list"], capture_output=True, text=True)
+        if shown.returncode == 0:
+            return [n for n in shown.stdout.split() if n.startswith("gm")]
+        assert time.monotonic() < deadline, shown.stdout + shown.stderr
+        time.sleep(0.5)
+
+
+def test_glusterd_killed_mid_trial_keeps_the_trial_and_names_the_volume_it_could_not_tear_down(
+        lab_put_back: LabState, tmp_path: Path) -> None:
+    """glusterd is the management daemon, not the data path: killed while iozone writes, the trial completes and
+    is kept; the volume cannot be torn down without it, and collect says so in a line that stays, naming the
+    volume and the host, instead of leaving it behind in silence. With glusterd back, a collect that builds the
+    volume again removes it."""
+    import re
+
+    from gluster_model.lab.lifecycle import start_glusterd
+
+    lab = lab_put_back
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump({**PLAN, "name": "glusterddies"}))
+    store = str(tmp_path / "s.db")
+    first = lab.nodes[0]
+    glmodel("lab", "node", "--dir", str(lab.path), "--node", first.address, "--disk-write", "8MB/s", check=True)
+    try:
+        try:
+            with collect_at_iozone_start(lab, plan, store) as proc:
+                deadline = time.monotonic() + 120
+                while not _writing(Path(first.bricks)) and proc.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert proc.poll() is None, "the trial ended before glusterd could be killed"
+                found = subprocess.run(["pgrep", "-f", f"glusterd .*bind-address={first.address}( |$)"],
+                                       capture_output=True, text=True).stdout.split()
+                assert len(found) == 1, found
+                os.kill(int(found[0]), signal.SIGKILL)
+                out, err = proc.communicate(timeout=300)
+        finally:
+            start_glusterd(first)
+        text = " ".join((out + err).split())  # the console wraps a long line
+        assert proc.returncode == 0 and "Traceback" not in text, text
+        with open_store(store, create=False) as st:
+            (run,) = st.runs()
+            assert run["status"] == "done" and kept_trials(st.trials(int(run["id"])))  # the trial is kept
+        said = re.search(r"volume (gm\w+) was not torn down \(" + re.escape(first.address)
+                         + r": `gluster volume info (gm\w+)`", text)
+        assert said is not None and said.group(1) == said.group(2), text
+        name = said.group(1)
+        assert f"`gluster volume delete {name}` on a server remove it" in text, text
+        assert _glusterd_answers(lab) == [name]  # left, as the line said
+        # a collect that builds the volume again (a store of its own: the first has its run done) removes it
+        glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store",
+                str(tmp_path / "again.db"), timeout=600, check=True)
+        assert _glusterd_answers(lab) == []
+    finally:
+        _tear_down_every_volume(lab)

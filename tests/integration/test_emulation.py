@@ -6,6 +6,7 @@ reported by `glmodel check` while it is in place. Settings that cannot be emulat
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -273,8 +274,10 @@ def _kernel_limits(lab: LabState) -> dict[str, str]:
     for n in lab.nodes:
         for dev in ("eth0", "glmifb0"):
             for what in ("qdisc", "class"):
-                out[f"{n.address} {dev} {what}"] = subprocess.run(
-                    in_netns(n.netns, ["tc", what, "show", "dev", dev]), capture_output=True, text=True).stdout
+                shown = subprocess.run(in_netns(n.netns, ["tc", what, "show", "dev", dev]), capture_output=True,
+                                       text=True).stdout
+                # the configuration, not a counter: HTB counts packets it sent while its classes were being made
+                out[f"{n.address} {dev} {what}"] = re.sub(r"direct_packets_stat \d+", "direct_packets_stat N", shown)
         cpu = next(ln.split(":", 2)[2] for ln in Path(f"/proc/{_glusterd(n.address)}/cgroup").read_text().splitlines()
                    if ln.split(":")[1].split(",").count("cpu"))
         out[f"{n.address} cpu group"] = cpu
@@ -303,6 +306,45 @@ def _today_and_below(cf: Path, tmp_path: Path, name: str, below: dict[str, str],
     finally:
         glmodel("restore", "--cluster", str(cf))
     return done, store
+
+
+def _ctrl_c_puts_back(lab: LabState, cf: Path, tmp_path: Path, before: dict[str, str]) -> None:
+    """Ctrl-C of a plan with hardware factors on a cluster file without `lab:`, while its setting (half the link
+    and the CPU, 1 ms on every packet) is on the hosts: collect ends as a Ctrl-C does (exit 130, no traceback),
+    every host's record is played back, and what the kernel holds is what it held before, read from it: the
+    lab's own qdiscs, classes, throttles and quotas, and no packet queue rule left in any node."""
+    plan = tmp_path / "ctrlc.yaml"
+    plan.write_text(yaml.safe_dump({**PLAN, "name": "ctrlc",
+                                    "factors": {**{k: v for k, v in PLAN["factors"].items() if k not in ("ram", "disk")},
+                                                "link": ["50%"], "cpu": ["50%"], "latency": ["1ms"]},
+                                    "protocol": {**PLAN["protocol"], "repetitions": 5}}))
+    records = Path(yaml.safe_load(cf.read_text())["emulation"]["record_dir"])
+    store = tmp_path / "ctrlc.db"
+    proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--yes", "--cluster", str(cf),
+                             "--plan", str(plan), "--store", str(store)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        joins = [records / f"emulation-{n.address}.join" for n in lab.nodes]
+        deadline = time.monotonic() + 180
+        while not all(j.exists() for j in joins) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None and all(j.exists() for j in joins), "the setting never reached every host"
+        assert _kernel_limits(lab) != before  # the setting is on the hosts: half the lab's link, inside its quota
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+            glmodel("restore", "--cluster", str(cf))
+    assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err)
+    assert list(records.iterdir()) == [], sorted(p.name for p in records.iterdir())
+    assert _kernel_limits(lab) == before
+    for n in lab.nodes:
+        rules = subprocess.run(in_netns(n.netns, ["iptables", "-S", "INPUT"]), capture_output=True, text=True,
+                               check=True).stdout
+        assert "NFQUEUE" not in rules, (n.address, rules)
+        assert "glmodel-emu" not in Path(f"/proc/{_glusterd(n.address)}/cgroup").read_text()
 
 
 def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_bricks: LabState,
@@ -348,6 +390,7 @@ def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_b
         # never faster than today (the lab's limits are ceilings: a busy machine measures less, never more)
         assert figures["today"][0] <= 0.42e9 and figures["today"][1] <= 66e6, figures
         assert figures["half"][0] <= 0.21e9 and figures["half"][1] <= 33e6, figures
+        _ctrl_c_puts_back(lab, cf, tmp_path, before)
     finally:
         glmodel("lab", "node", "--dir", str(lab.path), "--link", "unlimited", "--disk", "unlimited", "--cpu",
                 "unlimited", check=True)
