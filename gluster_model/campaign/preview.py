@@ -1,5 +1,6 @@
 """What ``collect --dry-run`` shows before anything runs: volumes, runs, trials, the estimated duration (calibrated
-on the store's earlier trials of the cluster), lab settings, merged and impossible design points."""
+on the store's earlier trials of the cluster), lab settings, merged and impossible design points, and the change
+two campaigns of the plan can tell apart (``stats.power``, with the noise the store has seen on the cluster)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from ..plan.factors import Level, RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..store.store import open_store, store_exists
 from ..plan.search import MAX_BUDGET
+from ..bench.metrics import TEST_METRICS
+from ..stats.power import ASSUMED_WITHIN_SD, BETWEEN_RUN_SD, Detectable, detectable_change
 from .estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
 from .records import again_campaign, setting_campaign
 
@@ -31,15 +34,20 @@ class Preview:
     clients: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how the plan adapted to the cluster
     search_budget: int | None = None  # a search plan: at most this many runs measured, screening included
+    # per test: its metric, the least slowdown `glmodel compare` calls between two campaigns of the plan, and
+    # where the trials' noise came from (the store's trials of the cluster, or the assumed figure)
+    detectable: list[tuple[str, Detectable, str]] = field(default_factory=list)
 
 
 def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str, store: str) -> Preview:
     """The plan's campaign as it would run; reads the store only to calibrate the estimate (never creates it)."""
     cost = TrialCost()
+    noise: dict[str, tuple[float, int]] = {}
     if store_exists(store):
         # A store collect could not write to is refused here too, before anyone waits for the real run.
         with open_store(store, create=False) as st:
             cost = stored_trial_cost(st, cluster.name) or cost
+            noise = within_run_sd(st.trial_table(), cluster.name)
     d = plan.design
     settings = expanded.lab_settings
     campaigns = [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] \
@@ -55,4 +63,43 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         campaigns,
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
         [h.name for h in cluster.clients], list(expanded.notes),
-        (d.budget or MAX_BUDGET) if d.type == "search" else None)
+        (d.budget or MAX_BUDGET) if d.type == "search" else None,
+        detectable(expanded, plan.protocol.repetitions, noise) if d.type != "search" else [])
+
+
+def within_run_sd(rows: list[dict[str, object]], cluster_name: str) -> dict[str, tuple[float, int]]:
+    """Per metric, the trials' log SD inside a run, pooled over the cluster's runs of two trials or more (kept
+    trials only), and its degrees of freedom."""
+    import math
+
+    values: dict[tuple[str, object], list[float]] = {}
+    for r in rows:
+        v = r.get("value")
+        if (r.get("cluster") == cluster_name and r.get("trial_status") == "ok" and not r.get("warmup")
+                and not r.get("outlier") and isinstance(v, (int, float)) and v > 0):
+            values.setdefault((str(r["metric"]), r["run_id"]), []).append(math.log(v))
+    sums: dict[str, tuple[float, int]] = {}
+    for (metric, _), logs in values.items():
+        if len(logs) >= 2:
+            mean = sum(logs) / len(logs)
+            ss, dof = sums.get(metric, (0.0, 0))
+            sums[metric] = (ss + sum((x - mean) ** 2 for x in logs), dof + len(logs) - 1)
+    return {m: (math.sqrt(ss / dof), dof) for m, (ss, dof) in sums.items() if dof >= 2}
+
+
+def detectable(expanded: Expanded, trials: int, noise: dict[str, tuple[float, int]]
+               ) -> list[tuple[str, Detectable, str]]:
+    """Per test of the plan's runs, the least slowdown two campaigns of it tell apart (``stats.power``): one run
+    of ``trials`` trials a configuration on each side, Holm over every configuration and metric compared."""
+    tests = list(dict.fromkeys(t for r in expanded.runs for t in r.workload.tests))
+    rows = sum(len(TEST_METRICS[t]) for r in expanded.runs for t in r.workload.tests)
+    out: list[tuple[str, Detectable, str]] = []
+    if trials < 2 or not rows:
+        return out
+    for test in tests:
+        metric = TEST_METRICS[test][0]
+        sd, dof = noise.get(metric, (ASSUMED_WITHIN_SD, 0))
+        source = (f"the trials' {sd * 100:.1f}% within a run the store has seen on this cluster ({dof} df)" if dof
+                  else f"an assumed {sd * 100:.0f}% within a run: the store has no {metric} trials of this cluster")
+        out.append((metric, detectable_change(trials, sd, BETWEEN_RUN_SD, rows), source))
+    return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import METRICS, shown_unit
+from ..stats.power import BETWEEN_RUN_SD
 from ..stats.ratios import RunRatio, holm_adjusted, run_ratio
 from .sides import HARDWARE, MismatchError, Side
 
@@ -26,9 +27,6 @@ if TYPE_CHECKING:
 MARGIN = 0.05  # a change of 5% either way: what a sweep of a few runs can tell, and what admins call a regression
 LEVEL = 0.95
 TOLERANCE = 0.10  # measured hardware further apart than this may be what the comparison is about
-# A run's own shift that its trials cannot show, where a side measured a configuration once: the lab's measured
-# campaign-to-campaign SD (model/bottleneck.py NEW_CAMPAIGN_SD), the least any run drifts.
-BETWEEN_RUN_SD = 0.0054
 SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
 
 

@@ -34,6 +34,10 @@ def preview_lines(p: Preview) -> list[str]:
     if p.duplicates:
         out.append(f"  {p.duplicates} design point(s) merged: they differ only in factors that do not apply to them")
     out += skipped_lines(p.skipped)
+    if p.detectable:
+        out.append("  run again after a change and compared (`glmodel compare --against last`), it calls a "
+                   "configuration slower (80% power, 5% level over every row) from about:")
+        out += [f"    {metric}: {d.change * 100:.1f}% slower, from {source}" for metric, d, source in p.detectable]
     out += [f"  {i:4d}  {run.volume.name}  {run.label}" for i, run in enumerate(p.runs, 1)]
     return out
 
