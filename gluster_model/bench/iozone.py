@@ -211,11 +211,20 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
                 raise
             seconds = time.monotonic() - started
             if watch.failure is not None:
-                failure = watch.failure
+                failure, host = watch.failure, watch.host
                 if watch.stalled:
-                    failure += stall_diagnosis(executor, first.address, mount_points[first.address], watch.stdout)
+                    # a host that stopped answering (down, hung, its packets dropped) stalls every child writing
+                    # to its bricks: it is the one to name, not the client that saw the stall
+                    silent = silent_hosts(executor, [h.address for h in executor.cluster.hosts])
+                    if silent:
+                        failure = (f"no answer from {', '.join(silent)} within {SILENT_S:g}s (down, hung or its "
+                                   f"packets dropped): {failure}")
+                        host = silent[0]
+                    else:
+                        failure += stall_diagnosis(executor, first.address, mount_points[first.address],
+                                                   watch.stdout)
                 return IozoneRun(argv, text, None, "\n".join([*notes, watch.stdout + watch.stderr]), seconds,
-                                 failure, watch.host)
+                                 failure, host)
             stdout, stderr = watch.stdout, watch.stderr
             # ended after its last result: its children had reported and sleep before they exit; one look ends
             # them (every child's session had started long before, so none can come after it)
@@ -384,6 +393,17 @@ def children_io(executor: Executor, clients: list[Host], master: str) -> dict[st
             if pid.isdigit() and n.isdigit():
                 out[f"{address}:{pid}"] = int(n)
     return out
+
+
+SILENT_S = 10.0  # a host that does not run `true` within this long is not answering
+
+
+def silent_hosts(executor: Executor, hosts: list[str]) -> list[str]:
+    """The hosts that do not answer a trivial command within ``SILENT_S`` (all asked at once): a session to a
+    host whose packets are dropped waits, it does not fail."""
+    results, errors = executor.map(hosts, lambda a: executor.run(a, ["true"], timeout=SILENT_S, check=False),
+                                   timeout=SILENT_S)
+    return [a for a in hosts if a in errors or (a in results and not results[a].ok)]
 
 
 def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str) -> str:

@@ -1,6 +1,7 @@
 """A brick process dying while a trial runs, on the real lab: the run fails in one line that names the brick, no
 iozone or volume of it is left, and the same command completes the campaign afterwards. glusterd dying while a
-trial runs: the trial is kept, and the volume it cannot tear down is named in a line that stays."""
+trial runs: the trial is kept, and the volume it cannot tear down is named in a line that stays. A server going
+silent (its packets dropped): the stalled trial ends naming it, and the campaign completes once it answers."""
 
 from __future__ import annotations
 
@@ -145,3 +146,44 @@ def test_glusterd_killed_mid_trial_keeps_the_trial_and_names_the_volume_it_could
         assert _glusterd_answers(lab) == []
     finally:
         _tear_down_every_volume(lab)
+
+
+def test_a_server_whose_packets_are_dropped_mid_trial_is_named_and_the_campaign_completes_after(
+        lab_put_back: LabState, tmp_path: Path) -> None:
+    """A server that goes silent while a trial writes to it (every packet dropped in its namespace, as a hung
+    host or a firewall does: no connection is closed) stalls the trial; collect ends it, names that server as
+    the one that does not answer (not the client that saw the stall), says the volume it could not tear down,
+    and once the server answers again the same command completes the campaign."""
+    from gluster_model.lab.netns import in_netns
+
+    lab = lab_put_back
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump({**PLAN, "name": "silent",
+                                    "factors": {**PLAN["factors"], "layout": "replicate", "replica": 2, "servers": 2,
+                                                "file_size": "64MB"}}))
+    store = str(tmp_path / "s.db")
+    silent = lab.nodes[1]
+    glmodel("lab", "node", "--dir", str(lab.path), "--node", silent.address, "--disk-write", "8MB/s", check=True)
+    rules = [["iptables", "-I", chain, "-j", "DROP"] for chain in ("INPUT", "OUTPUT")]
+    try:
+        with collect_at_iozone_start(lab, plan, store) as proc:
+            deadline = time.monotonic() + 120
+            while not _writing(Path(silent.bricks)) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert proc.poll() is None, "the trial ended before the server could go silent"
+            for rule in rules:
+                subprocess.run(in_netns(silent.netns, rule), check=True)
+            out, err = proc.communicate(timeout=600)
+    finally:
+        for chain in ("INPUT", "OUTPUT"):
+            subprocess.run(in_netns(silent.netns, ["iptables", "-F", chain]), check=False)
+    text = " ".join((out + err).split())
+    assert proc.returncode == 1 and "Traceback" not in text, text
+    assert f"FAILED on {silent.address}: trial 0" in text and f"no answer from {silent.address} within" in text, text
+    with open_store(store, create=False) as st:
+        (run,) = st.runs()
+        assert run["status"] == "failed" and run["error_host"] == silent.address and "\n" not in run["error"]
+    assert "was not torn down" in text and f"({silent.address}: no answer from" in text, text
+    # the server answers again: the same command completes the campaign, and removes the volume left behind
+    completes_on_second_attempt(lab, plan, store)
+    assert _glusterd_answers(lab) == []
