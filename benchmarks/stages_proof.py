@@ -40,35 +40,28 @@ def setting_of(lab: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in lab.items()}
 
 
-def today_inputs(store_path: str, today_lab: dict[str, str]) -> dict[str, float]:
-    """Today's measured inputs: the mean over the trials of the training campaign whose setting is today's (not
-    its repeat at the plan's end)."""
+def today_inputs(store_path: str, today_lab: dict[str, str]) -> tuple[dict[str, float], float]:
+    """Today's measured inputs (the mean over the trials of the training campaign whose setting is today's, not
+    its repeat at the plan's end), and the least round trip any training campaign measured."""
     from gluster_model.dataset import trial_frame
     from gluster_model.store import open_store
 
     with open_store(store_path, create=False) as st:
         infos = st.campaign_infos()
-        names = [n for n, i in infos.items() if i.setting_dict() == today_lab and i.again_of is None
-                 and i.purpose.value == "training"]
-        if len(names) != 1:
-            sys.exit(f"{store_path}: {len(names)} training campaign(s) at today's setting {today_lab}")
-        frame = trial_frame(st, names[0])
-    return {k: float(frame[k].mean()) for k in INPUTS if k in frame}
-
-
-def least_round_trip(store_path: str) -> float:
-    from gluster_model.dataset import trial_frame
-    from gluster_model.store import open_store
-
-    with open_store(store_path, create=False) as st:
         frame = trial_frame(st)  # the training campaigns
-    return float(frame.groupby("campaign", observed=True)["network_rtt_ms"].mean().min())
+    names = [n for n, i in infos.items() if i.setting_dict() == today_lab and i.again_of is None
+             and i.purpose.value == "training"]
+    if len(names) != 1:
+        sys.exit(f"{store_path}: {len(names)} training campaign(s) at today's setting {today_lab}")
+    today = frame[frame["campaign"] == names[0]]
+    least = float(frame.groupby("campaign", observed=True)["network_rtt_ms"].mean().min())
+    return {k: float(today[k].mean()) for k in INPUTS if k in today}, least
 
 
 def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
     template = yaml.safe_load((TEMPLATES / f"{today}.template.yaml").read_text())
-    have = today_inputs(store_path, setting_of(template["today"]["lab"]))
-    if least_round_trip(store_path) < have["network_rtt_ms"]:
+    have, least = today_inputs(store_path, setting_of(template["today"]["lab"]))
+    if least < have["network_rtt_ms"]:
         sys.exit(f"{store_path}: another setting measured a shorter round trip than today: `min` would name it")
     doc: dict[str, Any] = {
         "currency": template["currency"], "level": template["level"],

@@ -48,21 +48,7 @@ for today in "${todays[@]}"; do
   "$glmodel" verify --yes --cluster "$plain" --model "$out/$today-below.json" --scenarios "$out/$today-whatif.yaml" \
     --plan "$plan" --variant "${today}_verify" --store "$store" --json >"$out/$today-verify.json" \
     || echo "verify of $today exited $?"
-  # every campaign, the verification ones included (glmodel export leaves those out of a whole-store export)
-  "$python" - "$store" "$out/$today.csv" <<'PY'
-import sys
-from pathlib import Path
-
-import pandas as pd
-
-from gluster_model.dataset import trial_frame
-from gluster_model.store.store import open_store
-
-store = open_store(sys.argv[1], create=False)
-frames = [trial_frame(store, c["name"]) for c in store.campaigns()]
-table = pd.concat([f for f in frames if len(f)], ignore_index=True)
-table["store"] = Path(sys.argv[1]).name  # the store's file name, not where it lay on the collecting machine
-table.to_csv(sys.argv[2], index=False)
-PY
+  # every campaign, the verification ones included
+  "$python" "$here/benchmarks/export_all_campaigns.py" "$store" "$out/$today.csv"
 done
 echo "== done ($(date -u +%H:%M:%S))"

@@ -28,18 +28,7 @@ for today in "${todays[@]}"; do
   "$glmodel" verify --cluster "$lab/lab.yaml" --model "$out/$today-below.json" \
     --scenarios "${WHATIF:-$here/experiments/upgrade_proof/whatif}/$today.yaml" --plan "$plan" --variant "${today}_verify" \
     --store "$store" --json >"$out/$today-verify.json" || echo "verify of $today exited $?"
-  # every campaign, the verification ones included (glmodel export leaves those out of a whole-store export)
-  "$here/.venv/bin/python" - "$store" "$out/$today.csv" <<'PY'
-import sys
-
-import pandas as pd
-
-from gluster_model.dataset import trial_frame
-from gluster_model.store.store import open_store
-
-store = open_store(sys.argv[1], create=False)
-frames = [trial_frame(store, c["name"]) for c in store.campaigns()]
-pd.concat([f for f in frames if len(f)], ignore_index=True).to_csv(sys.argv[2], index=False)
-PY
+  # every campaign, the verification ones included
+  "$here/.venv/bin/python" "$here/benchmarks/export_all_campaigns.py" "$store" "$out/$today.csv"
 done
 echo "== done ($(date -u +%H:%M:%S))"

@@ -27,7 +27,7 @@ from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
 from ..remote.executor import join_prefix
 from ..gluster.apply import drop_caches, mount
-from ..remote.executor import Executor, shell
+from ..remote.executor import Executor, shell, silent_hosts
 from ..remote.ssh_mux import SSH_MUX
 from .engine import EngineResult, Measurement, TrialRequest, used_clients
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput, results_complete
@@ -215,7 +215,7 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
                 if watch.stalled:
                     # a host that stopped answering (down, hung, its packets dropped) stalls every child writing
                     # to its bricks: it is the one to name, not the client that saw the stall
-                    silent = silent_hosts(executor, [h.address for h in executor.cluster.hosts])
+                    silent = silent_hosts(executor, [h.address for h in executor.cluster.hosts], SILENT_S)
                     if silent:
                         failure = (f"no answer from {', '.join(silent)} within {SILENT_S:g}s (down, hung or its "
                                    f"packets dropped): {failure}")
@@ -248,6 +248,7 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
 
 
 CHILD_GRACE_S = 5.0  # after a child's ssh failed, how long the master may still finish on its own
+SILENT_S = 10.0  # a host that does not run `true` within this long after a stall is not answering
 
 
 @dataclass(frozen=True)
@@ -393,17 +394,6 @@ def children_io(executor: Executor, clients: list[Host], master: str) -> dict[st
             if pid.isdigit() and n.isdigit():
                 out[f"{address}:{pid}"] = int(n)
     return out
-
-
-SILENT_S = 10.0  # a host that does not run `true` within this long is not answering
-
-
-def silent_hosts(executor: Executor, hosts: list[str]) -> list[str]:
-    """The hosts that do not answer a trivial command within ``SILENT_S`` (all asked at once): a session to a
-    host whose packets are dropped waits, it does not fail."""
-    results, errors = executor.map(hosts, lambda a: executor.run(a, ["true"], timeout=SILENT_S, check=False),
-                                   timeout=SILENT_S)
-    return [a for a in hosts if a in errors or (a in results and not results[a].ok)]
 
 
 def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str) -> str:

@@ -68,23 +68,28 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
 
 
 def within_run_sd(rows: list[dict[str, object]], cluster_name: str) -> dict[str, tuple[float, int]]:
-    """Per metric, the trials' log SD inside a run, pooled over the cluster's runs of two trials or more (kept
-    trials only), and its degrees of freedom."""
+    """Per metric, the trials' log SD inside a run (the pure error of log values within runs), pooled over the
+    cluster's runs of two trials or more (kept trials only), and its degrees of freedom."""
     import math
 
-    values: dict[tuple[str, object], list[float]] = {}
+    import numpy as np
+
+    from ..stats.pure_error import pure_error
+
+    by_metric: dict[str, tuple[list[float], list[object]]] = {}
     for r in rows:
         v = r.get("value")
         if (r.get("cluster") == cluster_name and r.get("trial_status") == "ok" and not r.get("warmup")
                 and not r.get("outlier") and isinstance(v, (int, float)) and v > 0):
-            values.setdefault((str(r["metric"]), r["run_id"]), []).append(math.log(v))
-    sums: dict[str, tuple[float, int]] = {}
-    for (metric, _), logs in values.items():
-        if len(logs) >= 2:
-            mean = sum(logs) / len(logs)
-            ss, dof = sums.get(metric, (0.0, 0))
-            sums[metric] = (ss + sum((x - mean) ** 2 for x in logs), dof + len(logs) - 1)
-    return {m: (math.sqrt(ss / dof), dof) for m, (ss, dof) in sums.items() if dof >= 2}
+            logs, runs = by_metric.setdefault(str(r["metric"]), ([], []))
+            logs.append(math.log(v))
+            runs.append(r["run_id"])
+    out = {}
+    for metric, (logs, runs) in by_metric.items():
+        pe = pure_error(np.array(logs), np.array(runs))
+        if pe.df >= 2:
+            out[metric] = (math.sqrt(pe.ms), pe.df)
+    return out
 
 
 def detectable(expanded: Expanded, trials: int, noise: dict[str, tuple[float, int]]

@@ -18,22 +18,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+# pure error's home is the statistics package; named here too, where the lack-of-fit test and its callers look
+from ..stats.pure_error import PureError as PureError, pure_error as pure_error
+
 if TYPE_CHECKING:
     import numpy as np
-
-
-@dataclass(frozen=True)
-class PureError:
-    """Within-configuration spread: sum of squares around each replicated configuration's mean."""
-
-    ss: float
-    df: int  # Σ (runs − 1) over replicated configurations
-    configurations: int  # measured more than once
-    runs: int  # rows in those configurations
-
-    @property
-    def ms(self) -> float:
-        return self.ss / self.df if self.df else float("nan")
 
 
 @dataclass(frozen=True)
@@ -71,20 +60,6 @@ class Replication:
     def to_json(self) -> dict[str, Any]:
         return {"configurations": self.configurations, "runs": self.runs, "cv_percent": self.cv_percent,
                 "tests": [t.to_json() for t in self.tests]}
-
-
-def pure_error(values: np.ndarray, groups: np.ndarray) -> PureError:
-    """Pure error of ``values`` within ``groups`` (config hashes); groups seen once contribute nothing."""
-    import numpy as np
-
-    v = np.asarray(values, dtype=float)
-    _, code = np.unique(np.asarray(groups), return_inverse=True)
-    code = np.ravel(code)
-    n = np.bincount(code)
-    dev = v - (np.bincount(code, weights=v) / n)[code]
-    rep = n[code] > 1
-    configs = int(np.sum(n > 1))
-    return PureError(float(np.sum(dev[rep] ** 2)), int(np.sum(rep)) - configs, configs, int(np.sum(rep)))
 
 
 def noise_cv(y: np.ndarray, groups: np.ndarray) -> float | None:

@@ -374,3 +374,10 @@ def fingerprint(key: paramiko.PKey | None) -> str:
     digest = hashlib.sha256(key.asbytes()).digest()
     return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
+
+def silent_hosts(executor: Executor, hosts: list[str], within: float) -> list[str]:
+    """The hosts that do not run ``true`` within ``within`` seconds (all asked at once): a session to a host that
+    went silent (down, hung, its packets dropped) waits, it does not fail, so only an answer tells."""
+    results, errors = executor.map(hosts, lambda a: executor.run(a, ["true"], timeout=within, check=False),
+                                   timeout=within)
+    return [a for a in hosts if a in errors or (a in results and not results[a].ok)]

@@ -36,6 +36,14 @@ def _writing(bricks: Path) -> bool:
     return False
 
 
+def _wait_until_writing(proc: subprocess.Popen[str], bricks: Path, what: str) -> None:
+    """Until iozone's children write to ``bricks``: the moment a fault lands inside the trial on any machine."""
+    deadline = time.monotonic() + 120
+    while not _writing(bricks) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the trial ended before {what}"
+
+
 def test_a_brick_process_that_dies_mid_trial_is_named_and_the_campaign_completes_after(
         lab_put_back: LabState, tmp_path: Path) -> None:
     lab = lab_put_back
@@ -54,10 +62,7 @@ def test_a_brick_process_that_dies_mid_trial_is_named_and_the_campaign_completes
         bricks = [line.split()[0] for line in lab_processes(lab, r"glusterfsd") if first.marker in line
                   and volumes[0] in line]
         assert len(bricks) == 1, bricks
-        deadline = time.monotonic() + 120
-        while not _writing(Path(first.bricks)) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the trial ended before its brick could be killed"
+        _wait_until_writing(proc, Path(first.bricks), "its brick could be killed")
         os.kill(int(bricks[0]), signal.SIGKILL)  # as a crash would: no goodbye to the clients
         out, err = proc.communicate(timeout=300)
     text = " ".join((out + err).split())
@@ -78,25 +83,27 @@ def _tear_down_every_volume(lab: LabState) -> None:
     from gluster_model.gluster.apply import teardown_volume
     from gluster_model.remote.executor import SSHExecutor
 
-    shown = subprocess.run(["gluster", "--mode=script", f"--glusterd-sock={lab.nodes[0].socket}", "volume", "list"],
-                           capture_output=True, text=True)
-    names = [n for n in shown.stdout.split() if n.startswith("gm")] if shown.returncode == 0 else []
+    names = _volumes(lab) or []
     if names:
         with SSHExecutor(load_cluster(lab.cluster_file)) as ex:
             for name in names:
                 teardown_volume(ex, name)
 
 
+def _volumes(lab: LabState) -> list[str] | None:
+    """glmodel's volumes the first node's glusterd lists; None where it does not answer."""
+    shown = subprocess.run(["gluster", "--mode=script", f"--glusterd-sock={lab.nodes[0].socket}", "volume", "list"],
+                           capture_output=True, text=True)
+    return [n for n in shown.stdout.split() if n.startswith("gm")] if shown.returncode == 0 else None
+
+
 def _glusterd_answers(lab: LabState, timeout: float = 60) -> list[str]:
     """The volumes glusterd lists, once it answers again after a restart."""
     deadline = time.monotonic() + timeout
-    while True:
-        shown = subprocess.run(["gluster", "--mode=script", f"--glusterd-sock={lab.nodes[0].socket}", "volume",
-                                "list"], capture_output=True, text=True)
-        if shown.returncode == 0:
-            return [n for n in shown.stdout.split() if n.startswith("gm")]
-        assert time.monotonic() < deadline, shown.stdout + shown.stderr
+    while (names := _volumes(lab)) is None:
+        assert time.monotonic() < deadline, "glusterd does not answer"
         time.sleep(0.5)
+    return names
 
 
 def test_glusterd_killed_mid_trial_keeps_the_trial_and_names_the_volume_it_could_not_tear_down(
@@ -118,10 +125,7 @@ def test_glusterd_killed_mid_trial_keeps_the_trial_and_names_the_volume_it_could
     try:
         try:
             with collect_at_iozone_start(lab, plan, store) as proc:
-                deadline = time.monotonic() + 120
-                while not _writing(Path(first.bricks)) and proc.poll() is None and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                assert proc.poll() is None, "the trial ended before glusterd could be killed"
+                _wait_until_writing(proc, Path(first.bricks), "glusterd could be killed")
                 found = subprocess.run(["pgrep", "-f", f"glusterd .*bind-address={first.address}( |$)"],
                                        capture_output=True, text=True).stdout.split()
                 assert len(found) == 1, found
@@ -167,10 +171,7 @@ def test_a_server_whose_packets_are_dropped_mid_trial_is_named_and_the_campaign_
     rules = [["iptables", "-I", chain, "-j", "DROP"] for chain in ("INPUT", "OUTPUT")]
     try:
         with collect_at_iozone_start(lab, plan, store) as proc:
-            deadline = time.monotonic() + 120
-            while not _writing(Path(silent.bricks)) and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert proc.poll() is None, "the trial ended before the server could go silent"
+            _wait_until_writing(proc, Path(silent.bricks), "the server could go silent")
             for rule in rules:
                 subprocess.run(in_netns(silent.netns, rule), check=True)
             out, err = proc.communicate(timeout=600)
