@@ -13,7 +13,7 @@ from ..store.store import open_store, store_exists
 from ..plan.search import MAX_BUDGET
 from ..bench.metrics import TEST_METRICS
 from ..stats.power import ASSUMED_WITHIN_SD, BETWEEN_RUN_SD, Detectable, detectable_change
-from .estimate import TrialCost, estimate_seconds, stored_trial_cost, trial_count
+from .estimate import RunKey, TrialCost, run_key, estimate_seconds, measured_trial_seconds, stored_trial_cost, trial_count
 from .records import again_campaign, setting_campaign
 
 
@@ -43,28 +43,41 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
     """The plan's campaign as it would run; reads the store only to calibrate the estimate (never creates it)."""
     cost = TrialCost()
     noise: dict[str, tuple[float, int]] = {}
+    measured: dict[RunKey, float] = {}
     if store_exists(store):
         # A store collect could not write to is refused here too, before anyone waits for the real run.
         with open_store(store, create=False) as st:
             cost = stored_trial_cost(st, cluster.name) or cost
-            noise = within_run_sd(st.trial_table(), cluster.name)
+            rows = st.trial_table()
+            noise = within_run_sd(rows, cluster.name)
+            measured = measured_trial_seconds(rows, cluster.name)
     d = plan.design
     settings = expanded.lab_settings
     campaigns = [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] \
         if settings != [()] else []
-    seconds = estimate_seconds(expanded, plan.protocol, cost=cost)
+    seconds = estimate_seconds(expanded, plan.protocol, cost=cost, measured=measured)
     if campaigns and d.hardware is not None and d.hardware.again:  # today again at the end (its drift)
         campaigns.append((again_campaign(campaigns[0][0]), campaigns[0][1]))
-        seconds += estimate_seconds(expanded.with_setting(settings[0]), plan.protocol, cost=cost)
+        seconds += estimate_seconds(expanded.with_setting(settings[0]), plan.protocol, cost=cost, measured=measured)
     return Preview(
         base, len(expanded.volumes), expanded.runs, trial_count(expanded, plan.protocol),
-        seconds, cost.source,
+        seconds, _source(expanded, cost, measured),
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         campaigns,
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
         [h.name for h in cluster.clients], list(expanded.notes),
         (d.budget or MAX_BUDGET) if d.type == "search" else None,
         detectable(expanded, plan.protocol.repetitions, noise) if d.type != "search" else [])
+
+
+def _source(expanded: Expanded, cost: TrialCost, measured: dict[RunKey, float]) -> str:
+    """Where the estimate's trial times come from, in words."""
+    known = sum(run_key(r.config_hash, r.lab) in measured for r in expanded.runs)
+    if not known:
+        return cost.source
+    rest = len(expanded.runs) - known
+    return (f"{known} of {len(expanded.runs)} run(s) as their trials took in the store"
+            + (f"; the rest {cost.source}" if rest else ""))
 
 
 def within_run_sd(rows: list[dict[str, object]], cluster_name: str) -> dict[str, tuple[float, int]]:

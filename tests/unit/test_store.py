@@ -319,3 +319,34 @@ def test_a_shared_read_is_a_column_of_its_own_and_false_where_a_run_had_none(sto
             st.finish_run(rid, "done", regime="uncached")
         frame = trial_frame(st).sort_values("write")
     assert str(frame["shared_read"].dtype) == "boolean" and frame["shared_read"].tolist() == [False, True]
+
+
+def test_the_dry_run_estimates_a_run_the_store_measured_at_what_its_trials_took(store_at: str,
+                                                                              tmp_path: Path) -> None:
+    """`collect --dry-run` reads the store's history of the cluster: a run measured before takes what its kept
+    trials took (2 s each here, three trials a run), the others the stated costs, and it says which."""
+    from gluster_model.campaign.estimate import TrialCost, estimate_seconds
+    from gluster_model.campaign.preview import preview
+
+    cluster = cluster_from_data({"name": "c", "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]}
+                                                          for i in (1, 2, 3)], "clients": ["10.0.0.1"]},
+                                "c.yaml", Path("."))
+    plan = PlanFile.model_validate({"name": "t", "factors": {"layout": ["distribute", "replicate"], "replica": 3,
+                                                             "record_size": ["4KB", "64KB"]},
+                                    "protocol": {"warmups": 0, "repetitions": 3}})
+    expanded = expand(plan, cluster)
+    empty = preview(cluster, plan, expanded, "t@c", str(tmp_path / "none.db"))
+    with open_store(store_at) as st:
+        cid = st.ensure_campaign("t@c", "t", "h1", {"name": "t"}, "c", {"name": "c"}, "0.1.0")
+        status = st.register_runs(cid, expanded.runs)
+        rid = status[expanded.runs[0].config_hash][0]
+        st.start_run(rid)
+        for i in range(3):
+            st.add_trial(rid, _trial(i, 2048.0))
+        st.finish_run(rid, "done", regime="cached")
+    seen = preview(cluster, plan, expanded, "t@c", store_at)
+    one = estimate_seconds(type(expanded)([expanded.runs[0]]), plan.protocol, baselines=False,
+                           cost=TrialCost(volume_s=0))
+    # the measured run: three trials of 2 s in place of the stated costs' estimate of it
+    assert seen.seconds == pytest.approx(empty.seconds - one + 3 * 2.0)
+    assert seen.cost_source.startswith("1 of 4 run(s) as their trials took in the store; the rest")
