@@ -42,8 +42,8 @@ def print_verification(console: Any, v: Verification) -> None:
             tie = f", tied with {', '.join(printable(n) for n in m.tied_with)}" if m.tied_with else ""
             held = ("held" if m.ranking_held else
                     "a candidate it was tied with" if m.measured_best_was_tied else "did not hold")
-            line += (f"; best gain per price: predicted {m.best_predicted}{tie}, measured {m.best_measured} "
-                     f"({held})")
+            line += (f"; {'best gain per price' if m.by_price else 'fastest'}: predicted {m.best_predicted}{tie}, "
+                     f"measured {m.best_measured} ({held})")
         console.print(line, highlight=False)
     for name, why in v.skipped.items():
         console.print(f"not measured: {name}: {why}", highlight=False)

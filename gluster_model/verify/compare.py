@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..predict.scenarios import Question, Scenario
-from ..predict.whatif import what_if
+from ..predict.whatif import Prediction, what_if
 from .build import MEASURED_INPUTS, Target
 from ..model.artifact import json_safe
 from ..stats.accuracy import coverage, mape, percent_error
@@ -67,6 +67,7 @@ class MetricVerdict:
     best_measured: str | None = None
     ranking_held: bool | None = None
     tied_with: list[str] = field(default_factory=list)  # what predict said the best buy was tied with
+    by_price: bool = True  # best by gain per price; False: an unpriced question, best by throughput
 
     @property
     def measured_best_was_tied(self) -> bool:
@@ -200,15 +201,39 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
         # The recommendation is predict's rank 1 for the question as asked; the measured best is the priced
         # candidate with the largest measured gain per price (a positive one).
         has_base = any(t.scenario.baseline for t in ok)
-        verdict.best_predicted = asked_by_metric[metric].best_upgrade if has_base else None
-        best = asked_by_metric[metric].best
-        verdict.tied_with = list(best.tied_with) if has_base and best is not None else []
-        verdict.best_measured = _best_measured(checks, ok)
+        if has_base and not any(t.scenario.price for t in ok if not t.scenario.baseline):
+            # No prices (tune's advice, a question of which is fastest): what the model recommends is the
+            # candidate whose gain is clearest and largest, or the baseline kept; it holds if it measured fastest
+            verdict.best_predicted, verdict.tied_with = _fastest_predicted(list(as_asked.values()))
+            verdict.by_price = False
+            verdict.best_measured = max(checks, key=lambda c: c.measured).scenario
+        else:
+            verdict.best_predicted = asked_by_metric[metric].best_upgrade if has_base else None
+            best = asked_by_metric[metric].best
+            verdict.tied_with = list(best.tied_with) if has_base and best is not None else []
+            verdict.best_measured = _best_measured(checks, ok)
         if verdict.best_predicted is not None and verdict.best_measured is not None:
             verdict.ranking_held = verdict.best_predicted == verdict.best_measured
         verdicts.append(verdict)
     return Verification(mf.path, q.source, plan, lvl, list(campaigns), hardware, skipped, verdicts, notes,
                         sorted(set(clusters)))
+
+
+def _fastest_predicted(preds: Sequence[Prediction]) -> tuple[str | None, list[str]]:
+    """Of an unpriced question's predictions (the baseline first): the candidate with the largest change whose
+    interval lies above zero, else the baseline (nothing is clearly faster: keep it); and the scenarios it
+    cannot be told from (a change interval reaching its lower end: the baseline's is zero)."""
+    if not preds:
+        return None, []
+    base = preds[0]
+    clear = [p for p in preds[1:] if p.delta is not None and p.delta_low is not None and p.delta_low > 0]
+    if not clear:
+        tied = [p.scenario for p in preds[1:] if p.delta_high is not None and p.delta_high >= 0]
+        return base.scenario, tied
+    best = max(clear, key=lambda p: p.delta or 0.0)
+    tied = [p.scenario for p in preds[1:] if p is not best and p.delta_high is not None
+            and best.delta_low is not None and p.delta_high >= best.delta_low]
+    return best.scenario, tied
 
 
 def _best_measured(checks: Sequence[Check], found: Sequence[Target]) -> str | None:

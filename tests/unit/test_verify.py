@@ -334,3 +334,21 @@ def test_a_measured_best_that_predict_called_a_tie_is_said_so() -> None:
     assert line("x4", ["x4"]).endswith("predicted x2, tied with x4, measured x4 (a candidate it was tied with)")
     assert line("y", ["x4"]).endswith("predicted x2, tied with x4, measured y (did not hold)")
     assert line("x2", []).endswith("predicted x2, measured x2 (held)")
+
+
+def test_an_unpriced_question_recommends_the_clearest_largest_gain_or_keeps_the_baseline() -> None:
+    """tune's advice has no prices: verify judges it by what measured fastest. The recommendation is the candidate
+    with the largest change whose interval lies above zero; none clear of zero keeps the baseline; a candidate
+    whose change may reach the recommendation's lower end is tied with it (a measured best among them held)."""
+    from gluster_model.predict.whatif import Prediction
+    from gluster_model.verify.compare import _fastest_predicted
+
+    def p(name: str, delta: float | None, low: float | None, high: float | None) -> Prediction:
+        return Prediction(name, 100 + (delta or 0), 90, 110, "measured", 0.0, delta=delta, delta_low=low,
+                          delta_high=high)
+
+    base = p("defaults", None, None, None)
+    assert _fastest_predicted([base, p("a", 20, 5, 35), p("b", 30, 2, 58), p("c", 1, 0.5, 1.5)]) == ("b", ["a"])
+    assert _fastest_predicted([base, p("a", 3, -1, 7), p("pitfall", -20, -30, -10)]) == ("defaults", ["a"])
+    assert _fastest_predicted([base, p("pitfall", -20, -30, -10)]) == ("defaults", [])
+    assert _fastest_predicted([]) == (None, [])
