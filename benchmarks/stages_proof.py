@@ -3,8 +3,9 @@ collected through emulation on the lab addressed as a plain cluster, as a user c
 
 ``whatif``: the what-if file verify measures, from the template fixed before the data
 (whatif_stages/<today>.template.yaml) and today's measured inputs in the store: each candidate's nominal figures
-are today's times its ``scale``; the baseline is the measured today (``network_rtt_ms: min``: today has the least
-delay of the plan's settings; refused if another setting measured a shorter round trip).
+are today's times its ``scale``; the baseline is the measured today, named by the extremes of the template's
+``named_by`` (default ``network_rtt_ms: min``: today has the least delay of the plan's settings), refused unless
+the measured setting those extremes pick is today's.
 
 ``figures``: per today (its data/upgrade_proof_stages_<today>.csv, its model and its verify JSON under --dir, as
 benchmarks/stages_proof_collect.sh leaves them): per upgrade the prediction, its 90% interval, the three trials'
@@ -40,9 +41,9 @@ def setting_of(lab: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in lab.items()}
 
 
-def today_inputs(store_path: str, today_lab: dict[str, str]) -> tuple[dict[str, float], float]:
+def today_inputs(store_path: str, today_lab: dict[str, str]) -> tuple[dict[str, float], list[dict[str, float]]]:
     """Today's measured inputs (the mean over the trials of the training campaign whose setting is today's, not
-    its repeat at the plan's end), and the least round trip any training campaign measured."""
+    its repeat at the plan's end), and every training campaign's but the repeats."""
     from gluster_model.dataset import trial_frame
     from gluster_model.store import open_store
 
@@ -53,22 +54,26 @@ def today_inputs(store_path: str, today_lab: dict[str, str]) -> tuple[dict[str, 
              and i.purpose.value == "training"]
     if len(names) != 1:
         sys.exit(f"{store_path}: {len(names)} training campaign(s) at today's setting {today_lab}")
-    today = frame[frame["campaign"] == names[0]]
-    least = float(frame.groupby("campaign", observed=True)["network_rtt_ms"].mean().min())
-    return {k: float(today[k].mean()) for k in INPUTS if k in today}, least
+    firsts = [n for n, i in infos.items() if i.again_of is None and i.purpose.value == "training"]
+    means = frame[frame["campaign"].isin(firsts)].groupby("campaign", observed=True)[
+        [k for k in INPUTS if k in frame]].mean()
+    return dict(means.loc[names[0]]), [dict(row) for _, row in means.iterrows()]
 
 
 def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
+    from gluster_model.predict.scenarios import measured_extremes
+
     template = yaml.safe_load((TEMPLATES / f"{today}.template.yaml").read_text())
-    have, least = today_inputs(store_path, setting_of(template["today"]["lab"]))
-    if least < have["network_rtt_ms"]:
-        sys.exit(f"{store_path}: another setting measured a shorter round trip than today: `min` would name it")
+    have, settings = today_inputs(store_path, setting_of(template["today"]["lab"]))
+    named_by = template["today"].get("named_by", {"network_rtt_ms": "min"})
+    picked = measured_extremes(named_by, {}, settings)
+    if any(picked[k] != have[k] for k in have):
+        sys.exit(f"{store_path}: {named_by} names another measured setting than today's")
     doc: dict[str, Any] = {
         "currency": template["currency"], "level": template["level"],
-        # today named as the measured setting with the least round trip, taken whole (every hardware input as it
-        # measured: figures given one by one would mix today's with the model's reference setting)
-        "baseline": {"name": "today", "set": {"network_rtt_ms": "min"},
-                     "lab": template["today"]["lab"]},
+        # today named as the measured setting at the template's extremes, taken whole (every hardware input as
+        # it measured: figures given one by one would mix today's with the model's reference setting)
+        "baseline": {"name": "today", "set": dict(named_by), "lab": template["today"]["lab"]},
         "candidates": [{"name": c["name"], "set": {k: have[k] * f for k, f in c["scale"].items()},
                         "lab": c["lab"], "price": c["price"]} for c in template["candidates"]]}
     out.write_text(f"# Written by benchmarks/stages_proof.py from {TEMPLATES.name}/{today}.template.yaml and the "
