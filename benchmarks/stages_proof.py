@@ -57,7 +57,8 @@ def today_inputs(store_path: str, today_lab: dict[str, str]) -> tuple[dict[str, 
     firsts = [n for n, i in infos.items() if i.again_of is None and i.purpose.value == "training"]
     means = frame[frame["campaign"].isin(firsts)].groupby("campaign", observed=True)[
         [k for k in INPUTS if k in frame]].mean()
-    return dict(means.loc[names[0]]), [dict(row) for _, row in means.iterrows()]
+    plain = {c: {k: float(v) for k, v in row.items()} for c, row in means.iterrows()}  # YAML writes no numpy
+    return plain[names[0]], list(plain.values())
 
 
 def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
