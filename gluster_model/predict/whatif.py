@@ -196,7 +196,11 @@ def parts_of(a: Answer, combined: str) -> list[str]:
         return frozenset(k for k, v in a.scenarios[name].items() if v != base.get(k))
 
     whole = changed(combined)
-    parts = [n for n in a.scenarios if n not in (a.baseline, combined) and changed(n) and changed(n) < whole]
+    target = a.scenarios[combined]
+    # a part changes some of the combined's inputs to the combined's very values (CPU x4 is no part of CPU x2
+    # and link x2, though it moves the same input)
+    parts = [n for n in a.scenarios if n not in (a.baseline, combined) and changed(n) and changed(n) < whole
+             and all(a.scenarios[n][k] == target[k] for k in changed(n))]
     covered = frozenset().union(*(changed(n) for n in parts)) if parts else frozenset()
     return parts if len(parts) >= 2 and covered == whole else []
 

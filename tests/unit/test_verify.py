@@ -352,3 +352,15 @@ def test_an_unpriced_question_recommends_the_clearest_largest_gain_or_keeps_the_
     assert _fastest_predicted([base, p("a", 3, -1, 7), p("pitfall", -20, -30, -10)]) == ("defaults", ["a"])
     assert _fastest_predicted([base, p("pitfall", -20, -30, -10)]) == ("defaults", [])
     assert _fastest_predicted([]) == (None, [])
+
+
+def test_a_combined_upgrades_parts_change_its_inputs_to_its_own_values() -> None:
+    """'CPU x2 and link x2' is made of 'CPU x2' and 'link x2', not of 'CPU x4' (the same input, another value)."""
+    from gluster_model.predict.whatif import Answer, parts_of
+
+    base = {"cpu_score": 50.0, "network_gbps": 1.0}
+    scenarios = {"today": base, "CPU x2": {**base, "cpu_score": 100.0}, "CPU x4": {**base, "cpu_score": 200.0},
+                 "link x2": {**base, "network_gbps": 2.0}, "both": {"cpu_score": 100.0, "network_gbps": 2.0}}
+    a = Answer("m.json", 0.9, "EUR", "today", scenarios, [], [], [], {}, [])
+    assert parts_of(a, "both") == ["CPU x2", "link x2"]
+    assert parts_of(a, "CPU x4") == [] and parts_of(a, "link x2") == []
