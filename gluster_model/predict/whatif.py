@@ -148,6 +148,16 @@ class MetricAnswer:
     # the binding stage of the model at the baseline where the model has stages, else the input whose +10%
     # moves the metric most; "" where neither (nothing raises it here).
     limit: str = ""
+    # A stage the model puts within its own error of ``limit`` at the baseline (its capacity less than the
+    # interval's factor above it): either may be what binds, so an upgrade of it alone is no sure "no gain".
+    close_behind: str = ""
+
+    @property
+    def limit_text(self) -> str:
+        """``limit`` as every rendering says it, with the stage close behind it named."""
+        if not self.limit or not self.close_behind:
+            return self.limit
+        return f"{self.limit}, with the {self.close_behind} within the model's error of them"
 
     @property
     def unit(self) -> str:
@@ -632,7 +642,15 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                     p.capacity_from = (f"measured: {s.measured_by}" if s.measured_by
                                        else "spec values from the what-if file")
             preds.append(p)
+        close = (close_behind(mf.model(metric, "bottleneck"), limits_after[:, 0], stage_names, lvl)
+                 if limits_after is not None else "")
         _costs(preds, q.scenarios)
+        if close:
+            for k, p in enumerate(preds):
+                fed = {st for n in upgrades.get(k, ()) for st in RESOURCE_STAGES.get(n, ())}
+                if p.reason == "no effect" and close in fed and p.binds_after == preds[0].binds_after:
+                    p.not_ranked = (f"no gain if the {p.binds_after} bind today, but the {close} are within the "
+                                    "model's error of them: if they bind, it gains")
         as_iops(preds, configs, metric)
         policy = read_policy_note(configs[0], metric)
         if policy and policy not in notes:
@@ -648,7 +666,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         limit = (preds[0].binds_after or preds[0].ceiling_stage
                  or (label(bottleneck.feature) if bottleneck is not None else ""))
         answers.append(MetricAnswer(metric, predicted.model, domain.radius, preds, levers, bottleneck, best,
-                                    headroom(mf, use, domain, configs[0], metric), limit))
+                                    headroom(mf, use, domain, configs[0], metric), limit,
+                                    close if limit == preds[0].binds_after else ""))
     filled = sorted(k for k in resolved[q.baseline.name] if k not in asked)
     answer = Answer(mf.path, lvl, q.currency, q.baseline.name, resolved, filled, sorted(varied),
                     _capacity(q, resolved), {s.name: s.price for s in q.scenarios}, answers, notes, q.source)
@@ -658,6 +677,26 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
             if p.rank is None:
                 p.gain_per_cost = p.price_per_gain = None
     return answer
+
+
+def close_behind(model: Any, limits: np.ndarray, names: Sequence[str], level: float) -> str:
+    """The next stage fed by another resource (server links move with client links: one link) whose capacity at
+    the baseline (``limits``: each stage's there) is above the binding one's by less than the model's error of
+    a long-run mean at ``level`` (its conformal quantile for the binding stage), or ""."""
+    import numpy as np
+
+    def fed_by(stage: str) -> frozenset[str]:
+        return frozenset(n for n, fed in RESOURCE_STAGES.items() if stage in fed)
+
+    order = [int(i) for i in np.argsort(limits)]
+    if not order or not limits[order[0]] > 0:
+        return ""
+    first = names[order[0]]
+    q = model.quantile(first, level, math.inf)
+    other = next((i for i in order[1:] if not fed_by(names[i]) <= fed_by(first)), None)
+    if other is None or not math.isfinite(q) or not np.isfinite(limits[other]):
+        return ""
+    return names[other] if limits[other] / limits[order[0]] < math.exp(q) else ""
 
 
 def _unrank_give_ups(a: Answer) -> None:

@@ -247,7 +247,7 @@ def _bottleneck_lines(a: Answer) -> list[str]:
              for n, v in tops.items()]
     if still:
         parts.append(f"nothing in this file moves {' or '.join(still)}")
-    limits = "; ".join(f"{m.metric}: the {escape(m.limit)}" for m in a.metrics if m.limit)
+    limits = "; ".join(f"{m.metric}: the {escape(m.limit_text)}" for m in a.metrics if m.limit)
     lines = [f"What limits {base}: {limits or 'nothing the model has raises it here'}; the file's largest gain: "
              + "; ".join(parts) + "." + tail]
     for name in tops:  # a combined upgrade, part by part: what each gives alone, and together
@@ -349,7 +349,7 @@ def levers_table(a: Answer) -> Any:
     for m in a.metrics:
         b = m.bottleneck
         others = [lv for lv in m.levers if lv is not b][:3]
-        t.add_row(m.metric, (f"{m.limit}" + (f" (elasticity of {label(b.feature)} {b.elasticity:.2f})"
+        t.add_row(m.metric, (f"{m.limit_text}" + (f" (elasticity of {label(b.feature)} {b.elasticity:.2f})"
                                              if b and b.elasticity is not None else "")) if m.limit
                   else "none raises it here", f"{b.effect_pct:+.1f}%" if b else "-",
                   "; ".join(_lever(lv) for lv in others) or "-")

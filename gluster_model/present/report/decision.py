@@ -54,7 +54,7 @@ def answer_lines(a: Answer, v: Verification | None) -> list[str]:
                      f"{verdict.n} scenarios, {sum(c.inside for c in verdict.checks)} of {verdict.n} inside their "
                      f"intervals; {held[verdict.ranking_held]}.")
         lines.append(text)
-    limits = "; ".join(f"{m.metric}: the {m.limit}" for m in a.metrics if m.limit)
+    limits = "; ".join(f"{m.metric}: the {m.limit_text}" for m in a.metrics if m.limit)
     if limits:  # the same limit the terminal, --details and the JSON name (MetricAnswer.limit)
         lines.append(f"What limits “{printable(a.baseline)}”: {limits}.")
     parts = [f"{m.metric}: nothing in the question moves it" if m.top_gain is None else
