@@ -131,10 +131,12 @@ def test_a_bounded_answer_never_exceeds_its_bound(proof: tuple[str, list[dict[st
     assert seen >= 12  # link x2, x4 and disk x2, x4 of three todays, per metric
 
 
-def test_the_script_prints_the_figures_as_json() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json"],
-                         capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout
-    figures = json.loads(out)
+def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
+    # one computation: the table printed, the same figures written as JSON beside it
+    table = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json-out",
+                            str(tmp_path / "f.json")], capture_output=True, text=True, check=True, timeout=300,
+                           cwd=ROOT).stdout.splitlines()
+    figures = json.loads((tmp_path / "f.json").read_text())
     for metric in ("write", "read"):
         assert {"mape", "coverage", "coverage_by_stage", "best_held"} <= set(figures[metric])
         assert isinstance(figures[metric]["best_held"], bool)
@@ -142,8 +144,6 @@ def test_the_script_prints_the_figures_as_json() -> None:
     for metric in ("write", "read"):
         assert isinstance(figures[metric]["best_held_strict"], bool)
         assert figures["own_rows"]["ninth"][metric]["upgrades"] == 18
-    table = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py")],
-                           capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout.splitlines()
     assert "POST HOC" not in table[0]
     for metric in ("write", "read"):  # the table row of each metric, with the JSON's figures
         s = figures[metric]
@@ -152,15 +152,14 @@ def test_the_script_prints_the_figures_as_json() -> None:
 
 
 @pytest.mark.parametrize("earlier", ["first", "second", "third", "fourth", "fifth"])
-def test_an_earlier_proof_recomputed_is_marked_post_hoc(earlier: str) -> None:
+def test_an_earlier_proof_recomputed_is_marked_post_hoc(earlier: str, tmp_path: Path) -> None:
     """An earlier proof's data, recomputed with a form or plan changed after they existed, are never a
     headline."""
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json", "--proof",
-                          earlier], capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout
-    figures = json.loads(out)
+    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--proof", earlier,
+                            "--json-out", str(tmp_path / "f.json")], capture_output=True, text=True, check=True,
+                           timeout=300, cwd=ROOT).stdout
+    figures = json.loads((tmp_path / "f.json").read_text())
     assert figures["post_hoc"] is True and figures["write"]["upgrades"] == 18
-    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--proof", earlier],
-                           capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout
     assert "POST HOC" in shown.splitlines()[0]
 
 
