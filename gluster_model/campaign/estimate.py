@@ -87,10 +87,12 @@ def run_key(config_hash: str, setting: Mapping[str, Any] | Sequence[tuple[str, s
 
 def measured_trial_seconds(rows: Sequence[Mapping[str, Any]], cluster_name: str) -> dict[RunKey, float]:
     """Mean seconds of a trial of each run the store measured on the cluster (trial-table rows, one per metric:
-    each trial counted once; failed trials left out), by the run's identity and hardware setting."""
+    each trial counted once; failed trials and warm-ups, auto-sizing's smaller steps among them, left out), by
+    the run's identity and hardware setting."""
     seen: dict[Any, tuple[RunKey, float]] = {}
     for r in rows:
-        if r.get("cluster") == cluster_name and r.get("trial_status") == "ok" and r.get("seconds"):
+        if (r.get("cluster") == cluster_name and r.get("trial_status") == "ok" and r.get("seconds")
+                and not r.get("warmup")):
             seen[r["trial_id"]] = (run_key(r["config_hash"], r.get("setting") or {}), float(r["seconds"]))
     by_run: dict[RunKey, list[float]] = {}
     for key, sec in seen.values():

@@ -76,8 +76,8 @@ def _source(expanded: Expanded, cost: TrialCost, measured: dict[RunKey, float]) 
     if not known:
         return cost.source
     rest = len(expanded.runs) - known
-    return (f"{known} of {len(expanded.runs)} run(s) as their trials took in the store"
-            + (f"; the rest {cost.source}" if rest else ""))
+    return (f"{known} of {len(expanded.runs)} run(s) as their trials took in the store; "
+            + (f"the rest {cost.source}" if rest else f"a new one {cost.source}"))
 
 
 def within_run_sd(rows: list[dict[str, object]], cluster_name: str) -> dict[str, tuple[float, int]]:

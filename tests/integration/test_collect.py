@@ -423,3 +423,5 @@ def test_auto_sizing_grows_by_the_rate_until_the_data_phase_lasts_the_target(lab
 
     fitted_on = re.search(r"fitted on (\d+) stored trial\(s\)", dry.stdout)
     assert fitted_on is not None and len(kept_trials(trials)) <= int(fitted_on.group(1)) <= len(trials), dry.stdout
+    # and the run itself, measured now, is estimated at what its kept trial took (not its sizing steps)
+    assert "1 of 1 run(s) as their trials took in the store; a new one fitted on" in " ".join(dry.stdout.split())

@@ -137,7 +137,7 @@ def test_a_throttled_link_or_disk_of_the_setting_caps_the_estimates_rate() -> No
 
 def test_a_run_measured_before_is_estimated_at_what_its_trials_took() -> None:
     """The store's own history: a run of the same identity and hardware setting on the cluster takes what its
-    kept trials took (each trial once, whatever its metrics; failed ones and other clusters left out)."""
+    kept trials took (each trial once, whatever its metrics; failed ones, warm-ups and other clusters left out)."""
     from gluster_model.campaign.estimate import measured_trial_seconds, run_key
 
     run = _run((("link", "1gbit"),))
@@ -145,6 +145,7 @@ def test_a_run_measured_before_is_estimated_at_what_its_trials_took() -> None:
              "setting": {"link": "1gbit"}, "seconds": s, "metric": m}
             for t, s in ((1, 30.0), (2, 40.0)) for m in ("write", "read")]
     rows += [{**rows[0], "trial_id": 3, "trial_status": "failed", "seconds": 500.0},
+             {**rows[0], "trial_id": 6, "warmup": True, "seconds": 3.0},  # a sizing step: a smaller file
              {**rows[0], "trial_id": 4, "cluster": "other", "seconds": 900.0},
              {**rows[0], "trial_id": 5, "setting": {"link": "100mbit"}, "seconds": 90.0}]
     measured = measured_trial_seconds(rows, "c")
