@@ -320,9 +320,12 @@ def _ctrl_c_puts_back(lab: LabState, cf: Path, tmp_path: Path, before: dict[str,
                                     "protocol": {**PLAN["protocol"], "repetitions": 5}}))
     records = Path(yaml.safe_load(cf.read_text())["emulation"]["record_dir"])
     store = tmp_path / "ctrlc.db"
+    # SIGINT as a terminal gives it: a suite started as a background job inherits SIGINT ignored, and Python keeps
+    # an ignored SIGINT ignored (the collect would run to its end)
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--yes", "--cluster", str(cf),
                              "--plan", str(plan), "--store", str(store)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         joins = [records / f"emulation-{n.address}.join" for n in lab.nodes]
         deadline = time.monotonic() + 180
