@@ -13,7 +13,8 @@ from ..store.store import open_store, store_exists
 from ..plan.search import MAX_BUDGET
 from ..bench.metrics import TEST_METRICS
 from ..stats.power import ASSUMED_WITHIN_SD, BETWEEN_RUN_SD, Detectable, detectable_change
-from .estimate import RunKey, TrialCost, run_key, estimate_seconds, measured_trial_seconds, stored_trial_cost, trial_count
+from .estimate import (RunKey, TrialCost, estimate_seconds, measured_trial_seconds, run_key, stored_trial_cost,
+                       trial_count)
 from .records import again_campaign, setting_campaign
 
 

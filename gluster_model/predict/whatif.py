@@ -22,7 +22,7 @@ listed with the reason it is not ranked. Rank 1 is the best upgrade.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -395,9 +395,14 @@ def upgrade_bound(limits: Sequence[float], raised: Sequence[str], names: Sequenc
     (each stage's measured capacity times its efficiency, ``limits``, in the order of the model's stages
     ``names``), and that stage; None when it feeds every stage (nothing measured bounds it). The bottleneck
     model's prediction is the minimum over all stages, so it never exceeds this bound."""
-    fed = {s for n in raised for s in RESOURCE_STAGES.get(n, ())}
+    fed = stages_fed(raised)
     rest = [(float(limits[i]), name) for i, name in enumerate(names) if name not in fed]
     return min(rest) if rest else None
+
+
+def stages_fed(inputs: Iterable[str]) -> set[str]:
+    """The model stages whose capacity the resources ``inputs`` set (``RESOURCE_STAGES``)."""
+    return {s for n in inputs for s in RESOURCE_STAGES.get(n, ())}
 
 
 def byte_stages(frame: Any, metric: str) -> np.ndarray:
@@ -647,8 +652,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         _costs(preds, q.scenarios)
         if close:
             for k, p in enumerate(preds):
-                fed = {st for n in upgrades.get(k, ()) for st in RESOURCE_STAGES.get(n, ())}
-                if p.reason == "no effect" and close in fed and p.binds_after == preds[0].binds_after:
+                if (p.reason == "no effect" and close in stages_fed(upgrades.get(k, ()))
+                        and p.binds_after == preds[0].binds_after):
                     p.not_ranked = (f"no gain if the {p.binds_after} bind today, but the {close} are within the "
                                     "model's error of them: if they bind, it gains")
         as_iops(preds, configs, metric)

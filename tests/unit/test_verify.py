@@ -353,38 +353,3 @@ def test_an_unpriced_question_recommends_the_clearest_largest_gain_or_keeps_the_
     assert _fastest_predicted([base, p("pitfall", -20, -30, -10)]) == ("defaults", [])
     assert _fastest_predicted([]) == (None, [])
 
-
-def test_a_combined_upgrades_parts_change_its_inputs_to_its_own_values() -> None:
-    """'CPU x2 and link x2' is made of 'CPU x2' and 'link x2', not of 'CPU x4' (the same input, another value)."""
-    from gluster_model.predict.whatif import Answer, parts_of
-
-    base = {"cpu_score": 50.0, "network_gbps": 1.0}
-    scenarios = {"today": base, "CPU x2": {**base, "cpu_score": 100.0}, "CPU x4": {**base, "cpu_score": 200.0},
-                 "link x2": {**base, "network_gbps": 2.0}, "both": {"cpu_score": 100.0, "network_gbps": 2.0}}
-    a = Answer("m.json", 0.9, "EUR", "today", scenarios, [], [], [], {}, [])
-    assert parts_of(a, "both") == ["CPU x2", "link x2"]
-    assert parts_of(a, "CPU x4") == [] and parts_of(a, "link x2") == []
-
-
-def test_a_stage_of_another_resource_within_the_model_s_error_is_named_close_behind() -> None:
-    """Today's limit names the next stage fed by another resource when its capacity is within the model's error
-    of the binding one (then an upgrade of it alone is no sure 'no gain'); server links move with client links
-    (one link) and are never that stage."""
-    import math
-
-    from gluster_model.model.bottleneck import ALL_STAGES
-    from gluster_model.predict.whatif import MetricAnswer, close_behind
-
-    class Model:
-        def quantile(self, stage: str, level: float, trials: float = 1) -> float:
-            assert stage == "client links" and level == 0.9 and trials == math.inf
-            return 0.2  # x1.22
-
-    names = list(ALL_STAGES[:4])  # client links, server links, server disks, client CPU
-    assert close_behind(Model(), np.array([100.0, 101.0, 500.0, 115.0]), names, 0.9) == "client CPU"
-    assert close_behind(Model(), np.array([100.0, 101.0, 500.0, 130.0]), names, 0.9) == ""
-    assert close_behind(Model(), np.array([100.0, 101.0, 110.0, 115.0]), names, 0.9) == "server disks"
-    m = MetricAnswer("write", "bottleneck", 1.0, [], [], None, None, limit="client links", close_behind="client CPU")
-    assert m.limit_text == "client links, with the client CPU within the model's error of them"
-    assert MetricAnswer("write", "bottleneck", 1.0, [], [], None, None, limit="client links").limit_text == \
-        "client links"
