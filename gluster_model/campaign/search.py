@@ -15,10 +15,22 @@ each candidate measured with the protocol's trials (at least 3):
    corrected over the changes screened, and at least ``FLAT`` of the throughput) set together; with two or
    more, also the combination less each one (an interaction that hurts shows there).
 3. **Confirmation**, a campaign of its own (``<name>.confirm``): the best candidate by its mean, and the defaults,
-   measured again side by side, ``MORE`` times the protocol's trials each; where the gain's interval still
-   holds no gain, one more look with as many trials again (``<name>.confirm2``), pooled with the first. (Two
-   looks at one interval raise its miss rate a little above the nominal; a stated simplification.) The gain is read from these trials only: the screening's best is, by being
-   picked, luckier than it will be again (the winner's curse), so its own trials would overstate the gain.
+   measured again side by side, ``MORE`` times the protocol's trials each, in an order drawn from the search's
+   name; where the gain's interval still holds no gain, one more look with as many trials again
+   (``<name>.confirm2``), in the other order (A B then B A: a drift through the session falls on both arms
+   alike), pooled with the first. (Two looks at one interval raise its miss rate a little above the nominal; a
+   stated simplification.) The gain is read from these trials only: the screening's best is, by being picked,
+   luckier than it will be again (the winner's curse), so its own trials would overstate the gain.
+
+The run, not the trial, is the unit of a verdict: trials of one run share its volume and placement draw, and the
+defaults, measured in every round, show how far a run moves from the last (``stats.drift``: the session's drift,
+estimated from every configuration the search measured twice or more). The answer is one of three:
+
+- **set**: the confirmed gain's interval (``LEVEL``, runs and drift counted) is clear of 1;
+- **keep the defaults**: no candidate can gain ``MARGIN`` or more: the upper end of every candidate's interval
+  against the defaults, over all its trials, is below ``1 + MARGIN`` (each one a test; all must pass, so no
+  correction is needed);
+- **undecided**: neither. A test that found no gain never says "keep".
 
 Why not expected improvement over a fitted surrogate: with 3 trials a candidate and at most 40 candidates, a
 surrogate over a dozen options has fewer points than parameters for most of the search; screening one change at
@@ -52,7 +64,9 @@ from ..store.store import Store
 from ..dataset import trial_frame
 from .collector import Collector
 from .progress import CampaignSummary, PlanReporter
-from ..stats.ratios import Comparison, welch_ratio
+from ..stats.drift import Drift, drift_ratio, session_drift
+from ..stats.power import BETWEEN_RUN_SD
+from ..stats.ratios import EQUIVALENCE_MARGIN, Comparison, welch_ratio
 from ..stats.ratios import holm as holm_rejects
 from ..store.identity import Purpose
 from .records import ensure_campaign, runs_done
@@ -61,6 +75,8 @@ ALPHA = 0.10  # one-sided, before Holm's correction over the screened changes
 FLAT = 0.02  # a change smaller than this share of the throughput is no reason to set an option
 LEVEL = 0.90  # the confirmed gain's interval
 MORE = 2  # racing and confirmation: this many times the protocol's trials
+MARGIN = EQUIVALENCE_MARGIN  # "keep the defaults" only where no candidate can gain this much
+SET, KEEP, UNDECIDED = "set", "keep", "undecided"
 
 
 def compare(defaults: Sequence[float], other: Sequence[float], level: float = LEVEL) -> Comparison:
@@ -101,10 +117,19 @@ class SearchResult:
     metric: str
     defaults: dict[str, Level]
     best: dict[str, Level]  # the options only
-    gain: Comparison | None  # from the confirmation's trials; None while it has not run
+    gain: Comparison | None  # from the confirmation's runs, drift counted; None while it has not run
     runs: int  # candidates measured (screening, combination, confirmation)
     decisions: list[str] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)  # every configuration over all its trials
+    ceiling: float | None = None  # the highest upper end of any candidate's interval against the defaults
+    drift: Drift | None = None  # the session's run-to-run shift the intervals count
+
+    @property
+    def verdict(self) -> str:
+        """``set``, ``keep`` or ``undecided`` (module docstring)."""
+        if self.confirmed:
+            return SET
+        return KEEP if self.ceiling is not None and self.ceiling < 1 + MARGIN else UNDECIDED
 
     @property
     def changed(self) -> dict[str, Level]:
@@ -123,7 +148,8 @@ class SearchResult:
     def to_json(self) -> dict[str, Any]:
         g = self.gain
         return {"metric": self.metric, "best": self.changed, "confirmed": self.confirmed, "runs": self.runs,
-                "decisions": self.decisions,
+                "verdict": self.verdict, "ceiling": self.ceiling, "p_gain": g.p_gain if g else None,
+                "drift_sd": self.drift.sd if self.drift else None, "decisions": self.decisions,
                 "gain": g.ratio if g else None, "ci_low": g.low if g else None, "ci_high": g.high if g else None,
                 "worse": bool(g and g.high < 1), "commands": self.commands(),
                 "safety": {n: TUNABLES[n].note for n in self.changed},
@@ -234,22 +260,33 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     if best_hash != screening[0].config_hash and compare(base, measured[best_hash][1]).p_gain > ALPHA:
         best_point = defaults_point  # the best by its mean is not clear of the defaults: keep them
     confirm = [screening[0]] if best_point == defaults_point else [screening[0], _realize(plan, best_point, executor)]
-    measure(f"{name}.confirm", confirm, 3, ["defaults, measured again", *(["the best candidate, measured "
-                                                                           "again"] if len(confirm) > 1 else [])],
-            trials=more_trials)
+    reasons = ["defaults, measured again", *(["the best candidate, measured again"] if len(confirm) > 1 else [])]
+    if len(confirm) > 1 and first_look_reversed(name):
+        confirm, reasons = confirm[::-1], reasons[::-1]
+    measure(f"{name}.confirm", confirm, 3, reasons, trials=more_trials)
     result = search_result(store, name, plan)
     g = result.gain
     spent = result.runs
     if len(confirm) > 1 and g is not None and g.ratio >= 1 + FLAT and g.low <= 1 and spent + 2 <= budget:
         # one more look, as many trials again, where the gain is not yet clear of the defaults' noise
-        measure(f"{name}.confirm2", confirm, 4, ["defaults, confirmation not yet clear: measured again",
-                                                 "the best candidate, confirmation not yet clear: measured again"],
-                trials=more_trials)
+        # the other order: the two looks together are A B B A
+        second = confirm[::-1]
+        measure(f"{name}.confirm2", second, 4, [
+            f"{'defaults' if r is screening[0] else 'the best candidate'}, confirmation not yet clear: measured again"
+            for r in second], trials=more_trials)
         result = search_result(store, name, plan)
     for line in candidate_lines(result):
         reporter.note(line)
     reporter.note(result_line(result))
     return summaries
+
+
+def first_look_reversed(name: str) -> bool:
+    """Whether the confirmation's first look measures the best candidate before the defaults: a coin drawn from
+    the search's name, so a resumed search keeps its order and no arm is always first."""
+    import hashlib
+
+    return hashlib.sha256(name.encode()).digest()[0] % 2 == 1
 
 
 def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:
@@ -286,34 +323,67 @@ def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
     """The search's outcome from the store: its best options and the confirmed gain over the defaults."""
     metric = plan.design.metric or first_metric(plan.workload.tests)
     options = searched(plan.factors)
-    defaults = {n: v[0] for n, v in options.items()}
-    confirm = f"{name}.confirm"
-    camp = store.campaign(confirm)
-    parts = [c for c in (store.campaign(name), store.campaign(f"{name}.more"), camp,
-                         store.campaign(f"{name}.confirm2")) if c]
-    runs = [r for c in parts for r in store.runs(int(c["id"]))]
+    names = (name, f"{name}.more", f"{name}.confirm", f"{name}.confirm2")
+    parts = [c for c in map(store.campaign, names) if c]
+    runs = {str(c["name"]): store.runs(int(c["id"])) for c in parts}
+    features = {str(r["config_hash"]): dict(r["features"]) for rs in runs.values() for r in rs}
     decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c["id"]))]
-    labels = {str(r["config_hash"]): _changes({n: v for n, v in r["features"].items() if n in options}, defaults)
-              for r in runs}
     per_campaign = {str(c["name"]): _trials(store, str(c["name"]), metric) for c in parts}  # each read once
-    result = SearchResult(metric, defaults, dict(defaults), None, len(runs), decisions,
+    confirm = [str(r["config_hash"]) for r in runs.get(names[2], [])]
+    return judge_search(metric, options, per_campaign, features, names[2:], confirm,
+                        sum(map(len, runs.values())), decisions)
+
+
+def judge_search(metric: str, options: Mapping[str, list[Level]],
+                 per_campaign: Mapping[str, Mapping[str, list[float]]], features: Mapping[str, Mapping[str, Any]],
+                 looks: Sequence[str], confirmed_configs: Sequence[str], runs: int,
+                 decisions: Sequence[str] = ()) -> SearchResult:
+    """A search's answer from its trials (module docstring): ``per_campaign`` maps each campaign of the search to
+    its configurations' trials (one run each), ``features`` a configuration to its options, ``looks`` names the
+    confirmation's campaigns in order and ``confirmed_configs`` the configurations its first look registered.
+    Pure: the store (``search_result``) and the shipped tables (``benchmarks/tune_verified.py``) both call it."""
+    defaults = {n: v[0] for n, v in options.items()}
+    labels = {h: _changes({n: v for n, v in f.items() if n in options}, defaults) for h, f in features.items()}
+    result = SearchResult(metric, defaults, dict(defaults), None, runs, list(decisions),
                           candidates(_merge(per_campaign.values()), labels))
-    if camp is None:
+    # each campaign of a search measures a configuration in one run: its runs are its campaigns' trial lists
+    by_run: dict[str, list[list[float]]] = {}
+    for part in per_campaign.values():
+        for h, values in part.items():
+            if values:
+                by_run.setdefault(h, []).append(list(values))
+    drift = session_drift(by_run.values(), floor=BETWEEN_RUN_SD)
+    result.drift = drift
+    default_hash = next((h for h, label in labels.items() if label == "defaults"), None)
+    if default_hash is None or default_hash not in by_run:
         return result
-    confirm_runs = store.runs(int(camp["id"]))
-    # the confirmation's looks, pooled
-    trials = _merge(per_campaign.get(c, {}) for c in (confirm, f"{name}.confirm2"))
-    features = [r["features"] for r in confirm_runs]
-    hashes = [str(r["config_hash"]) for r in confirm_runs]
-    is_default = [all(_same(f.get(n, defaults[n]), defaults[n]) for n in options) for f in features]
-    if len(confirm_runs) == 2 and is_default.count(True) == 1:
-        d, b = (0, 1) if is_default[0] else (1, 0)
-        result.best = {n: features[b].get(n, defaults[n]) for n in options}
-        if len(trials.get(hashes[d], [])) >= 2 and len(trials.get(hashes[b], [])) >= 2:
-            result.gain = compare(trials[hashes[d]], trials[hashes[b]])
-    elif hashes and len(trials.get(hashes[0], [])) >= 2:
+    uppers = [_ratio(by_run[default_hash], v, drift).high for h, v in by_run.items() if h != default_hash]
+    result.ceiling = max(uppers) if uppers else None
+    if not confirmed_configs:
+        return result
+    seen = [per_campaign.get(c, {}) for c in looks]
+    is_default = [h == default_hash for h in confirmed_configs]
+    if len(confirmed_configs) == 2 and is_default.count(True) == 1:
+        best = confirmed_configs[is_default.index(False)]
+        result.best = {n: features[best].get(n, defaults[n]) for n in options}
+        arm_d = [list(look[default_hash]) for look in seen if look.get(default_hash)]
+        arm_b = [list(look[best]) for look in seen if look.get(best)]
+        if arm_d and arm_b:
+            result.gain = _ratio(arm_d, arm_b, drift)
+    elif seen and seen[0].get(confirmed_configs[0]):
         result.gain = Comparison(1.0, 1.0, 1.0, 1.0)  # the defaults are the answer: no change, no gain
     return result
+
+
+def _ratio(defaults: list[list[float]], other: list[list[float]], drift: Drift) -> Comparison:
+    """``other`` over the defaults, runs and the session's drift counted (``stats.drift.drift_ratio``); an arm
+    with no spread of its own gives an interval as wide as can be."""
+    try:
+        rr = drift_ratio(defaults, other, drift, LEVEL)
+    except ValueError:
+        mean = [sum(map(sum, x)) / sum(map(len, x)) for x in (defaults, other)]
+        return Comparison(mean[1] / mean[0], 0.0, math.inf, 0.5)
+    return Comparison(rr.ratio, rr.low, rr.high, rr.p_above(1.0))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -333,13 +403,18 @@ def candidate_lines(r: SearchResult) -> list[str]:
 
 def result_line(r: SearchResult) -> str:
     """The search's answer in one line, with the commands and each option's trade-off."""
-    if not r.changed:
-        return (f"search ({r.metric}, {r.runs} run(s)): keep Gluster's defaults; no option beat them clearly")
+    head = f"search ({r.metric}, {r.runs} run(s))"
     g = r.gain
-    gain = f"x{g.ratio:.2f} [{g.low:.2f}, {g.high:.2f}] ({LEVEL:.0%}, confirmation trials)" if g else "not measured"
-    if not r.confirmed:
-        return (f"search ({r.metric}, {r.runs} run(s)): keep Gluster's defaults; {_changes(r.best, r.defaults)} "
-                f"looked faster but measured {gain} over them, not clear of their noise")
-    notes = "; ".join(f"{n}: {TUNABLES[n].note}" for n in r.changed)
-    return (f"search ({r.metric}, {r.runs} run(s)): set {_changes(r.best, r.defaults)}; {r.metric} {gain} over the "
-            f"defaults; " + " && ".join(r.commands()) + f"; trade-offs: {notes}")
+    gain = f"x{g.ratio:.2f} [{g.low:.2f}, {g.high:.2f}] ({LEVEL:.0%}, confirmation runs)" if g else "not measured"
+    if r.verdict == SET:
+        notes = "; ".join(f"{n}: {TUNABLES[n].note}" for n in r.changed)
+        return (f"{head}: set {_changes(r.best, r.defaults)}; {r.metric} {gain} over the defaults; "
+                + " && ".join(r.commands()) + f"; trade-offs: {notes}")
+    tried = (f"{_changes(r.best, r.defaults)} measured {gain} over them" if r.changed and g else
+             "no option beat them clearly in the screening")
+    ceiling = f"x{r.ceiling:.2f}" if r.ceiling is not None else "unknown"
+    if r.verdict == KEEP:
+        return (f"{head}: keep Gluster's defaults; {tried}, and no candidate can gain {MARGIN:.0%} or more "
+                f"(the highest any could: {ceiling})")
+    return (f"{head}: undecided, so keep Gluster's defaults for now; {tried}, not clear of their noise, and a gain "
+            f"up to {ceiling} is not ruled out (more trials would decide)")

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import METRICS, shown_unit
 from ..stats.power import BETWEEN_RUN_SD
-from ..stats.ratios import RunRatio, holm_adjusted, run_ratio
+from ..stats.ratios import EQUIVALENCE_MARGIN, RunRatio, holm_adjusted, run_ratio
 from .sides import HARDWARE, MismatchError, Side
 
 if TYPE_CHECKING:
     import pandas as pd
 
-MARGIN = 0.05  # a change of 5% either way: what a sweep of a few runs can tell, and what admins call a regression
+MARGIN = EQUIVALENCE_MARGIN
 LEVEL = 0.95
 TOLERANCE = 0.10  # measured hardware further apart than this may be what the comparison is about
 SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"

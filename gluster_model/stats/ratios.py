@@ -35,6 +35,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 ALPHA = 0.05
+# A change of 5% either way: what a sweep of a few runs can tell, and what admins call a regression; compare's
+# "the same" and the search's "keep the defaults" are shown against it.
+EQUIVALENCE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)

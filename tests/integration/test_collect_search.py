@@ -4,12 +4,13 @@ second collect that runs nothing again."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from gluster_model.campaign.search import compare, search_result
+from gluster_model.campaign.search import first_look_reversed, search_result
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
 from gluster_model.plan.file import load_plan
@@ -66,16 +67,32 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     defaults_hash = screening[0]["config_hash"]
     assert defaults_hash in {r["config_hash"] for r in confirm_runs}
     assert result.runs == all_runs <= 6
-    if result.changed:  # the answer is recomputed from the confirmation's stored trials
-        tuned = frame[frame["config_hash"] != defaults_hash]["read"].tolist()
-        base = frame[frame["config_hash"] == defaults_hash]["read"].tolist()
-        c = compare(base, tuned)
-        assert result.gain is not None and abs(result.gain.ratio - c.ratio) < 1e-9
-        assert result.confirmed == (c.low > 1)  # advice to set it only when clear of the defaults
+    if result.changed:  # the answer is recomputed from the confirmation's stored runs
+        # the two arms in the order the search's name draws, the second look (where there is one) the other way
+        order = [r["config_hash"] for r in confirm_runs]
+        assert (order[0] != defaults_hash) == first_look_reversed("searchci@lab")
+        looks = [frame[frame["campaign"] == c] for c in ("searchci@lab.confirm", "searchci@lab.confirm2")]
+        if not looks[1].empty:
+            with open_store(store, create=False) as st:
+                second = st.campaign("searchci@lab.confirm2")
+                assert second is not None
+                assert [r["config_hash"] for r in st.runs(int(second["id"]))] == order[::-1]
+        # the ratio of the arms' mean run log, each run one look: computed here from the trials alone
+        centre = {}
+        for is_defaults in (True, False):
+            means = [sum(map(math.log, values)) / len(values) for look in looks
+                     if len(values := look[(look["config_hash"] == defaults_hash) == is_defaults]["read"].tolist())]
+            assert means
+            centre[is_defaults] = sum(means) / len(means)
+        assert result.gain is not None and abs(result.gain.ratio - math.exp(centre[False] - centre[True])) < 1e-9
+        assert result.gain.low < result.gain.ratio < result.gain.high
+        assert result.confirmed == (result.gain.low > 1)  # advice to set it only when clear of the defaults
         assert bool(result.commands()) == result.confirmed
+        assert result.verdict in ("set", "keep", "undecided")
     else:
         assert len(confirm_runs) == 1 and result.commands() == []
     assert ("keep Gluster's defaults" in out) != result.confirmed
+    assert ("undecided, so keep Gluster's defaults for now" in out) == (result.verdict == "undecided")
     # every configuration's trials over all rounds, as the store kept them, printed beside the answer
     by_config = every.dropna(subset=["read"]).groupby("config_hash")["read"]
     assert sorted((c.trials, round(c.worst, 6), round(c.best, 6)) for c in result.candidates) == sorted(

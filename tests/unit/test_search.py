@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from gluster_model.campaign.search import Comparison, combination, compare, holm
+from gluster_model.campaign.search import Comparison, combination, compare, holm, result_line
 from gluster_model.errors import ConfigError
 from gluster_model.plan.file import PlanFile
 from gluster_model.plan.search import check_search_plan, screening_points, searched
@@ -27,8 +27,14 @@ def _tune_verified() -> ModuleType:
 
 
 def _figure(r: dict) -> str:
-    """A search's confirmed gain as the READMEs print it: x1.50 [1.40, 1.61]."""
+    """A search's confirmed gain as the README prints it (run footing): x1.50 [1.23, 1.83]."""
     return f"x{r['gain']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+
+
+def _first(r: dict) -> str:
+    """The gain as the search printed it when collected (data/README.md's accounts): x1.50 [1.40, 1.61]."""
+    f = r["first_reported"]
+    return f"x{f['gain']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]"
 
 
 def test_screening_is_the_defaults_then_one_change_at_a_time() -> None:
@@ -102,27 +108,35 @@ def test_holm_rejects_step_down_and_the_combination_sets_clear_winners_together(
     assert one == []  # a single winner was measured in the screening already
 
 
-def test_the_shipped_searches_give_the_readme_table() -> None:
-    import re
+def test_the_shipped_searches_give_the_readme_tables() -> None:
+    """Every row of the README's two tables is the benchmark's figure on the run footing and its verdict over
+    its table (Holm), "(was ...)" where the verdict first printed differs; "keep" only under a ceiling below 5%."""
     module = _tune_verified()
     readme = (ROOT / "README.md").read_text()
     rows = {"read": "uncached read, 2 clients", "listing": "ls -l of 4000 files", "smallfile": "create 8000 files",
-            "write": "sequential write", "randwrite": "8 KB random write"}
-    found = {w: module.one(w, ROOT / "data") for w in module.WORKLOADS}
-    assert set(module.WORKLOADS) == {w for w, r in found.items() if r is not None}
-    for w, r in found.items():
-        if r is None:
-            continue
-        line = next(x for x in readme.splitlines() if x.startswith(f"| {rows[w]}"))
+            "write": "sequential write", "randwrite": "8 KB random write", "listing_wide": "ls -l of 800 files",
+            "read_shared": "one 480 MB file", "smallfile_wide": "create 800 files", "randwrite_vm": "8 KB O_DIRECT"}
+    found = module.with_tables({w + (f"_{v}" if v else ""): r for v in module.variants() for w in module.WORKLOADS
+                                if (r := module.one(w, ROOT / "data", v)) is not None})
+    for key, start in rows.items():
+        r = found[key]
+        line = next(x for x in readme.splitlines() if x.startswith(f"| {start}"))
         assert f"| {r['runs']} |" in line and r["runs"] <= 40
+        verdict = r["table_verdict"]
+        first = r["first_reported"]
+        was = ("set" if first["confirmed"] else "keep") if first else "keep"  # as the search printed it then
+        advice = verdict if verdict == was else f"{verdict} (was {was})"
+        assert line.endswith(f"| {advice} |"), (key, line, advice)
         if r["ci_low"] is None:  # nothing beat the defaults in the screening: only they were confirmed
-            assert not r["set"] and "| defaults | none clear | keep |" in line
-            continue
-        gain, low, high = map(float, re.search(r"x([0-9.]+) \[([0-9.]+), ([0-9.]+)\]", line).groups())  # type: ignore[union-attr]
-        assert (round(r["gain"], 2), round(r["ci_low"], 2), round(r["ci_high"], 2)) == (gain, low, high)
-        assert f"| {r['runs']} |" in line and r["runs"] <= 40
-        assert line.endswith("| set |") == r["confirmed"] and not r["worse"]
+            assert not r["set"] and f"| defaults | none clear, at most x{r['ceiling']:.2f} |" in line
+        else:
+            assert f"| {_figure(r)} |" in line
+        assert (verdict == "keep") == (r["ceiling"] < 1.05 and verdict != "set")
     assert found["read"]["set"] == {"read_hash_mode": 3} and found["smallfile"]["set"] == {"metadata_cache": True}
+    # the run footing is stricter than trials as independent draws, never looser, on these data
+    for r in found.values():
+        if r["first_reported"]:
+            assert r["ci_high"] / r["ci_low"] >= r["first_reported"]["ci_high"] / r["first_reported"]["ci_low"] - 1e-9
 
 
 def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measured() -> None:
@@ -136,16 +150,15 @@ def test_the_round_trip_searches_are_read_with_their_variant_and_stated_as_measu
     listing, read = found["listing"], found["read"]
     assert listing is not None and read is not None
     assert listing["set"] == {"parallel_readdir": True} and not listing["confirmed"]
-    assert _figure(listing) in notes
+    assert _first(listing) in notes
     assert read["set"] == {"read_hash_mode": 3} and not read["confirmed"]
-    assert _figure(read) in notes
+    assert _first(read) in notes
     write, randwrite = found["write"], found["randwrite"]
     assert write is not None and randwrite is not None
     assert write["set"] == {} and write["metric"] == "write"  # link-bound: nothing to set
     assert randwrite["set"] == {"write_behind_window": 4 << 20} and randwrite["confirmed"]
     readme = (ROOT / "README.md").read_text()
-    figure = _figure(randwrite)
-    assert figure in notes and figure in readme
+    assert _first(randwrite) in notes and _figure(randwrite) in readme
     # every trial of a variant's search was measured with the delay its campaign names
     import pandas as pd
 
@@ -166,12 +179,13 @@ def test_the_wide_and_vm_searches_are_read_with_their_variant_and_stated_as_meas
     assert all(r is not None and r["runs"] <= 40 and not r["worse"] for r in found.values()), found
     listing, smallfile, vm = found[("listing", "wide")], found[("smallfile", "wide")], found[("randwrite", "vm")]
     assert listing is not None and smallfile is not None and vm is not None
-    assert listing["set"] == {"parallel_readdir": True} and listing["confirmed"] and listing["ci_low"] > 1.3
+    assert listing["set"] == {"parallel_readdir": True} and listing["confirmed"] and listing["ci_low"] > 1.2
     assert smallfile["set"] == {} and smallfile["metric"] == "file_create"
-    assert vm["set"] == {"write_behind_window": 4 << 20, "remote_dio": True} and vm["confirmed"]
+    # clear of 1 on the trials as independent draws, not once the session's drift is counted
+    assert vm["set"] == {"write_behind_window": 4 << 20, "remote_dio": True} and not vm["confirmed"]
+    assert vm["first_reported"]["confirmed"]
     for r in (listing, vm):
-        figure = _figure(r)
-        assert figure in notes and figure in readme
+        assert _first(r) in notes and _figure(r) in readme
     for w, v in found:
         frame = pd.read_csv(ROOT / "data" / f"tune_search_{w}_{v}.csv")
         assert frame["campaign"].str.contains("latency=250us").all()
@@ -237,8 +251,7 @@ def test_the_stretched_search_is_read_with_its_variant_and_stated_as_measured() 
     r = _tune_verified().one("randwrite", ROOT / "data", "stretched")
     assert r is not None and r["runs"] <= 40 and not r["worse"] and r["metric"] == "random_write"
     assert r["set"] == {"write_behind_window": 4 << 20} and not r["confirmed"]
-    figure = _figure(r)
-    assert figure in (ROOT / "data" / "README.md").read_text() and figure in (ROOT / "README.md").read_text()
+    assert _first(r) in (ROOT / "data" / "README.md").read_text() and _figure(r) in (ROOT / "README.md").read_text()
     frame = pd.read_csv(ROOT / "data" / "tune_search_randwrite_stretched.csv")
     assert frame["campaign"].str.contains("latency=0.5ms").all()
     assert (frame["record_size"] == 8 << 10).all()
@@ -253,7 +266,7 @@ def test_the_shared_read_search_is_read_with_its_variant_and_stated_as_measured(
 
     r = _tune_verified().one("read", ROOT / "data", "shared")
     assert r is not None and r["runs"] <= 40 and not r["worse"] and r["metric"] == "read"
-    assert r["set"] == {"read_hash_mode": 3} and r["confirmed"] and r["ci_low"] > 1.3
+    assert r["set"] == {"read_hash_mode": 3} and r["confirmed"] and r["ci_low"] > 1.2
     frame = pd.read_csv(ROOT / "data" / "tune_search_read_shared.csv")
     assert frame["shared_read"].all() and frame["campaign"].str.contains("latency=250us").all()
     plain = frame[(frame["read_hash_mode"] == 1) & frame["client_io_threads"] & ~frame["read_ahead"]]["read"]
@@ -263,6 +276,59 @@ def test_the_shared_read_search_is_read_with_its_variant_and_stated_as_measured(
     tuned, defaults = (confirm[confirm["read_hash_mode"] == k]["read"] for k in (3, 1))
     assert tuned.min() > defaults.max()
     notes, readme = (ROOT / "data" / "README.md").read_text(), (ROOT / "README.md").read_text()
-    figure = _figure(r)
-    assert figure in notes and figure in readme
+    assert _first(r) in notes and _figure(r) in readme
     assert f"{defaults.min():.1f}-{defaults.max():.1f}" in notes and f"{tuned.min():.1f}-{tuned.max():.1f}" in notes
+
+
+def _search_trials(gain: float, noise: float, seed: int) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict]]:
+    """A search's campaigns (one run a configuration each) with a known gain for one option: the defaults in
+    the screening, more trials and both looks, the candidate in the screening and both looks."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def run(mean: float, n: int) -> list[float]:
+        return list(mean * rng.lognormal(rng.normal(0, noise / 2), noise, n))
+
+    per_campaign = {"s": {"d": run(100, 3), "c": run(100 * gain, 3)}, "s.more": {"d": run(100, 6)},
+                    "s.confirm": {"d": run(100, 6), "c": run(100 * gain, 6)},
+                    "s.confirm2": {"c": run(100 * gain, 6), "d": run(100, 6)}}
+    return per_campaign, {"d": {"metadata_cache": False}, "c": {"metadata_cache": True}}
+
+
+def test_a_search_sets_a_clear_gain_keeps_the_defaults_only_under_the_margin_and_else_is_undecided() -> None:
+    from gluster_model.campaign.search import first_look_reversed, judge_search
+
+    options: dict = {"metadata_cache": [False, True]}
+    looks = ("s.confirm", "s.confirm2")
+    per, features = _search_trials(1.30, 0.02, 1)
+    clear = judge_search("read", options, per, features, looks, ["d", "c"], 7)
+    assert clear.verdict == "set" and clear.changed == {"metadata_cache": True} and clear.gain is not None
+    assert clear.gain.low > 1.2 and clear.commands()
+    per, features = _search_trials(0.97, 0.005, 2)  # slower and steady: no gain of 5% is possible
+    slower = judge_search("read", options, per, features, looks, ["d", "c"], 7)
+    assert slower.verdict == "keep" and slower.ceiling is not None and slower.ceiling < 1.05
+    per, features = _search_trials(1.0, 0.15, 3)  # no change, but too noisy to rule out 5%
+    noisy = judge_search("read", options, per, features, looks, ["d", "c"], 7)
+    assert noisy.verdict == "undecided" and noisy.ceiling is not None and noisy.ceiling > 1.05
+    assert "undecided" in result_line(noisy) and "keep Gluster's defaults; " in result_line(slower)
+    # the confirmation's first order is a coin drawn from the search's name: both sides come up, each name steady
+    draws = {first_look_reversed(f"tune_{i}") for i in range(16)}
+    assert draws == {True, False} and first_look_reversed("tune_3") == first_look_reversed("tune_3")
+
+
+def test_data_readme_gives_every_search_before_and_after_on_the_run_footing() -> None:
+    """The before-and-after table in data/README.md: one row per shipped search, its first printed figure and
+    advice, its figure on the run footing, ceiling, Holm p and verdict as the benchmark recomputes them."""
+    module = _tune_verified()
+    found = module.with_tables({w + (f"_{v}" if v else ""): r for v in module.variants() for w in module.WORKLOADS
+                                if (r := module.one(w, ROOT / "data", v)) is not None})
+    lines = (ROOT / "data" / "README.md").read_text().split("### The searches on the run footing")[1].splitlines()
+    assert len(found) == 17
+    for key, r in found.items():
+        row = next(x for x in lines if x.startswith(f"| `{key}` |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        f = r["first_reported"]
+        assert cells[1] == (f"{_first(r)}, {'set' if f['confirmed'] else 'keep'}" if f else "defaults alone, keep")
+        assert cells[2] == (_figure(r) if r["ci_low"] is not None else "defaults alone")
+        assert cells[3:6] == [f"x{r['ceiling']:.2f}", f"{r['p_holm']:.3f}", r["table_verdict"]], key
