@@ -385,7 +385,8 @@ def runs_show(run_id: int, store: str, raw_trial: int | None) -> None:
 @store_option
 @click.option("--campaign", default=None, help="The campaign after the change (default: the store's latest).")
 @click.option("--against", required=True, help="Before the change: a campaign of the store, last (the plan's "
-              "previous campaign on this cluster), last:N (the N before it, pooled), or another store (path or URL).")
+              "previous campaign on this cluster), last:N (the N before it, pooled), another store (path or URL), "
+              "or sides (an interleaved plan's side A against its side B).")
 @click.option("--against-campaign", default=None, help="With --against STORE: its campaign (default: its latest).")
 @click.option("--margin", type=click.FloatRange(0.1, 50), default=5.0, show_default=True,
               help="Percent: a change within ±this is \"the same\" when the trials show it; slower beyond it fails.")

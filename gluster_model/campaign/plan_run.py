@@ -8,7 +8,8 @@ same resumption.
 from __future__ import annotations
 
 from ..errors import GlmodelError
-from ..plan.file import Expanded, PlanFile
+from ..gluster.volume import VolumeConfig
+from ..plan.file import Expanded, PlanFile, side_runs
 from ..remote.executor import Executor
 from ..store.identity import Purpose
 from ..store.store import Store
@@ -16,7 +17,7 @@ from .adaptive import run_adaptive
 from .collector import Collector, volumes_of
 from .lab_setting import lab_snapshot, restore_lab
 from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
-from .records import again_campaign, runs_done, setting_campaign
+from .records import again_campaign, interleaved_order, runs_done, setting_campaign, side_campaign
 from .search import run_search
 
 
@@ -37,6 +38,27 @@ def run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Stor
                          purpose=purpose)
 
 
+def run_interleaved(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *, base: str,
+                    fail_fast: bool, reporter: PlanReporter,
+                    plan_volumes: list[VolumeConfig]) -> list[CampaignSummary]:
+    """An interleaved comparison's campaigns (``interleaved_order``), each the runs of one side, recorded as one
+    side of a comparison; resumes like any plan (a finished look runs nothing)."""
+    side = plan.design.sides
+    assert side is not None
+    levels = dict(zip("AB", plan.factors[side]))
+    summaries: list[CampaignSummary] = []
+    for label, look in interleaved_order(base, plan.design.looks):
+        part = side_runs(expanded, side, levels[label])
+        name = side_campaign(base, label, look)
+        with reporter.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
+            summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
+                                reporter=run_reporter, plan_volumes=plan_volumes,
+                                purpose=Purpose.COMPARISON).run()
+        summaries.append(summary)
+        reporter.finished(summary)
+    return summaries
+
+
 def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *,
               base: str, fail_fast: bool, reporter: PlanReporter | None,
               purpose: Purpose) -> list[CampaignSummary]:
@@ -53,6 +75,9 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
         if plan.design.type == "search":  # rounds chosen from what the screening measured
             return run_search(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
                               fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
+        if plan.design.sides is not None:  # two sides in alternating campaigns (A B B A ...)
+            return run_interleaved(executor, plan, expanded, store, base=setting_campaign(base, settings[0]),
+                                   fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes)
         hw = plan.design.hardware
         # today measured again after the others: how far a campaign drifts on this cluster (its own campaign)
         first = setting_campaign(base, settings[0])

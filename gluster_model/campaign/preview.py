@@ -7,15 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..config.cluster import ClusterSpec
-from ..plan.factors import Level, RunSpec
-from ..plan.file import Expanded, PlanFile
+from ..plan.factors import Level, RunSpec, show_features
+from ..plan.file import Expanded, PlanFile, side_runs
 from ..store.store import open_store, store_exists
 from ..plan.search import MAX_BUDGET
 from ..bench.metrics import TEST_METRICS
 from ..stats.power import ASSUMED_WITHIN_SD, BETWEEN_RUN_SD, Detectable, detectable_change
 from .estimate import (RunKey, TrialCost, estimate_seconds, measured_trial_seconds, run_key, stored_trial_cost,
                        trial_count)
-from .records import again_campaign, setting_campaign
+from .records import again_campaign, interleaved_order, setting_campaign, side_campaign
 
 
 @dataclass
@@ -38,6 +38,7 @@ class Preview:
     # per test: its metric, the least slowdown `glmodel compare` calls between two campaigns of the plan, and
     # where the trials' noise came from (the store's trials of the cluster, or the assumed figure)
     detectable: list[tuple[str, Detectable, str]] = field(default_factory=list)
+    sides: tuple[str, str, str, int] | None = None  # an interleaved comparison: factor, side A, side B, looks
 
 
 def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str, store: str) -> Preview:
@@ -60,15 +61,36 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
     if campaigns and d.hardware is not None and d.hardware.again:  # today again at the end (its drift)
         campaigns.append((again_campaign(campaigns[0][0]), campaigns[0][1]))
         seconds += estimate_seconds(expanded.with_setting(settings[0]), plan.protocol, cost=cost, measured=measured)
+    looks, compared = 1, expanded
+    trials = trial_count(expanded, plan.protocol)
+    if d.sides is not None:  # an interleaved comparison: each side's runs in `looks` campaigns, A B B A
+        levels = dict(zip("AB", plan.factors[d.sides]))
+        parts = {s: side_runs(expanded, d.sides, levels[s]) for s in "AB"}
+        order = interleaved_order(setting_campaign(base, settings[0]), d.looks)
+        campaigns = [(side_campaign(setting_campaign(base, settings[0]), s, k), len(parts[s].runs)) for s, k in order]
+        seconds = sum(estimate_seconds(parts[s], plan.protocol, cost=cost, measured=measured) for s, _ in order)
+        compared, looks = parts["A"], d.looks  # what compare matches: one side's configurations
+        counts = [trial_count(parts[s], plan.protocol) for s, _ in order]
+        trials = (sum(c[0] for c in counts), sum(c[1] for c in counts))
     return Preview(
-        base, len(expanded.volumes), expanded.runs, trial_count(expanded, plan.protocol),
+        base, len(expanded.volumes), expanded.runs, (trials[0], trials[-1]),
         seconds, _source(expanded, cost, measured),
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         campaigns,
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
         [h.name for h in cluster.clients], list(expanded.notes),
         (d.budget or MAX_BUDGET) if d.type == "search" else None,
-        detectable(expanded, plan.protocol.repetitions, noise) if d.type != "search" else [])
+        detectable(compared, plan.protocol.repetitions, noise, looks) if d.type != "search" else [],
+        _sides(plan))
+
+
+def _sides(plan: PlanFile) -> tuple[str, str, str, int] | None:
+    """An interleaved comparison's factor, its two sides as people read them (on, off, 4MB), and its looks."""
+    side = plan.design.sides
+    if side is None:
+        return None
+    a, b = (show_features({side: v}).split("=", 1)[1] for v in plan.factors[side][:2])
+    return side, a, b, plan.design.looks
 
 
 def _source(expanded: Expanded, cost: TrialCost, measured: dict[RunKey, float]) -> str:
@@ -106,10 +128,10 @@ def within_run_sd(rows: list[dict[str, object]], cluster_name: str) -> dict[str,
     return out
 
 
-def detectable(expanded: Expanded, trials: int, noise: dict[str, tuple[float, int]]
+def detectable(expanded: Expanded, trials: int, noise: dict[str, tuple[float, int]], runs: int = 1
                ) -> list[tuple[str, Detectable, str]]:
-    """Per test of the plan's runs, the least slowdown two campaigns of it tell apart (``stats.power``): one run
-    of ``trials`` trials a configuration on each side, Holm over every configuration and metric compared."""
+    """Per test of the plan's runs, the least slowdown two campaigns of it tell apart (``stats.power``): ``runs``
+    runs of ``trials`` trials a configuration on each side, Holm over every configuration and metric compared."""
     tests = list(dict.fromkeys(t for r in expanded.runs for t in r.workload.tests))
     rows = sum(len(TEST_METRICS[t]) for r in expanded.runs for t in r.workload.tests)
     out: list[tuple[str, Detectable, str]] = []
@@ -120,5 +142,5 @@ def detectable(expanded: Expanded, trials: int, noise: dict[str, tuple[float, in
         sd, dof = noise.get(metric, (ASSUMED_WITHIN_SD, 0))
         source = (f"the trials' {sd * 100:.1f}% within a run the store has seen on this cluster ({dof} df)" if dof
                   else f"an assumed {sd * 100:.0f}% within a run: the store has no {metric} trials of this cluster")
-        out.append((metric, detectable_change(trials, sd, BETWEEN_RUN_SD, rows), source))
+        out.append((metric, detectable_change(trials, sd, BETWEEN_RUN_SD, rows, runs=runs), source))
     return out

@@ -73,3 +73,27 @@ def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting
         hosts.append([address, *[f.get(k) for k in keep], *([limits] if any(limits.values()) else [])])
     return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
 
+
+def order_coin(name: str) -> bool:
+    """A fair coin drawn from a campaign's name: which of two arms goes first (an interleaved comparison's first
+    pair, a search's first confirmation look). Drawn from the name, so a resumed plan keeps its order."""
+    import hashlib
+
+    return hashlib.sha256(name.encode()).digest()[0] % 2 == 1
+
+
+def interleaved_order(base: str, looks: int) -> list[tuple[str, int]]:
+    """The campaigns of an interleaved comparison in the order they run: ``looks`` a side, in alternating pairs
+    (A B, B A, A B, ...), the first pair's order a coin drawn from the campaign's name (so a resumed plan keeps
+    it, and neither side is always measured first): [("A", 1), ("B", 1), ("B", 2), ("A", 2)]."""
+    first = "BA" if order_coin(base) else "AB"
+    out: list[tuple[str, int]] = []
+    for k in range(looks):
+        pair = first if k % 2 == 0 else first[::-1]
+        out.extend((side, k + 1) for side in pair)
+    return out
+
+
+def side_campaign(base: str, side: str, look: int) -> str:
+    """``<base>.A1``: side A's first look of an interleaved comparison."""
+    return f"{base}.{side}{look}"

@@ -69,7 +69,7 @@ from ..stats.power import BETWEEN_RUN_SD
 from ..stats.ratios import EQUIVALENCE_MARGIN, Comparison, welch_ratio
 from ..stats.ratios import holm as holm_rejects
 from ..store.identity import Purpose
-from .records import ensure_campaign, runs_done
+from .records import ensure_campaign, order_coin, runs_done
 
 ALPHA = 0.10  # one-sided, before Holm's correction over the screened changes
 FLAT = 0.02  # a change smaller than this share of the throughput is no reason to set an option
@@ -282,11 +282,8 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
 
 
 def first_look_reversed(name: str) -> bool:
-    """Whether the confirmation's first look measures the best candidate before the defaults: a coin drawn from
-    the search's name, so a resumed search keeps its order and no arm is always first."""
-    import hashlib
-
-    return hashlib.sha256(name.encode()).digest()[0] % 2 == 1
+    """Whether the confirmation's first look measures the best candidate before the defaults (``order_coin``)."""
+    return order_coin(name)
 
 
 def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from ..store import open_store
-from .sides import MismatchError, Side, history, looks_like_store, parse_against, read_side, this_side
+from .sides import (MismatchError, Side, history, interleaved, looks_like_store, parse_against, read_side,
+                    this_side)
 from .verdicts import LEVEL, MARGIN, TOLERANCE, Comparison, Row, judge
 
 __all__ = ["Comparison", "MismatchError", "Row", "Side", "compare"]
@@ -16,10 +17,18 @@ __all__ = ["Comparison", "MismatchError", "Row", "Side", "compare"]
 def compare(store: str, against: str, *, campaign: str | None = None, against_campaign: str | None = None,
             margin: float = MARGIN, level: float = LEVEL, tolerance: float = TOLERANCE) -> Comparison:
     """Campaign ``campaign`` of ``store`` (its latest by default) as side B against side A: ``against`` is a
-    campaign of the store, ``last`` / ``last:N`` (the campaigns of the same plan and cluster before it), or
-    another store (``against_campaign`` one of its campaigns, else its latest). Stores are read, never changed."""
+    campaign of the store, ``last`` / ``last:N`` (the campaigns of the same plan and cluster before it),
+    another store (``against_campaign`` one of its campaigns, else its latest), or ``sides`` (the two sides of
+    the interleaved comparison ``campaign`` belongs to, the session's drift pooled over its configurations).
+    Stores are read, never changed."""
     with ExitStack() as stack:
         st = stack.enter_context(open_store(store, create=False))
+        if against.strip() == "sides":
+            if against_campaign:
+                raise MismatchError("--against-campaign goes with --against STORE, not with sides")
+            a, b, apart = interleaved(st, campaign)
+            return judge(a, b, margin=margin, level=level, tolerance=tolerance, pooled_drift=True,
+                         sides_apart=apart)
         current = this_side(st, campaign)
         b = read_side(st, [current])
         n = parse_against(against)

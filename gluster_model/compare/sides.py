@@ -3,7 +3,9 @@ measured trials grouped into runs, and the hardware its baselines measured.
 
 ``--against`` names the other side: a campaign of the same store, ``last`` (the campaign of the same plan and
 cluster before this one), ``last:N`` (the N before it, pooled: each campaign's run of a configuration is one run
-more of it), or another store (a path or URL; ``--against-campaign`` picks its campaign, else its latest).
+more of it), another store (a path or URL; ``--against-campaign`` picks its campaign, else its latest), or
+``sides`` (an interleaved plan's two sides: its campaigns ``<base>.A1``, ``.A2``, ... against ``<base>.B1``, ...,
+a configuration of B matched to A's with the options that tell the sides apart left out).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GlmodelError
+from ..plan.factors import show_features
 from ..store.identity import Purpose
 
 if TYPE_CHECKING:
@@ -46,9 +49,12 @@ class Side:
     frame: pd.DataFrame
     schema: int
     hardware: dict[str, float] = field(default_factory=dict)
+    title: str | None = None  # what the side is, where its campaigns alone do not say (an interleaved side)
 
     @property
     def label(self) -> str:
+        if self.title:
+            return self.title
         return self.campaigns[0] if len(self.campaigns) == 1 else f"the last {len(self.campaigns)} campaigns of {self.plan}"
 
     def to_json(self) -> dict[str, Any]:
@@ -113,6 +119,48 @@ def history(store: Store, current: dict[str, Any], n: int) -> list[dict[str, Any
         raise MismatchError(f"--against last:{n}: {store.where} holds {len(before)} earlier campaign(s) of plan "
                             f"{current['plan_name']} on {current['cluster_name']}, not {n}")
     return before[-n:]
+
+
+_LOOK = re.compile(r"^(?P<base>.+)\.(?P<side>[AB])(?P<look>\d+)$")
+
+
+def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[str]]:
+    """Side A and side B of the interleaved comparison ``campaign`` belongs to (a look such as ``x.A1``, or the
+    base ``x``; the store's latest by default), B's configurations renamed to their partners on side A, and the
+    factors that tell the sides apart."""
+    current = this_side(store, campaign)
+    name = str(current["name"])
+    m = _LOOK.match(name)
+    base = m.group("base") if m else name
+    looks = {side: [c for c in _choosable(store) if (k := _LOOK.match(str(c["name"]))) and k.group("base") == base
+                    and k.group("side") == side] for side in "AB"}
+    if not looks["A"] or not looks["B"]:
+        have = ", ".join(str(c["name"]) for c in looks["A"] + looks["B"]) or "none"
+        raise MismatchError(f"--against sides: {store.where} holds no interleaved comparison {base} with both "
+                            f"sides measured (campaigns {base}.A1, {base}.B1, ...; found: {have}); collect a plan "
+                            "whose design names `sides`")
+    a, b = read_side(store, looks["A"]), read_side(store, looks["B"])
+    features = {side: [dict(r["features"]) for c in looks[side] for r in store.runs(int(c["id"]))] for side in "AB"}
+    keys = {k for f in features["A"] + features["B"] for k in f}
+    apart = sorted(k for k in keys if not {str(f.get(k)) for f in features["A"]} &
+                   {str(f.get(k)) for f in features["B"]})
+    if not apart:
+        raise MismatchError(f"--against sides: the two sides of {base} ran the same configurations; nothing tells "
+                            "them apart")
+
+    for side, label in ((a, "A"), (b, "B")):
+        shown = show_features({k: features[label][0][k] for k in apart if k in features[label][0]})
+        side.title = f"side {label} ({shown}; {', '.join(side.campaigns)})"
+
+    def key(f: dict[str, Any]) -> str:
+        return repr(sorted((k, str(v)) for k, v in f.items() if k not in apart))
+
+    by_key = {key(dict(r["features"])): str(r["config_hash"]) for c in looks["A"] for r in store.runs(int(c["id"]))}
+    partner = {str(r["config_hash"]): by_key.get(key(dict(r["features"])), str(r["config_hash"]))
+               for c in looks["B"] for r in store.runs(int(c["id"]))}
+    if not b.frame.empty:
+        b.frame = b.frame.assign(config_hash=b.frame["config_hash"].map(lambda h: partner.get(str(h), h)))
+    return a, b, apart
 
 
 def parse_against(text: str) -> int | None:

@@ -13,11 +13,13 @@ The exit status is 1 when any row is slower, else 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import METRICS, shown_unit
 from ..stats.power import BETWEEN_RUN_SD
+from ..stats.drift import drift_ratio, session_drift
 from ..stats.ratios import EQUIVALENCE_MARGIN, RunRatio, holm_adjusted, run_ratio
 from .sides import HARDWARE, MismatchError, Side
 
@@ -108,9 +110,13 @@ def _runs(frame: pd.DataFrame, config: str, metric: str) -> list[list[float]]:
 
 
 def judge(a: Side, b: Side, *, margin: float = MARGIN, level: float = LEVEL, tolerance: float = TOLERANCE,
-          between_sd: float = BETWEEN_RUN_SD) -> Comparison:
+          between_sd: float = BETWEEN_RUN_SD, pooled_drift: bool = False,
+          sides_apart: Sequence[str] = ()) -> Comparison:
     """Every configuration and metric measured on both sides, judged (module docstring); one line (exit 2) for
-    sides that cannot be compared."""
+    sides that cannot be compared. With ``pooled_drift`` (an interleaved comparison: each side measured in
+    several looks) a row's interval counts the session's drift estimated over every configuration and side of
+    its metric (``stats.drift``) instead of each row's own few run means; ``sides_apart`` names the factors
+    that tell the sides apart (shown in the notes)."""
     if not 0 < margin < 1:
         raise MismatchError(f"--margin {margin * 100:g}%: give a share between 0 and 100%")
     for side, name in ((a, "--against"), (b, "--campaign")):
@@ -139,13 +145,16 @@ def judge(a: Side, b: Side, *, margin: float = MARGIN, level: float = LEVEL, tol
     labels = _label(pd.concat([a.frame, b.frame], ignore_index=True))
     rows: list[Row] = []
     skipped: list[str] = []
+    drifts = {m: session_drift([_runs(side.frame, c, m) for side in (a, b) for c in common], floor=between_sd)
+              for m in metrics} if pooled_drift else {}
     for config in common:
         for metric in metrics:
             runs_a, runs_b = _runs(a.frame, config, metric), _runs(b.frame, config, metric)
             if not runs_a or not runs_b:
                 continue
             try:
-                rr = run_ratio(runs_a, runs_b, level, between_sd)
+                rr = drift_ratio(runs_a, runs_b, drifts[metric], level) if pooled_drift else \
+                    run_ratio(runs_a, runs_b, level, between_sd)
             except ValueError as exc:
                 skipped.append(f"{labels[config]} {metric}: {exc}")
                 continue
@@ -173,7 +182,12 @@ def judge(a: Side, b: Side, *, margin: float = MARGIN, level: float = LEVEL, tol
     hardware = [(n, a.hardware[n], b.hardware[n]) for n in HARDWARE if n in a.hardware and n in b.hardware
                 and a.hardware[n] > 0 and abs(b.hardware[n] / a.hardware[n] - 1) > tolerance]
     notes = [f"skipped {s}" for s in skipped]
-    if any(r.ratio.basis != "runs" for r in rows):
+    if pooled_drift:
+        notes.append("sides apart by " + ", ".join(sides_apart) + "; each row's interval counts the session's drift "
+                     "(a run's own shift), estimated over every configuration of both sides: " + "; ".join(
+                         f"{m} {d.sd * 100:.2f}% ({d.runs} runs of {d.configs} configurations)"
+                         for m, d in drifts.items() if any(r.metric == m for r in rows)))
+    elif any(r.ratio.basis != "runs" for r in rows):
         notes.append(f"rows measured in one run on a side add a between-run SD of {between_sd * 100:.2f}% (a run's "
                      "own shift, which its trials cannot show); repeat the campaign to measure it instead")
     return Comparison(a, b, margin, level, rows,

@@ -90,8 +90,18 @@ class Design(Frozen):
     subset: int | None = Field(default=None, ge=1, le=100000, description="only a random sample of this many of "
                                "the design's runs (seeded by seed), e.g. to replicate part of a campaign")
 
+    # interleaved: the plan's runs at each of the two levels of factor `sides` are the two sides of a comparison,
+    # measured in `looks` campaigns a side in alternating pairs (A B B A ...), for `glmodel compare --against
+    # sides`: a drift through the session falls on both sides alike.
+    sides: str | None = Field(default=None, description="a factor of two levels: its first level is side A, its "
+                              "second side B, each measured in `looks` campaigns, interleaved A B B A")
+    looks: int = Field(default=2, ge=1, le=20, description="sides: campaigns a side (2: A B B A)")
+
     @model_validator(mode="after")
     def _adaptive(self) -> Design:
+        if self.sides is not None and (self.type in ("adaptive", "search") or self.hardware is not None):
+            raise ValueError("an interleaved comparison (sides) runs a fixed set of runs in alternating campaigns; "
+                             "it cannot be adaptive, a search, or nested in a hardware design")
         if self.type == "adaptive" and self.budget is None:
             raise ValueError("an adaptive design needs a budget (the most runs it may spend)")
         if self.type == "adaptive" and self.initial is not None and self.budget is not None \
@@ -256,6 +266,27 @@ class Expanded:
         return Expanded([r for r in self.runs if r.lab == setting])
 
 
+def check_sides(plan: PlanFile, source: str = "plan") -> None:
+    """An interleaved comparison's side factor: a factor of the plan with exactly two levels, not lab hardware
+    (a hardware setting is a campaign of its own already)."""
+    side = plan.design.sides
+    levels = plan.factors.get(side or "", [])
+    if side not in plan.factors:
+        raise ConfigError(source, "design.sides", f"{side!r} is not a factor of the plan; name the factor whose two "
+                          f"levels are the sides (factors: {', '.join(plan.factors) or 'none'})")
+    if len(levels) != 2:
+        raise ConfigError(source, "design.sides", f"factor {side} has {len(levels)} level(s); the sides are its "
+                          "first and second level: give exactly two")
+    if side in LAB_FACTORS:
+        raise ConfigError(source, "design.sides", f"{side} is lab hardware, which a plan sets per campaign already; "
+                          "compare two campaigns of a hardware plan instead (--against CAMPAIGN)")
+
+
+def side_runs(expanded: Expanded, side: str, level: Level) -> Expanded:
+    """The runs of one side of an interleaved comparison: those at ``level`` of factor ``side``."""
+    return Expanded([r for r in expanded.runs if r.features.get(side) == level])
+
+
 def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expanded:
     """Design points -> runs, impossible ones set aside with the reason, duplicates merged, volume-major order.
 
@@ -272,6 +303,8 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
                               "60MB/s, 1GB, 0.5)")
     if plan.design.type == "search":
         check_search_plan(plan.factors, plan.protocol.repetitions, plan.design.budget, source)
+    if plan.design.sides is not None:
+        check_sides(plan, source)
     if plan.design.type == "adaptive":
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:

@@ -15,7 +15,8 @@ def duration(seconds: float) -> str:
 
 def preview_lines(p: Preview) -> list[str]:
     low, high = p.trials
-    out = [f"campaign {p.campaign}: {p.volumes} volume(s), {len(p.runs)} run(s), "
+    runs = sum(n for _, n in p.settings) if p.sides is not None else len(p.runs)  # a side's runs in each look
+    out = [f"campaign {p.campaign}: {p.volumes} volume(s), {runs} run(s), "
            f"{low}{'' if low == high else f'-{high}'} trial(s) (warm-ups included); "
            f"estimated {duration(p.seconds)} ({p.cost_source})",
            f"  cluster {p.cluster}: {len(p.servers)} server(s): "
@@ -28,16 +29,24 @@ def preview_lines(p: Preview) -> list[str]:
     if p.search_budget is not None:
         out.append(f"  a search: measures the screening runs first, then chooses more as it goes, at most "
                    f"{p.search_budget} run(s) in all (its budget; the counts and estimate above are the screening's)")
-    if p.settings:
+    if p.sides is not None:
+        factor, a, b, looks = p.sides
+        out.append(f"  an interleaved comparison: side A {factor}={a}, side B {factor}={b}, each in {looks} "
+                   "campaign(s), in this order (a drift through the session falls on both sides alike):")
+        out += [f"    {name}: {n} run(s)" for name, n in p.settings]
+    elif p.settings:
         out.append(f"  {len(p.settings)} hardware setting(s), each a campaign with its own baselines:")
         out += [f"    {name}: {n} run(s)" for name, n in p.settings]
     if p.duplicates:
         out.append(f"  {p.duplicates} design point(s) merged: they differ only in factors that do not apply to them")
     out += skipped_lines(p.skipped)
-    if p.detectable:
+    if p.detectable and p.sides is not None:
+        out.append("  compared side against side (`glmodel compare --against sides`), it calls a configuration "
+                   f"slower (80% power, 5% level over every row; {p.sides[3]} run(s) a side) from about:")
+    elif p.detectable:
         out.append("  run again after a change and compared (`glmodel compare --against last`), it calls a "
                    "configuration slower (80% power, 5% level over every row) from about:")
-        out += [f"    {metric}: {d.change * 100:.1f}% slower, from {source}" for metric, d, source in p.detectable]
+    out += [f"    {metric}: {d.change * 100:.1f}% slower, from {source}" for metric, d, source in p.detectable]
     out += [f"  {i:4d}  {run.volume.name}  {run.label}" for i, run in enumerate(p.runs, 1)]
     return out
 

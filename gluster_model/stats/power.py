@@ -44,17 +44,19 @@ class Detectable:
 
 
 def detectable_change(trials: int, within_sd: float, between_sd: float, rows: int, *,
-                      level: float = 0.95, power: float = 0.8, margin: float = 0.05) -> Detectable:
+                      level: float = 0.95, power: float = 0.8, margin: float = 0.05, runs: int = 1) -> Detectable:
     """The smallest slowdown (a share) two campaigns call "slower" in at least ``power`` of repeats, where each
     measured every configuration in one run of ``trials`` trials (two campaigns of one plan), over ``rows``
-    compared rows (module docstring). Only that case: with several runs a side Welch's degrees of freedom
-    scatter from draw to draw, and a fixed figure for them was too optimistic or too cautious in simulation."""
+    compared rows (module docstring); with ``runs`` above 1, each side measured in that many runs (an
+    interleaved comparison's looks, judged with the session's drift pooled over the rows), the drift taken at
+    ``between_sd`` as known. Not for rows judged by their own few run means: Welch's degrees of freedom scatter
+    from draw to draw there, and a fixed figure for them was too optimistic or too cautious in simulation."""
     from scipy import optimize, stats
 
-    if trials < 2 or rows < 1:
+    if trials < 2 or rows < 1 or runs < 1:
         raise ValueError("one run of one trial a side has no spread to judge a change by; rows must be at least 1")
-    se = math.sqrt(2 * (between_sd ** 2 + within_sd ** 2 / trials))
-    df = float(2 * (trials - 1))  # the trials' pooled spread; the between-run term is known, with none of its own
+    se = math.sqrt(2 * (between_sd ** 2 + within_sd ** 2 / trials) / runs)
+    df = float(2 * runs * (trials - 1))  # the trials' pooled spread; the between-run term is known, none of its own
     t_crit = float(stats.t.ppf(1 - (1 - level) / rows / 2, df))
     floor = -math.log(1 - margin)
 

@@ -109,3 +109,58 @@ def test_compare_reads_campaigns_of_stores_without_changing_them(tmp_path: Path)
     with pytest.raises(MismatchError, match="schema version"):
         compare(str(copy), str(V4), campaign="hw@lab:link=1gbit,disk=60MB/s")
     assert V4.read_bytes() == before
+
+
+def test_interleaved_sides_run_in_alternating_pairs_drawn_from_the_name() -> None:
+    from gluster_model.campaign.records import interleaved_order, side_campaign
+
+    orders = {tuple(interleaved_order(f"regression{i}@lab", 2)) for i in range(12)}
+    assert orders == {(("A", 1), ("B", 1), ("B", 2), ("A", 2)), (("B", 1), ("A", 1), ("A", 2), ("B", 2))}
+    three = [s for s, _ in interleaved_order("x@lab", 3)]
+    assert three.count("A") == three.count("B") == 3 and three[:2] == three[4:] == three[2:4][::-1]
+    assert interleaved_order("x@lab", 2) == interleaved_order("x@lab", 2) and side_campaign("x@lab", "B", 2) == "x@lab.B2"
+
+
+def test_an_interleaved_comparison_with_the_drift_pooled_holds_its_level_and_finds_a_slowdown() -> None:
+    """Two looks a side, every run shifted by its own draw (3%) beyond its trials' noise (2%): with the drift
+    pooled over the rows, null comparisons alarm at most about the stated level and a 20% slowdown is found with
+    its ratio inside every row's interval; each row judged by its own two run means alone could not tell."""
+    rng = np.random.default_rng(5)
+    alarms = 0
+    n = 200
+    for _ in range(n):
+        a = side(rng, CONFIGS, runs=2, run_sd=0.03)
+        b = side(rng, CONFIGS, runs=2, run_sd=0.03)
+        alarms += judge(a, b, pooled_drift=True, sides_apart=["write_behind"]).exit_status
+    assert alarms / n <= 0.08, alarms / n
+    a = side(rng, CONFIGS, runs=2, run_sd=0.03)
+    b = side(rng, {k: v * 0.8 for k, v in CONFIGS.items()}, runs=2, run_sd=0.03)
+    pooled = judge(a, b, pooled_drift=True, sides_apart=["write_behind"])
+    assert pooled.exit_status == 1 and all(r.verdict == "slower" and r.ratio.low <= 0.8 <= r.ratio.high
+                                           for r in pooled.rows)
+    assert any("sides apart by write_behind" in note for note in pooled.notes)
+    alone = judge(a, b)  # each row's own two run means: Welch on 1 + 1 degrees of freedom
+    assert sum(r.verdict == "slower" for r in alone.rows) < len(pooled.rows)
+
+
+def test_an_interleaved_plan_names_a_side_factor_of_two_levels_that_is_no_hardware() -> None:
+    from gluster_model.errors import ConfigError
+    from gluster_model.plan.file import PlanFile, check_sides
+
+    base = {"name": "r", "factors": {"write_behind": [True, False], "record_size": ["8KB", "1MB"]},
+            "design": {"type": "grid", "sides": "write_behind"}, "workload": {"tests": ["write"]}}
+    check_sides(PlanFile.model_validate(base))
+    for design, factors, words in (({"sides": "read_ahead"}, {}, "not a factor of the plan"),
+                                   ({}, {"write_behind": [True]}, "has 1 level"),
+                                   ({"sides": "link"}, {"link": ["1gbit", "100mbit"]}, "lab hardware")):
+        plan = PlanFile.model_validate({**base, "design": {**base["design"], **design},
+                                        "factors": {**base["factors"], **factors}})
+        with pytest.raises(ConfigError, match=words):
+            check_sides(plan)
+    with pytest.raises(ValueError, match="cannot be adaptive"):
+        PlanFile.model_validate({**base, "design": {"type": "adaptive", "budget": 8, "sides": "write_behind"}})
+
+
+def test_against_sides_without_an_interleaved_comparison_is_one_line() -> None:
+    with pytest.raises(MismatchError, match="no interleaved comparison"):
+        compare(str(V4), "sides", campaign="hw@lab:link=1gbit,disk=60MB/s")
