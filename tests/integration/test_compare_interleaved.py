@@ -68,6 +68,6 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
     assert any("sides apart by write_behind" in n for n in result["notes"])
     # a second collect finds every look done and runs nothing
     again = glmodel(*args, timeout=300)
-    assert again.returncode == 0 and again.stdout.count("already done") == 4, again.stdout[-2000:]
+    assert again.returncode == 0 and again.stdout.count("already done; nothing to run") == 4, again.stdout[-2000:]
     with open_store(store, create=False) as st:
         assert sum(len(st.runs(int(c["id"]))) for c in st.campaigns()) == 4
