@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GlmodelError
+from ..hardware.settings import MEASURED_INPUTS
 from ..plan.factors import show_features
 from ..store.identity import Purpose
 
@@ -26,8 +27,7 @@ if TYPE_CHECKING:
     from ..store.store import Store
 
 # The measured inputs a comparison holds both sides to: a difference beyond the tolerance may be why they differ.
-HARDWARE = ("network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps", "disk_randread_iops",
-            "disk_randwrite_iops", "cpu_score", "client_ram_gb")
+HARDWARE = MEASURED_INPUTS
 _LAST = re.compile(r"^last(?::(\d+))?$")
 
 

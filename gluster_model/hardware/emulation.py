@@ -51,10 +51,9 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
                          show_limits, targets, unthrottlable, v1_argv, v2_line)
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
-from .settings import show_delay
+from .settings import DISK_LIMITS, show_delay
 
-DISK_KNOBS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
-              "disk_write_iops": "write_iops"}
+DISK_KNOBS = DISK_LIMITS  # knob -> its block-throttle limit (``settings.KNOB_LIST``)
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 

@@ -140,6 +140,7 @@ class Knob:
     factor: str | None = None  # the plan factor's name, where it differs from ``name``
     option: bool = True  # a CLI option and a plan factor (False: reached through a shorthand only)
     shares: bool = True  # a plan may give it as a share of each host's own ("50%"); a delay is not a share
+    limit: str | None = None  # a block-throttle limit's key (read_bps, ..) on the lab's nodes and on hosts alike
 
     @property
     def factor_name(self) -> str:
@@ -162,13 +163,15 @@ KNOB_LIST: tuple[Knob, ...] = (
     Knob("disk", "Disk read and write rate of the brick device (block throttling): 40MB/s, 150MB/s, unlimited. "
          "Gives dir-backed nodes an ext4 loop device.", sets=("disk_read", "disk_write"), moves=_DISK, emulated=True),
     Knob("disk_read", "Disk read rate only, e.g. 120MB/s.", parse_disk_rate, show_disk_rate,
-         moves=("disk_read_mbps",), emulated=True),
+         moves=("disk_read_mbps",), emulated=True, limit="read_bps"),
     Knob("disk_write", "Disk write rate only, e.g. 60MB/s.", parse_disk_rate, show_disk_rate,
-         moves=("disk_write_mbps",), emulated=True),
+         moves=("disk_write_mbps",), emulated=True, limit="write_bps"),
     Knob("disk_iops", "Disk read and write IOPS limit, e.g. 500, or unlimited.",
          sets=("disk_read_iops", "disk_write_iops"), moves=_DISK, emulated=True),
-    Knob("disk_read_iops", "Disk read IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False),
-    Knob("disk_write_iops", "Disk write IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False),
+    Knob("disk_read_iops", "Disk read IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False,
+         limit="read_iops"),
+    Knob("disk_write_iops", "Disk write IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False,
+         limit="write_iops"),
     Knob("ram", "RAM of the node's processes and page cache (a memory cgroup): 512MB, 2GB, unlimited.",
          parse_ram, show_ram, moves=("client_ram_gb",), emulated=True),
     Knob("cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.", parse_cpu, show_cpu,
@@ -179,6 +182,12 @@ KNOB_LIST: tuple[Knob, ...] = (
 # name -> (parser of its text, shower of its value), for the knobs that hold a value.
 KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
     k.name: (k.parse, k.show) for k in KNOB_LIST if k.parse is not None and k.show is not None}
+# The disk knobs: knob -> the block-throttle limit it sets (one map for the lab's nodes and emulated hosts).
+DISK_LIMITS: dict[str, str] = {k.name: k.limit for k in KNOB_LIST if k.limit is not None}
+# The measured inputs the knobs move, each a model input a cluster has rather than is given (``moves``), in the
+# order the models list them; the brick filesystem is measured too, a category.
+MEASURED_INPUTS: tuple[str, ...] = ("network_gbps", "network_rtt_ms", *_DISK, "client_ram_gb", "cpu_score")
+assert set(MEASURED_INPUTS) == {m for k in KNOB_LIST for m in k.moves}, "a knob moves an input not listed"
 # Shorthands that set a read and a write knob to one value.
 PAIRS = {k.name: k.sets for k in KNOB_LIST if k.sets}
 # The knobs a plan and the CLI name (shorthands included; not the ones reached through a shorthand only).

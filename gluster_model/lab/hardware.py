@@ -28,15 +28,13 @@ from typing import Any
 
 from ..errors import LabError
 from ..hardware.link import parse_rate, show_rate
-from ..hardware.settings import KNOBS, PAIRS, parse_backing, parse_setting, show_cpu, show_delay, show_ram
+from ..hardware.settings import DISK_LIMITS, KNOBS, PAIRS, parse_backing, parse_setting, show_cpu, show_delay, show_ram
 from . import bricks, cgroups, cpu, disk, latency, links, ram
 from .clusterfile import write_cluster_file
 from .run import Progress, quiet
 from .state import LabState
 from .state import find_node, load_lab
 
-_DISK_KEYS = {"disk_read": "read_bps", "disk_write": "write_bps", "disk_read_iops": "read_iops",
-              "disk_write_iops": "write_iops"}
 
 
 def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[str, Any],
@@ -51,7 +49,7 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
     if unknown:
         raise LabError(f"unknown lab setting(s) {', '.join(unknown)} (use {', '.join(KNOBS)})")
     backing = settings.get("backing")
-    wants_disk = any(settings.get(k) is not None for k in _DISK_KEYS)
+    wants_disk = any(settings.get(k) is not None for k in DISK_LIMITS)
     if backing is None and wants_disk:
         plain = [a for a in addresses if state.backing.get(a, "dir") in ("dir", "tmpfs")]
         if plain:
@@ -63,15 +61,15 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
         set_links(state, {a: settings["link"] for a in addresses})
     if "latency" in settings:
         set_latency(state, {a: settings["latency"] for a in addresses})
-    disk_knobs = {k: v for k, v in settings.items() if k in _DISK_KEYS}
+    disk_knobs = {k: v for k, v in settings.items() if k in DISK_LIMITS}
     if disk_knobs:
         for a in addresses:
             limits = dict(state.disk.get(a, {}))
             for knob, value in disk_knobs.items():
                 if value is None:
-                    limits.pop(_DISK_KEYS[knob], None)
+                    limits.pop(DISK_LIMITS[knob], None)
                 else:
-                    limits[_DISK_KEYS[knob]] = int(value)
+                    limits[DISK_LIMITS[knob]] = int(value)
             if limits:
                 state.disk[a] = limits
             else:
@@ -166,7 +164,7 @@ def node_settings(state: LabState, address: str) -> dict[str, str]:
 def snapshot(state: LabState) -> dict[str, dict[str, Any]]:
     """Every node's settings as parsed values, to put the lab back with ``restore`` after a plan changed it."""
     return {n.address: {"link": state.links.get(n.address), "backing": state.backing.get(n.address, "dir"),
-                        **{k: state.disk.get(n.address, {}).get(key) for k, key in _DISK_KEYS.items()},
+                        **{k: state.disk.get(n.address, {}).get(key) for k, key in DISK_LIMITS.items()},
                         "ram": state.ram.get(n.address), "cpu": state.cpu.get(n.address),
                         "latency": state.latency.get(n.address)}
             for n in state.nodes}

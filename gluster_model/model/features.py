@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .columns import Columns as Columns, n_rows as n_rows, numbers as numbers, strings as strings
 from .physics import bottleneck_mbps
-from ..hardware.settings import moved_by
+from ..hardware.settings import MEASURED_INPUTS, moved_by
 from ..store.identity import SETTING_PREFIX, setting_from_columns
 from ..gluster.tunables import ADMIN_TUNABLES, TUNABLE_LIST
 
@@ -33,9 +33,7 @@ MAX_LEVEL_CHARS = 200  # a category (a layout, a filesystem) is a word, not a do
 # Inputs a cluster *has* rather than is given: its hardware, measured once per campaign (host facts and
 # baselines), so constant within a campaign. A question about them is judged against the hardware settings
 # actually measured, as points (model/domain.py), not input by input.
-HARDWARE_INPUTS = ("network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps", "disk_randread_iops",
-                   "disk_randwrite_iops", "client_ram_gb",
-                   "cpu_score", "base_filesystem")
+HARDWARE_INPUTS = (*MEASURED_INPUTS, "base_filesystem")
 # The hardware setting names that move each measured input (``hardware.settings.KNOB_LIST``: a brick's backing
 # and an IOPS limit move the disk figures as a rate limit does).
 SET_BY: dict[str, tuple[str, ...]] = {m: moved_by(m) for m in HARDWARE_INPUTS if moved_by(m)}

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..config.yamlio import load_model
 from ..errors import ConfigError
-from ..model.features import SIZE_FEATURES, Feature
+from ..model.features import HARDWARE_INPUTS, SIZE_FEATURES, Feature
 from ..units import parse_size, parse_switch
 from ..config.yamlio import parse_yaml
 from ..plan.factors import FACTORS, LAB_FACTORS, normalize_level
@@ -170,9 +170,7 @@ def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
 
 # Inputs that count things (a cluster of 2.5 servers or 0 copies cannot be built) and inputs a ratio divides by.
 COUNT_FEATURES = frozenset({"servers", "clients", "replica", "threads"})
-POSITIVE_FEATURES = frozenset({"network_gbps", "network_rtt_ms", "disk_read_mbps", "disk_write_mbps",
-                               "disk_randread_iops", "disk_randwrite_iops",
-                               "client_ram_gb", "cpu_score", "file_size", "record_size"})
+POSITIVE_FEATURES = frozenset({*HARDWARE_INPUTS, "file_size", "record_size"} - {"base_filesystem"})
 
 
 def check_values(raw: Mapping[str, Any], inputs: Mapping[str, Feature], source: str, prefix: str) -> dict[str, Any]:
