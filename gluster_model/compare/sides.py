@@ -128,8 +128,9 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
     """Side A and side B of the interleaved comparison ``campaign`` belongs to (a look such as ``x.A1``, or the
     base ``x``; the store's latest by default), B's configurations renamed to their partners on side A, and the
     factors that tell the sides apart."""
-    current = this_side(store, campaign)
-    name = str(current["name"])
+    # the base itself (``x``) names no campaign of its own: its looks are ``x.A1`` ...
+    name = campaign if campaign and store.campaign(campaign) is None and store.campaign(f"{campaign}.A1") \
+        else str(this_side(store, campaign)["name"])
     m = _LOOK.match(name)
     base = m.group("base") if m else name
     looks = {side: [c for c in _choosable(store) if (k := _LOOK.match(str(c["name"]))) and k.group("base") == base

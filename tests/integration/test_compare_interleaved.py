@@ -66,6 +66,9 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
     assert abs(row["ratio"] - math.exp(centre["B"] - centre["A"])) < 1e-9
     assert row["low"] < row["ratio"] < row["high"] < 0.95
     assert any("sides apart by write_behind" in n for n in result["notes"])
+    # the plan's base name (no campaign of its own) names the comparison too
+    by_base = glmodel("compare", "--store", store, "--against", "sides", "--campaign", "abba@lab", "--json")
+    assert by_base.returncode == 1 and json.loads(by_base.stdout)["rows"] == result["rows"], by_base.stderr
     # a second collect finds every look done and runs nothing
     again = glmodel(*args, timeout=300)
     assert again.returncode == 0 and again.stdout.count("already done; nothing to run") == 4, again.stdout[-2000:]
