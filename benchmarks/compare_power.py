@@ -7,7 +7,7 @@ is slower than A by the effect size in every configuration. A comparison alarms 
 slower beyond the margin, Holm over the rows). Effect 0 is the false-alarm share; the others are the power.
 ``--noise-scale`` multiplies both SDs (a real cluster is noisier than the lab).
 
-    .venv/bin/python benchmarks/compare_power.py [--json] [--runs 1] [--trials 3] [--n 1000]
+    .venv/bin/python benchmarks/compare_power.py [--json] [--runs 1] [--trials 3] [--n 1000] [--interleaved]
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT / "data" / "session_drift.csv")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--interleaved", action="store_true", help="judge as `compare --against sides` does: the "
+                    "session's drift pooled over the rows (an interleaved plan's looks, --runs a side)")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--noise-scale", type=float, default=1.0)
@@ -65,22 +67,23 @@ def main() -> None:
     args = ap.parse_args()
     trial_sd, run_sd = measured_noise(args.data)
     trial_sd, run_sd = trial_sd * args.noise_scale, run_sd * args.noise_scale
-    between = max(BETWEEN_RUN_SD, run_sd) if args.runs == 1 else BETWEEN_RUN_SD
+    between = max(BETWEEN_RUN_SD, run_sd) if args.runs == 1 and not args.interleaved else BETWEEN_RUN_SD
     rng = np.random.default_rng(args.seed)
     out = {"noise": {"trial_sd": trial_sd, "run_sd": run_sd, "between_sd_assumed": between}, "margin": MARGIN,
-           "runs": args.runs, "trials": args.trials, "configs": 4, "n": args.n, "effects": []}
+           "runs": args.runs, "interleaved": args.interleaved, "trials": args.trials, "configs": 4, "n": args.n, "effects": []}
     for effect in (0.0, 0.025, 0.05, 0.075, 0.10, 0.20):
         alarms = 0
         for _ in range(args.n):
             a = side(rng, 1.0, args.runs, args.trials, trial_sd, run_sd)
             b = side(rng, 1.0 - effect, args.runs, args.trials, trial_sd, run_sd)
-            alarms += judge(a, b, between_sd=between).exit_status
+            alarms += judge(a, b, between_sd=between, pooled_drift=args.interleaved).exit_status
         out["effects"].append({"slowdown": effect, "alarm_share": alarms / args.n})
     if args.json:
         print(json.dumps(out, indent=2))
         return
     print(f"noise: trial SD {trial_sd * 100:.2f}%, run SD {run_sd * 100:.2f}% (from {args.data.name}); "
-          f"{args.runs} run(s) x {args.trials} trials per configuration, 4 configurations, margin {MARGIN:.0%}")
+          f"{args.runs} run(s) x {args.trials} trials per configuration, 4 configurations, margin {MARGIN:.0%}"
+          + ("; interleaved: the drift pooled over the rows" if args.interleaved else ""))
     for e in out["effects"]:
         kind = "false alarms" if e["slowdown"] == 0 else "detected"
         print(f"  slower by {e['slowdown'] * 100:4.1f}%: {kind} {e['alarm_share'] * 100:5.1f}% of {args.n}")
