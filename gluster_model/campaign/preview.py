@@ -73,7 +73,7 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         counts = [trial_count(parts[s], plan.protocol) for s, _ in order]
         trials = (sum(c[0] for c in counts), sum(c[1] for c in counts))
     return Preview(
-        base, len(expanded.volumes), expanded.runs, (trials[0], trials[-1]),
+        base, len(expanded.volumes), expanded.runs, trials,
         seconds, _source(expanded, cost, measured),
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         campaigns,

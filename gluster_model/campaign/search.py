@@ -261,7 +261,7 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
         best_point = defaults_point  # the best by its mean is not clear of the defaults: keep them
     confirm = [screening[0]] if best_point == defaults_point else [screening[0], _realize(plan, best_point, executor)]
     reasons = ["defaults, measured again", *(["the best candidate, measured again"] if len(confirm) > 1 else [])]
-    if len(confirm) > 1 and first_look_reversed(name):
+    if len(confirm) > 1 and order_coin(name):  # the best candidate first: a coin drawn from the name
         confirm, reasons = confirm[::-1], reasons[::-1]
     measure(f"{name}.confirm", confirm, 3, reasons, trials=more_trials)
     result = search_result(store, name, plan)
@@ -279,11 +279,6 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
         reporter.note(line)
     reporter.note(result_line(result))
     return summaries
-
-
-def first_look_reversed(name: str) -> bool:
-    """Whether the confirmation's first look measures the best candidate before the defaults (``order_coin``)."""
-    return order_coin(name)
 
 
 def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:

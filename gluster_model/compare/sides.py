@@ -141,14 +141,14 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
                             f"sides measured (campaigns {base}.A1, {base}.B1, ...; found: {have}); collect a plan "
                             "whose design names `sides`")
     a, b = read_side(store, looks["A"]), read_side(store, looks["B"])
-    features = {side: [dict(r["features"]) for c in looks[side] for r in store.runs(int(c["id"]))] for side in "AB"}
+    runs = {side: [r for c in looks[side] for r in store.runs(int(c["id"]))] for side in "AB"}  # each read once
+    features = {side: [dict(r["features"]) for r in runs[side]] for side in "AB"}
     keys = {k for f in features["A"] + features["B"] for k in f}
     apart = sorted(k for k in keys if not {str(f.get(k)) for f in features["A"]} &
                    {str(f.get(k)) for f in features["B"]})
     if not apart:
         raise MismatchError(f"--against sides: the two sides of {base} ran the same configurations; nothing tells "
                             "them apart")
-
     for side, label in ((a, "A"), (b, "B")):
         shown = show_features({k: features[label][0][k] for k in apart if k in features[label][0]})
         side.title = f"side {label} ({shown}; {', '.join(side.campaigns)})"
@@ -156,9 +156,8 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
     def key(f: dict[str, Any]) -> str:
         return repr(sorted((k, str(v)) for k, v in f.items() if k not in apart))
 
-    by_key = {key(dict(r["features"])): str(r["config_hash"]) for c in looks["A"] for r in store.runs(int(c["id"]))}
-    partner = {str(r["config_hash"]): by_key.get(key(dict(r["features"])), str(r["config_hash"]))
-               for c in looks["B"] for r in store.runs(int(c["id"]))}
+    by_key = {key(dict(r["features"])): str(r["config_hash"]) for r in runs["A"]}
+    partner = {str(r["config_hash"]): by_key.get(key(dict(r["features"])), str(r["config_hash"])) for r in runs["B"]}
     if not b.frame.empty:
         b.frame = b.frame.assign(config_hash=b.frame["config_hash"].map(lambda h: partner.get(str(h), h)))
     return a, b, apart

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from gluster_model.campaign.search import first_look_reversed, search_result
+from gluster_model.campaign.records import order_coin as first_look_reversed
+from gluster_model.campaign.search import search_result
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
 from gluster_model.plan.file import load_plan

@@ -297,7 +297,8 @@ def _search_trials(gain: float, noise: float, seed: int) -> tuple[dict[str, dict
 
 
 def test_a_search_sets_a_clear_gain_keeps_the_defaults_only_under_the_margin_and_else_is_undecided() -> None:
-    from gluster_model.campaign.search import first_look_reversed, judge_search
+    from gluster_model.campaign.records import order_coin as first_look_reversed
+    from gluster_model.campaign.search import judge_search
 
     options: dict = {"metadata_cache": [False, True]}
     looks = ("s.confirm", "s.confirm2")
