@@ -131,6 +131,10 @@ def _fill_effective(frame: pd.DataFrame) -> pd.DataFrame:
 
 # The columns that say where a row was measured and why, first in every exported row.
 _CAMPAIGN_COLUMNS = ("campaign", "cluster", "purpose", "again_of")
+# A trial table's columns an exported row leaves out: the long form's own, the setting (as setting_* columns
+# instead) and a comparison's look (compare reads it from the store; a model pools the looks as campaigns).
+_NOT_EXPORTED = frozenset({"metric", "value", "unit", "trial_id", "features", "plan_name", "setting", "comparison",
+                           "side", "look"})
 
 
 def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: bool = False,
@@ -156,8 +160,7 @@ def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: b
         t = trials.get(r["trial_id"])
         if t is None:
             t = {"store": store.where, **{k: r[k] for k in _CAMPAIGN_COLUMNS},
-                 **{k: v for k, v in r.items() if k not in ("metric", "value", "unit", "trial_id", "features",
-                                                            "plan_name", "setting")},
+                 **{k: v for k, v in r.items() if k not in _NOT_EXPORTED},
                  **setting_columns(tuple((r["setting"] or {}).items()))}
             # features the store keeps only in a run's JSON (the admin tunables, files per thread)
             t.update({k: v for k, v in (r["features"] or {}).items() if k in _JSON_FEATURES and k not in t})

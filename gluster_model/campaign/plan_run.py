@@ -11,7 +11,7 @@ from ..errors import GlmodelError
 from ..gluster.volume import VolumeConfig
 from ..plan.file import Expanded, PlanFile, side_runs
 from ..remote.executor import Executor
-from ..store.identity import Purpose
+from ..store.identity import Look, Purpose
 from ..store.store import Store
 from .adaptive import run_adaptive
 from .collector import Collector, volumes_of
@@ -47,13 +47,14 @@ def run_interleaved(executor: Executor, plan: PlanFile, expanded: Expanded, stor
     assert side is not None
     levels = dict(zip("AB", plan.factors[side]))
     summaries: list[CampaignSummary] = []
-    for label, look in interleaved_order(base, plan.design.looks):
+    for label, k in interleaved_order(base, plan.design.looks):
         part = side_runs(expanded, side, levels[label])
-        name = side_campaign(base, label, look)
+        look = Look(base, label, k)
+        name = side_campaign(look)
         with reporter.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
             summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
                                 reporter=run_reporter, plan_volumes=plan_volumes,
-                                purpose=Purpose.COMPARISON).run()
+                                purpose=Purpose.COMPARISON, look=look).run()
         summaries.append(summary)
         reporter.finished(summary)
     return summaries

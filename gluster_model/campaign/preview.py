@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..config.cluster import ClusterSpec
 from ..plan.factors import Level, RunSpec, show_features
 from ..plan.file import Expanded, PlanFile, side_runs
+from ..store.identity import Look
 from ..store.store import open_store, store_exists
 from ..plan.search import MAX_BUDGET
 from ..bench.metrics import TEST_METRICS
@@ -66,8 +67,9 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
     if d.sides is not None:  # an interleaved comparison: each side's runs in `looks` campaigns, A B B A
         levels = dict(zip("AB", plan.factors[d.sides]))
         parts = {s: side_runs(expanded, d.sides, levels[s]) for s in "AB"}
-        order = interleaved_order(setting_campaign(base, settings[0]), d.looks)
-        campaigns = [(side_campaign(setting_campaign(base, settings[0]), s, k), len(parts[s].runs)) for s, k in order]
+        compared_base = setting_campaign(base, settings[0])
+        order = interleaved_order(compared_base, d.looks)
+        campaigns = [(side_campaign(Look(compared_base, s, k)), len(parts[s].runs)) for s, k in order]
         seconds = sum(estimate_seconds(parts[s], plan.protocol, cost=cost, measured=measured) for s, _ in order)
         compared, looks = parts["A"], d.looks  # what compare matches: one side's configurations
         counts = [trial_count(parts[s], plan.protocol) for s, _ in order]

@@ -9,7 +9,7 @@ from .. import __version__
 from ..config.cluster import ClusterSpec
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
-from ..store.identity import CampaignInfo, Purpose, Setting
+from ..store.identity import CampaignInfo, Look, Purpose, Setting
 from ..store.store import Store
 
 LabSetting = Setting
@@ -35,12 +35,14 @@ def again_campaign(name: str) -> str:
 
 
 def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str, *,
-                    purpose: Purpose = Purpose.TRAINING, setting: LabSetting = (), again_of: str | None = None) -> int:
-    """The campaign's id in the store, recorded with its plan, cluster, purpose and hardware setting if it is new."""
+                    purpose: Purpose = Purpose.TRAINING, setting: LabSetting = (), again_of: str | None = None,
+                    look: Look | None = None) -> int:
+    """The campaign's id in the store, recorded with its plan, cluster, purpose, hardware setting and comparison
+    look if it is new."""
     plan_json = plan.model_dump(mode="json")
     return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
                                  cluster_record(cluster), __version__,
-                                 CampaignInfo(purpose, setting, again_of, cluster.name))
+                                 CampaignInfo(purpose, setting, again_of, cluster.name, look))
 
 
 def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
@@ -94,6 +96,7 @@ def interleaved_order(base: str, looks: int) -> list[tuple[str, int]]:
     return out
 
 
-def side_campaign(base: str, side: str, look: int) -> str:
-    """``<base>.A1``: side A's first look of an interleaved comparison."""
-    return f"{base}.{side}{look}"
+def side_campaign(look: Look) -> str:
+    """``<base>.A1``: side A's first look of an interleaved comparison (a label: the store keeps the look in
+    columns, and nothing reads it back out of the name)."""
+    return f"{look.comparison}.{look.side}{look.look}"

@@ -4,8 +4,8 @@ measured trials grouped into runs, and the hardware its baselines measured.
 ``--against`` names the other side: a campaign of the same store, ``last`` (the campaign of the same plan and
 cluster before this one), ``last:N`` (the N before it, pooled: each campaign's run of a configuration is one run
 more of it), another store (a path or URL; ``--against-campaign`` picks its campaign, else its latest), or
-``sides`` (an interleaved plan's two sides: its campaigns ``<base>.A1``, ``.A2``, ... against ``<base>.B1``, ...,
-a configuration of B matched to A's with the options that tell the sides apart left out).
+``sides`` (an interleaved plan's two sides: the looks the store records as side A of one comparison against
+those of side B, a configuration of B matched to A's with the options that tell the sides apart left out).
 """
 
 from __future__ import annotations
@@ -108,10 +108,10 @@ def this_side(store: Store, campaign: str | None, option: str = "--campaign") ->
 
 def history(store: Store, current: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """The ``n`` campaigns of the same plan, cluster and hardware setting recorded before ``current`` (newest
-    last); a plan's other settings and its drift repeats are not its history."""
+    last); a plan's other settings, its drift repeats and the other side of a comparison are not its history."""
     before = [c for c in _choosable(store) if c["id"] < current["id"] and c["plan_name"] == current["plan_name"]
               and c["cluster_name"] == current["cluster_name"] and (c.get("setting") or {}) ==
-              (current.get("setting") or {}) and not c.get("again_of")]
+              (current.get("setting") or {}) and not c.get("again_of") and c.get("side") == current.get("side")]
     if not before:
         raise MismatchError(f"--against last: {store.where} holds no campaign of plan {current['plan_name']} on "
                             f"{current['cluster_name']} at the same setting before {current['name']}")
@@ -121,25 +121,23 @@ def history(store: Store, current: dict[str, Any], n: int) -> list[dict[str, Any
     return before[-n:]
 
 
-_LOOK = re.compile(r"^(?P<base>.+)\.(?P<side>[AB])(?P<look>\d+)$")
-
-
 def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[str]]:
-    """Side A and side B of the interleaved comparison ``campaign`` belongs to (a look such as ``x.A1``, or the
-    base ``x``; the store's latest by default), B's configurations renamed to their partners on side A, and the
-    factors that tell the sides apart."""
-    # the base itself (``x``) names no campaign of its own: its looks are ``x.A1`` ...
-    name = campaign if campaign and store.campaign(campaign) is None and store.campaign(f"{campaign}.A1") \
-        else str(this_side(store, campaign)["name"])
-    m = _LOOK.match(name)
-    base = m.group("base") if m else name
-    looks = {side: [c for c in _choosable(store) if (k := _LOOK.match(str(c["name"]))) and k.group("base") == base
-                    and k.group("side") == side] for side in "AB"}
+    """Side A and side B of the interleaved comparison ``campaign`` belongs to (one of its looks, or the
+    comparison's own name; the store's latest campaign by default), B's configurations renamed to their partners
+    on side A, and the factors that tell the sides apart. The looks are found by the store's ``comparison``,
+    ``side`` and ``look`` columns, never by their names."""
+    camps = _choosable(store)
+    if campaign and store.campaign(campaign) is None and any(c.get("comparison") == campaign for c in camps):
+        base = campaign  # the comparison's name: no campaign of its own, its looks are x.A1 ...
+    else:
+        chosen = this_side(store, campaign)
+        base = str(chosen.get("comparison") or chosen["name"])
+    looks = {side: sorted((c for c in camps if c.get("comparison") == base and c.get("side") == side),
+                          key=lambda c: int(c["look"])) for side in "AB"}
     if not looks["A"] or not looks["B"]:
         have = ", ".join(str(c["name"]) for c in looks["A"] + looks["B"]) or "none"
         raise MismatchError(f"--against sides: {store.where} holds no interleaved comparison {base} with both "
-                            f"sides measured (campaigns {base}.A1, {base}.B1, ...; found: {have}); collect a plan "
-                            "whose design names `sides`")
+                            f"sides measured (its looks: {have}); collect a plan whose design names `sides`")
     a, b = read_side(store, looks["A"]), read_side(store, looks["B"])
     runs = {side: [r for c in looks[side] for r in store.runs(int(c["id"]))] for side in "AB"}  # each read once
     features = {side: [dict(r["features"]) for r in runs[side]] for side in "AB"}

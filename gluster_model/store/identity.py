@@ -1,13 +1,15 @@
 """What a campaign is for and what it measured at, as data: its purpose, its hardware setting, the campaign it
-measures again and its cluster. The store keeps them in columns of ``campaigns``; every exported row carries them.
+measures again, the comparison side it is (an interleaved plan's look) and its cluster. The store keeps them in
+columns of ``campaigns``; every exported row carries its purpose, setting, drift partner and cluster.
 
-A campaign's name is a label for people. Nothing reads meaning back out of it, except ``legacy_info``: the one
-reader of the names older glmodel releases wrote, used only to fill these columns for a store migrated from
-schema version 4 and for a table exported before the columns existed.
+A campaign's name is a label for people. Nothing reads meaning back out of it, except ``legacy_info`` and
+``legacy_look``: the readers of the names older glmodel releases wrote, used only to fill these columns for a
+store migrated from an older schema (or read as it is) and for a table exported before the columns existed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -36,6 +38,23 @@ class Purpose(str, Enum):
 Setting = tuple[tuple[str, str], ...]
 
 
+SIDES = ("A", "B")  # an interleaved comparison's sides: A the change's before-level, B its after-level
+
+
+@dataclass(frozen=True)
+class Look:
+    """One campaign of an interleaved comparison: which comparison, which side, which look at that side."""
+
+    comparison: str  # what the comparison's looks share (the plan's campaign base): the store's key for them
+    side: str        # "A" or "B"
+    look: int        # 1, 2, ...: the order of this side's campaigns
+
+    def __post_init__(self) -> None:
+        if self.side not in SIDES or self.look < 1 or not self.comparison:
+            raise ValueError(f"a comparison look needs a name, side A or B and a look from 1 (got "
+                             f"{self.comparison!r}, {self.side!r}, {self.look!r})")
+
+
 @dataclass(frozen=True)
 class CampaignInfo:
     """A campaign's meaning, as the store records it beside its name."""
@@ -44,17 +63,25 @@ class CampaignInfo:
     setting: Setting = ()
     again_of: str | None = None  # the campaign whose setting and runs this one measured again (its drift)
     cluster: str = ""
+    look: Look | None = None     # the side of an interleaved comparison this campaign measured (schema 6)
 
     def setting_dict(self) -> dict[str, str]:
         return dict(self.setting)
+
+    def look_columns(self) -> dict[str, Any]:
+        """The ``campaigns`` columns of its look: comparison, side, look (all None outside a comparison)."""
+        lk = self.look
+        return {"comparison": lk.comparison if lk else None, "side": lk.side if lk else None,
+                "look": lk.look if lk else None}
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> CampaignInfo:
         """From a ``campaigns`` row (or a trial table row carrying the same columns)."""
         setting = row.get("setting") or {}
+        look = Look(str(row["comparison"]), str(row["side"]), int(row["look"])) if row.get("comparison") else None
         return cls(Purpose.parse(str(row.get("purpose") or Purpose.TRAINING.value)),
                    tuple((str(k), str(v)) for k, v in dict(setting).items()),
-                   str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""))
+                   str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""), look)
 
 
 SETTING_PREFIX = "setting_"  # an exported table's column per hardware knob a campaign set: setting_link, ...
@@ -92,3 +119,14 @@ def legacy_info(name: str, plan_name: str = "", plan: Mapping[str, Any] | None =
     purpose = Purpose.VERIFICATION if plan_name.startswith(_LEGACY_VERIFY) or name.startswith(_LEGACY_VERIFY) \
         else Purpose.SEARCH if isinstance(design, Mapping) and design.get("type") == "search" else Purpose.TRAINING
     return CampaignInfo(purpose, setting, first, cluster)
+
+
+# -- names as releases before schema version 6 wrote them: an interleaved look was '<base>.A1' ----------------
+_LEGACY_LOOK = re.compile(r"^(?P<base>.+)\.(?P<side>[AB])(?P<look>[1-9]\d*)$")
+
+
+def legacy_look(name: str, purpose: Purpose) -> Look | None:
+    """The comparison look a campaign of schema 5 was, from its name (only a comparison campaign's name is read:
+    a training campaign that happens to end '.A1' is none)."""
+    m = _LEGACY_LOOK.match(name) if purpose is Purpose.COMPARISON else None
+    return Look(m.group("base"), m.group("side"), int(m.group("look"))) if m else None

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from sqlalchemy import Connection, inspect, select, text, update
 
 from ..errors import StoreError
-from .identity import legacy_info
+from .identity import Purpose, legacy_info, legacy_look
 from .schema import SCHEMA_VERSION, campaigns, design_log, metadata, schema_info, writers
 
 Step = Callable[[Connection], None]
@@ -56,7 +56,23 @@ def _v5(conn: Connection) -> None:
             purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of))
 
 
-STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
+def _v6(conn: Connection) -> None:
+    """Version 6: the look of an interleaved comparison (comparison, side, look) as columns; filled for the
+    comparison campaigns already there from their names (``<base>.A1``, ``identity.legacy_look``)."""
+    have = {c["name"] for c in inspect(conn).get_columns("campaigns")}
+    for name, kind in (("comparison", "VARCHAR(200)"), ("side", "VARCHAR(1)"), ("look", "INTEGER")):
+        if name not in have:  # a store created at version 6 by _v1 has them already
+            conn.execute(text(f"ALTER TABLE campaigns ADD COLUMN {name} {kind}"))
+    rows = conn.execute(select(campaigns.c.id, campaigns.c.name)
+                        .where(campaigns.c.purpose == Purpose.COMPARISON.value)).all()
+    for row in rows:
+        look = legacy_look(str(row.name), Purpose.COMPARISON)
+        if look is not None:
+            conn.execute(update(campaigns).where(campaigns.c.id == row.id).values(
+                comparison=look.comparison, side=look.side, look=look.look))
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
 
 
 def current_version(conn: Connection) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 metadata = MetaData()
 
@@ -52,6 +52,10 @@ campaigns = Table(
     Column("purpose", String(20), nullable=False, server_default="training"),
     Column("setting", JSON, nullable=True),          # {knob: canonical value}; {} at the cluster's own hardware
     Column("again_of", String(200), nullable=True),  # the campaign it measures again (a plan's drift)
+    # Version 6: the look of an interleaved comparison a campaign is (identity.Look); all three null elsewhere.
+    Column("comparison", String(200), nullable=True),  # what the comparison's looks share
+    Column("side", String(1), nullable=True),          # A or B
+    Column("look", Integer, nullable=True),            # 1, 2, ... a side
 )
 
 hosts = Table(

@@ -12,7 +12,7 @@ import os
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from sqlalchemy.exc import (ArgumentError, DatabaseError, IntegrityError, NoSuch
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
-from .identity import CampaignInfo, legacy_info
+from .identity import CampaignInfo, legacy_info, legacy_look
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -73,9 +73,10 @@ class TrialRecord:
     context: dict[str, Any] | None = None
 
 
-# Columns a store read as it is (read-only, not migrated) lacks before schema version 5: filled from the legacy
-# reading of its campaigns' names (identity.legacy_info) instead.
-_INFO_COLUMNS = ("purpose", "setting", "again_of")
+# Columns a store read as it is (read-only, not migrated) lacks before the schema version that added them: filled
+# from the legacy reading of its campaigns' names (identity.legacy_info, identity.legacy_look) instead.
+_INFO_SINCE = {"purpose": 5, "setting": 5, "again_of": 5, "comparison": 6, "side": 6, "look": 6}
+_INFO_COLUMNS = tuple(_INFO_SINCE)
 
 
 class Store:
@@ -84,21 +85,28 @@ class Store:
         self.where = where
         self.version = version  # the schema it has; below SCHEMA_VERSION only when opened read-only
 
+    def _has(self, column: str) -> bool:
+        return self.version >= _INFO_SINCE.get(column, 0)
+
     def _campaign_columns(self) -> list[Any]:
-        return [c for c in t.campaigns.c if self.version >= 5 or c.name not in _INFO_COLUMNS]
+        return [c for c in t.campaigns.c if self._has(c.name)]
 
     def _with_info(self, rows: list[dict[str, Any]], name: str = "name") -> list[dict[str, Any]]:
-        """Rows of a store older than version 5 with the purpose, setting and again_of they would have."""
-        if self.version >= 5:
+        """Rows of a store older than version 6 with the columns they lack, as their names said then."""
+        if self.version >= 6:
             return rows
         infos: dict[str, CampaignInfo] = {}
         for r in rows:
             key = str(r[name])
             if key not in infos:
                 plan = r.get("plan")
-                infos[key] = legacy_info(key, str(r.get("plan_name") or ""), plan if isinstance(plan, dict) else None)
+                info = legacy_info(key, str(r.get("plan_name") or ""), plan if isinstance(plan, dict) else None) \
+                    if self.version < 5 else CampaignInfo.from_row(r)
+                infos[key] = replace(info, look=legacy_look(key, info.purpose))
             info = infos[key]
-            r.update(purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of)
+            if self.version < 5:
+                r.update(purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of)
+            r.update(info.look_columns())
         return rows
 
     # -- plumbing -------------------------------------------------------------------------------------------
@@ -178,9 +186,11 @@ class Store:
                 return _insert(c, t.campaigns.insert().values(
                     name=name, plan_name=plan_name, plan_hash=plan_hash, plan=plan, cluster_name=cluster_name,
                     cluster=cluster, glmodel_version=version, created_at=now(), updated_at=now(),
-                    purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of))
+                    purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of,
+                    **info.look_columns()))
             had = CampaignInfo.from_row(dict(row))
-            if (had.purpose, had.setting_dict(), had.again_of) != (info.purpose, info.setting_dict(), info.again_of):
+            if (had.purpose, had.setting_dict(), had.again_of, had.look) != \
+                    (info.purpose, info.setting_dict(), info.again_of, info.look):
                 raise StoreError(f"{self.where}: campaign {name} was measured as {had.purpose.value} at "
                                  f"{_setting_text(had)}, not {info.purpose.value} at {_setting_text(info)}; "
                                  "give this campaign another name (--campaign)")
@@ -374,7 +384,8 @@ class Store:
 
     def trial_table(self, campaign: str | None = None) -> list[dict[str, Any]]:
         """One row per trial: campaign, run, features, trial flags, and every metric (long form)."""
-        info = [t.campaigns.c[n] for n in _INFO_COLUMNS] if self.version >= 5 else [t.campaigns.c.plan]
+        info = [t.campaigns.c[n] for n in _INFO_COLUMNS if self._has(n)] + \
+            ([t.campaigns.c.plan] if self.version < 5 else [])
         q = (select(t.campaigns.c.name.label("campaign"), t.campaigns.c.plan_name,
                     t.campaigns.c.cluster_name.label("cluster"), *info, t.runs.c.id.label("run_id"),
                     t.runs.c.config_hash,
@@ -391,7 +402,7 @@ class Store:
             q = q.where(t.campaigns.c.name == campaign)
         with self.tx() as c:
             rows = [dict(r) for r in c.execute(q.order_by(t.runs.c.id, t.trials.c.idx)).mappings()]
-        if self.version < 5:
+        if self.version < 6:
             rows = self._with_info(rows, "campaign")
             for r in rows:
                 r.pop("plan", None)
@@ -408,7 +419,8 @@ class Store:
 
 
 def _setting_text(info: CampaignInfo) -> str:
-    return ",".join(f"{k}={v}" for k, v in info.setting) or "the cluster's own hardware"
+    where = ",".join(f"{k}={v}" for k, v in info.setting) or "the cluster's own hardware"
+    return where + (f" (side {info.look.side}, look {info.look.look} of {info.look.comparison})" if info.look else "")
 
 
 def _insert(conn: Connection, stmt: Any) -> int:

@@ -47,10 +47,13 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
         # the campaigns in the interleaved order, each one side of a comparison, each with its side's run
         assert [c["name"] for c in camps] == order
         assert {i.purpose.value for i in st.campaign_infos().values()} == {"comparison"}
+        # each look recorded in the store's columns, in the order it ran (schema 6): the name is only a label
+        assert [(c["comparison"], c["side"], c["look"]) for c in camps] == \
+            [("abba@lab", side, look) for side, look in interleaved_order("abba@lab", 2)]
         logs: dict[str, list[list[float]]] = {"A": [], "B": []}
         for c in camps:
             (run,) = st.runs(int(c["id"]))
-            side = str(c["name"])[-2]
+            side = str(c["side"])
             assert run["features"]["write_behind"] is (side == "A") and run["status"] == "done"
             trials = kept_trials(st.trials(int(run["id"])))
             assert len(trials) == 3

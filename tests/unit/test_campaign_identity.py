@@ -1,9 +1,12 @@
-"""A campaign's purpose, hardware setting, drift partner and cluster as data: columns of the store (schema 5),
-read unchanged from a store the previous release wrote, in every exported row, and pooled from two stores."""
+"""A campaign's purpose, hardware setting, drift partner, comparison look and cluster as data: columns of the
+store (schemas 5 and 6), read unchanged from stores earlier releases wrote, in every exported row, and pooled from
+two stores."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -12,11 +15,14 @@ import pytest
 from gluster_model.dataset import export_trials, read_table, trial_frame
 from gluster_model.errors import GlmodelError, StoreError
 from gluster_model.store import open_store
-from gluster_model.store.identity import CampaignInfo, Purpose, legacy_info
+from gluster_model.store.identity import CampaignInfo, Look, Purpose, legacy_info, legacy_look
+from gluster_model.store.schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 V4 = ROOT / "tests" / "data" / "stores" / "v4_store.db"  # written by the release of schema 4 (make_v4_store.py)
 V4_EXPORT = V4.with_name("v4_store_export.csv")  # what that release's trial_frame gave for it
+V5 = V4.with_name("v5_store.db")  # written by the release of schema 5 (make_v5_store.py): looks only in names
+V5_COMPARE = V4.with_name("v5_store_compare.json")  # what that release's `compare --against sides --json` said
 
 # What the v4 store's campaigns were, as that release said it in their names and plans.
 EXPECTED = {
@@ -43,7 +49,7 @@ def test_a_store_of_the_previous_release_reads_the_same_read_only_and_migrated(t
     assert V4.read_bytes() == before
     assert _infos(copy, create=True) == EXPECTED  # migrated by a collect: the columns filled once
     with open_store(copy, create=False) as st:
-        assert st.version == 5
+        assert st.version == SCHEMA_VERSION
         migrated = trial_frame(st)
     with open_store(V4, create=False) as st:
         assert st.version == 4
@@ -80,7 +86,7 @@ def test_two_stores_pool_into_one_table_without_a_collision(tmp_path: Path) -> N
     shutil.copy(V4, a)
     shutil.copy(V4, b)
     with open_store(b) as st:  # one migrated, one as the old release left it
-        assert st.version == 5
+        assert st.version == SCHEMA_VERSION
     out = tmp_path / "pooled.csv"
     pooled = export_trials([a, b], out)
     single = trial_frame_of(a)
@@ -125,3 +131,64 @@ def test_the_legacy_reading_of_names_and_shipped_tables() -> None:
     verifying = table["campaign"].astype(str).str.startswith("verify.")
     assert verifying.any() and (verifying == (table["purpose"] == "verification")).all()
     assert table["setting_link"].notna().all() and set(table["cluster"]) == {"lab"}
+
+
+def _looks(path: Path) -> dict[str, Look | None]:
+    with open_store(path, create=False) as st:
+        return {n: i.look for n, i in st.campaign_infos().items()}
+
+
+def _sides(path: Path, campaign: str | None = None) -> dict[str, object]:
+    from gluster_model.compare import compare
+
+    res = compare(str(path), "sides", campaign=campaign).to_json()
+    keys = ("config", "metric", "mean_a", "mean_b", "runs", "trials", "ratio", "low", "high", "verdict")
+    return {"exit_status": res["exit_status"], "a": res["a"]["campaigns"], "b": res["b"]["campaigns"],
+            "rows": [{k: r[k] for k in keys} for r in res["rows"]]}
+
+
+def test_a_schema_5_store_keeps_its_comparison_read_only_and_migrated(tmp_path: Path) -> None:
+    """The looks of an interleaved comparison were only in their names at schema 5: read as it is and migrated,
+    the store gives each look's side and number in columns, and compare says what that release said."""
+    before = V5.read_bytes()
+    said = json.loads(V5_COMPARE.read_text())
+    want = {"hw@lab": None, **{f"regression@lab.{s}{k}": Look("regression@lab", s, k) for s in "AB" for k in (1, 2)}}
+    assert _looks(V5) == want and V5.read_bytes() == before
+    assert _sides(V5) == said and V5.read_bytes() == before
+    copy = tmp_path / "v5.db"
+    shutil.copy(V5, copy)
+    with open_store(copy) as st:
+        assert st.version == SCHEMA_VERSION
+    assert _looks(copy) == want
+    assert _sides(copy) == said and _sides(copy, "regression@lab") == said and _sides(copy, "regression@lab.B2") == said
+
+
+def test_a_comparison_is_found_by_its_columns_not_its_names(tmp_path: Path) -> None:
+    """Looks renamed to anything still pair up by their columns; a training campaign whose name looks like a
+    look is none; a name once used for one look is refused for another."""
+    copy = tmp_path / "v5.db"
+    shutil.copy(V5, copy)
+    with open_store(copy):
+        pass  # migrated: the columns filled from the old names, once
+    said = json.loads(V5_COMPARE.read_text())
+    with sqlite3.connect(copy) as db:
+        for old, new in (("A1", "before-monday"), ("A2", "before-tuesday"), ("B1", "after-monday"),
+                         ("B2", "after-tuesday")):
+            db.execute("UPDATE campaigns SET name = ? WHERE name = ?", (new, f"regression@lab.{old}"))
+        db.execute("UPDATE campaigns SET name = 'hw@lab.A1' WHERE name = 'hw@lab'")
+    got = _sides(copy, "after-tuesday")
+    assert got["rows"] == said["rows"] and got["a"] == ["before-monday", "before-tuesday"]
+    assert _sides(copy, "regression@lab")["rows"] == said["rows"]
+    assert _looks(copy)["hw@lab.A1"] is None and legacy_look("hw@lab.A1", Purpose.TRAINING) is None
+    from gluster_model.compare import MismatchError, compare
+
+    with pytest.raises(MismatchError, match="no interleaved comparison hw@lab.A1"):
+        compare(str(copy), "sides", campaign="hw@lab.A1")
+    with open_store(copy) as st:
+        info = st.campaign_infos()["after-monday"]
+        assert info.look == Look("regression@lab", "B", 1)
+        with pytest.raises(StoreError, match="side B, look 1 of regression@lab"):
+            st.ensure_campaign("after-monday", "regression", "h", {}, "lab", {}, "0",
+                               CampaignInfo(Purpose.COMPARISON, cluster="lab", look=Look("regression@lab", "A", 1)))
+    with pytest.raises(ValueError, match="side A or B"):
+        Look("x", "C", 1)

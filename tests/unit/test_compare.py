@@ -86,7 +86,7 @@ def test_inputs_that_cannot_be_compared_are_one_line_and_exit_2() -> None:
 def test_compare_reads_campaigns_of_stores_without_changing_them(tmp_path: Path) -> None:
     """The previous release's store: its drift campaign against its first (3% faster: within the margin, so
     neither slower nor faster), its 100 Mbit/s setting against 1 Gbit/s (slower, with the link named),
-    last (none here: another setting is not its history), and another store (a migrated copy: schema 5
+    last (none here: another setting is not its history), and another store (a migrated copy: schema 6
     against 4 is refused until migrated)."""
     before = V4.read_bytes()
     c = compare(str(V4), "hw@lab:link=1gbit,disk=60MB/s", campaign="hw@lab:link=1gbit,disk=60MB/s,again")
@@ -104,7 +104,7 @@ def test_compare_reads_campaigns_of_stores_without_changing_them(tmp_path: Path)
     shutil.copy(V4, copy)
     from gluster_model.store import open_store
 
-    with open_store(copy):  # migrated to schema 5
+    with open_store(copy):  # migrated to the current schema
         pass
     with pytest.raises(MismatchError, match="schema version"):
         compare(str(copy), str(V4), campaign="hw@lab:link=1gbit,disk=60MB/s")
@@ -113,12 +113,13 @@ def test_compare_reads_campaigns_of_stores_without_changing_them(tmp_path: Path)
 
 def test_interleaved_sides_run_in_alternating_pairs_drawn_from_the_name() -> None:
     from gluster_model.campaign.records import interleaved_order, side_campaign
+    from gluster_model.store.identity import Look
 
     orders = {tuple(interleaved_order(f"regression{i}@lab", 2)) for i in range(12)}
     assert orders == {(("A", 1), ("B", 1), ("B", 2), ("A", 2)), (("B", 1), ("A", 1), ("A", 2), ("B", 2))}
     three = [s for s, _ in interleaved_order("x@lab", 3)]
     assert three.count("A") == three.count("B") == 3 and three[:2] == three[4:] == three[2:4][::-1]
-    assert interleaved_order("x@lab", 2) == interleaved_order("x@lab", 2) and side_campaign("x@lab", "B", 2) == "x@lab.B2"
+    assert interleaved_order("x@lab", 2) == interleaved_order("x@lab", 2) and side_campaign(Look("x@lab", "B", 2)) == "x@lab.B2"
 
 
 def test_an_interleaved_comparison_with_the_drift_pooled_holds_its_level_and_finds_a_slowdown() -> None:
