@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from gluster_model.campaign.search import LEVEL, compare, judge_search
+from gluster_model.campaign.search import LEVEL, compare, confirm_look, judge_search
 from gluster_model.plan.file import load_plan
 from gluster_model.plan.search import searched
 from gluster_model.stats.ratios import holm_adjusted
@@ -68,7 +68,8 @@ def one(workload: str, data_dir: Path, variant: str | None = None) -> dict[str, 
                     for c, part in frame.groupby(campaign)}
     features = {str(h): {n: _plain(g.iloc[0][n]) for n in options} for h, g in frame.groupby("config_hash")}
     first = str(campaign[campaign.str.endswith(".confirm")].iloc[0])
-    looks = (first, first + "2")
+    base = first.removesuffix(".confirm")
+    looks = [c for c in (confirm_look(base, k) for k in range(1, 11)) if c in set(campaign)]
     confirmed = list(dict.fromkeys(frame[campaign == first]["config_hash"].astype(str)))
     runs = int(frame.groupby(["campaign", "config_hash"]).ngroups)
     result = judge_search(metric, options, per_campaign, features, looks, confirmed, runs)

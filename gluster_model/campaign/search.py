@@ -16,11 +16,13 @@ each candidate measured with the protocol's trials (at least 3):
    more, also the combination less each one (an interaction that hurts shows there).
 3. **Confirmation**, a campaign of its own (``<name>.confirm``): the best candidate by its mean, and the defaults,
    measured again side by side, ``MORE`` times the protocol's trials each, in an order drawn from the search's
-   name; where the gain's interval still holds no gain, one more look with as many trials again
-   (``<name>.confirm2``), in the other order (A B then B A: a drift through the session falls on both arms
-   alike), pooled with the first. (Two looks at one interval raise its miss rate a little above the nominal; a
-   stated simplification.) The gain is read from these trials only: the screening's best is, by being picked,
-   luckier than it will be again (the winner's curse), so its own trials would overstate the gain.
+   name; where the gain's interval still holds no gain, the design's further looks (``confirm``, 2 by default:
+   ``<name>.confirm2``, ``.confirm3``, ...), each with as many trials again, each in the order opposite to the
+   one before (A B, B A, A B, ...: a drift through the session falls on both arms alike), all of them measured
+   and judged once, pooled with the first. (A second analysis after the first raises the interval's miss rate
+   a little above the nominal; a stated simplification, measured in ``benchmarks/search_coverage.py``.) The
+   gain is read from these trials only: the screening's best is, by being picked, luckier than it will be again
+   (the winner's curse), so its own trials would overstate the gain.
 
 The run, not the trial, is the unit of a verdict: trials of one run share its volume and placement draw, and the
 defaults, measured in every round, show how far a run moves from the last (``stats.drift``: the session's drift,
@@ -263,22 +265,38 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     reasons = ["defaults, measured again", *(["the best candidate, measured again"] if len(confirm) > 1 else [])]
     if len(confirm) > 1 and order_coin(name):  # the best candidate first: a coin drawn from the name
         confirm, reasons = confirm[::-1], reasons[::-1]
-    measure(f"{name}.confirm", confirm, 3, reasons, trials=more_trials)
-    result = search_result(store, name, plan)
+    measure(confirm_look(name, 1), confirm, 3, reasons, trials=more_trials)
+    result = search_result(store, name, plan, looks=1)  # the first look alone, also when resumed after more
     g = result.gain
     spent = result.runs
-    if len(confirm) > 1 and g is not None and g.ratio >= 1 + FLAT and g.low <= 1 and spent + 2 <= budget:
-        # one more look, as many trials again, where the gain is not yet clear of the defaults' noise
-        # the other order: the two looks together are A B B A
-        second = confirm[::-1]
-        measure(f"{name}.confirm2", second, 4, [
-            f"{'defaults' if r is screening[0] else 'the best candidate'}, confirmation not yet clear: measured again"
-            for r in second], trials=more_trials)
+    further = further_looks(confirm, g, plan.design.confirm, budget - spent)
+    for k, order in further:
+        measure(confirm_look(name, k), order, 2 + k, [
+            f"{'defaults' if r is screening[0] else 'the best candidate'}, confirmation not yet clear: look {k}"
+            for r in order], trials=more_trials)
+    if further:
         result = search_result(store, name, plan)
     for line in candidate_lines(result):
         reporter.note(line)
     reporter.note(result_line(result))
     return summaries
+
+
+def further_looks(arms: Sequence[RunSpec], gain: Comparison | None, looks: int, room: int
+                  ) -> list[tuple[int, list[RunSpec]]]:
+    """The confirmation's looks after its first, as (look, arms in order): none where the first look decided
+    (its gain clear of 1, or below ``FLAT``) or confirmed the defaults alone; else looks 2 to ``looks``, as many
+    as ``room`` runs hold (two a look), each in the order opposite to the one before. All are measured before
+    the gain is judged again: no stopping at a look that happens to clear 1."""
+    if len(arms) < 2 or gain is None or gain.ratio < 1 + FLAT or gain.low > 1:
+        return []
+    last = min(looks, room // 2 + 1)
+    return [(k, list(arms[::-1]) if k % 2 == 0 else list(arms)) for k in range(2, last + 1)]
+
+
+def confirm_look(name: str, k: int) -> str:
+    """The campaign of the confirmation's look ``k``: ``<name>.confirm``, ``<name>.confirm2``, ..."""
+    return f"{name}.confirm" if k == 1 else f"{name}.confirm{k}"
 
 
 def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:
@@ -311,11 +329,13 @@ def _changes(point: Mapping[str, Level], defaults: Mapping[str, Level]) -> str:
     return ", ".join(f"{n}={v}" for n, v in point.items() if not _same(v, defaults.get(n))) or "defaults"
 
 
-def search_result(store: Store, name: str, plan: PlanFile) -> SearchResult:
-    """The search's outcome from the store: its best options and the confirmed gain over the defaults."""
+def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = None) -> SearchResult:
+    """The search's outcome from the store: its best options and the confirmed gain over the defaults (from the
+    confirmation's first ``looks`` looks; all of them by default)."""
     metric = plan.design.metric or first_metric(plan.workload.tests)
     options = searched(plan.factors)
-    names = (name, f"{name}.more", f"{name}.confirm", f"{name}.confirm2")
+    last = looks or max(plan.design.confirm, 2)
+    names = (name, f"{name}.more", *(confirm_look(name, k) for k in range(1, last + 1)))
     parts = [c for c in map(store.campaign, names) if c]
     runs = {str(c["name"]): store.runs(int(c["id"])) for c in parts}
     features = {str(r["config_hash"]): dict(r["features"]) for rs in runs.values() for r in rs}

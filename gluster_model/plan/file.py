@@ -76,6 +76,9 @@ class Design(Frozen):
     budget: int | None = Field(default=None, ge=2, le=100000, description="adaptive, search: at most this many "
                                "runs (search: 40 at most, its default)")
     batch: int = Field(default=4, ge=1, le=1000, description="adaptive: runs chosen per round")
+    confirm: int = Field(default=2, ge=1, le=10, description="search: the confirmation's looks at most (the best "
+                         "candidate and the defaults side by side, in alternating order); past the first, all are "
+                         "measured when the first look cannot decide, and judged once")
     metric: Metric | None = Field(
         default=None, description="adaptive: the metric the committee models (default: the first test's)")
     tolerance: float = Field(default=0.02, gt=0, le=1, description="adaptive: stop when predictions move less "
@@ -99,6 +102,8 @@ class Design(Frozen):
 
     @model_validator(mode="after")
     def _adaptive(self) -> Design:
+        if self.confirm != 2 and self.type != "search":
+            raise ValueError("confirm (the confirmation's looks) belongs to a search design")
         if self.sides is not None and (self.type in ("adaptive", "search") or self.hardware is not None):
             raise ValueError("an interleaved comparison (sides) runs a fixed set of runs in alternating campaigns; "
                              "it cannot be adaptive, a search, or nested in a hardware design")

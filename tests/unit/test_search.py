@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import math
 import numpy as np
 import pytest
 
@@ -344,3 +345,55 @@ def test_the_run_footing_holds_its_level_on_simulated_searches_where_trials_alon
     assert 0.84 <= r["null_coverage"] <= 0.96 and 0.84 <= r["gain_coverage"] <= 0.96, r
     assert r["null_set"] <= 0.10 and r["null_set_trials"] >= 2 * max(r["null_set"], 0.05), r
     assert r["null_coverage_trials"] < 0.70 and r["gain_set"] > r["null_set"], r
+
+
+def test_further_confirmation_looks_alternate_fit_the_budget_and_only_follow_an_undecided_first_look() -> None:
+    from gluster_model.campaign.search import Comparison, confirm_look, further_looks
+
+    a, b = object(), object()
+    unclear, clear = Comparison(1.10, 0.95, 1.27, 0.2), Comparison(1.10, 1.03, 1.18, 0.01)
+    looks = further_looks([a, b], unclear, 5, 20)  # type: ignore[list-item]
+    assert [k for k, _ in looks] == [2, 3, 4, 5]
+    assert [order for _, order in looks] == [[b, a], [a, b], [b, a], [a, b]]  # B A, A B, B A, A B after A B
+    assert [k for k, _ in further_looks([a, b], unclear, 5, 5)] == [2, 3]  # two runs a look: 5 hold two more
+    assert further_looks([a, b], unclear, 5, 1) == []
+    assert further_looks([a, b], clear, 5, 20) == []  # decided at the first look
+    assert further_looks([a, b], Comparison(1.01, 0.9, 1.1, 0.4), 5, 20) == []  # below FLAT: nothing to confirm
+    assert further_looks([a], None, 5, 20) == []  # the defaults alone were confirmed
+    assert further_looks([a, b], unclear, 1, 20) == []  # one look asked for
+    assert [confirm_look("s", k) for k in (1, 2, 3)] == ["s.confirm", "s.confirm2", "s.confirm3"]
+
+
+def test_more_confirmation_looks_narrow_the_gain_judged_once_over_all() -> None:
+    """Six looks a side instead of two: each look a run with its own drift, so the interval narrows about as
+    sqrt(2/6) of the drift part, and a 12% gain that two looks leave undecided is set more often (60 seeds)."""
+    import numpy as np
+
+    from gluster_model.campaign.search import judge_search
+
+    def trials(gain: float, seed: int, looks: int) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
+        rng = np.random.default_rng(seed)
+
+        def run(mean: float, n: int) -> list[float]:  # a run's own shift (5%), then its trials' noise (3%)
+            return list(mean * np.exp(rng.normal(0, 0.05)) * rng.lognormal(0, 0.03, n))
+
+        per = {"s": {"d": run(100, 3), "c": run(100 * gain, 3)}, "s.more": {"d": run(100, 6)}}
+        names = [("s.confirm" if k == 1 else f"s.confirm{k}") for k in range(1, looks + 1)]
+        for name in names:
+            per[name] = {"d": run(100, 6), "c": run(100 * gain, 6)}
+        return per, names
+
+    options: dict = {"metadata_cache": [False, True]}
+    features = {"d": {"metadata_cache": False}, "c": {"metadata_cache": True}}
+    widths: dict[int, list[float]] = {2: [], 6: []}
+    sets = {2: 0, 6: 0}
+    for seed in range(60):
+        for looks in (2, 6):
+            per, names = trials(1.12, seed, looks)
+            r = judge_search("read", options, per, features, names, ["d", "c"], 3 + 2 * looks)
+            assert r.gain is not None
+            widths[looks].append(math.log(r.gain.high / r.gain.low))
+            sets[looks] += r.verdict == "set"
+    ratio = float(np.median(widths[6]) / np.median(widths[2]))
+    assert 0.35 < ratio < 0.75, ratio  # about sqrt(2/6) = 0.58 with the t quantile's gain from more df
+    assert sets[6] > sets[2] + 10, sets
