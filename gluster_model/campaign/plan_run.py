@@ -7,6 +7,9 @@ same resumption.
 
 from __future__ import annotations
 
+from typing import Protocol
+
+from ..design.registry import DESIGNS
 from ..errors import GlmodelError
 from ..gluster.volume import VolumeConfig
 from ..plan.file import Expanded, PlanFile, side_runs
@@ -17,7 +20,7 @@ from .adaptive import run_adaptive
 from .collector import Collector, volumes_of
 from .lab_setting import lab_snapshot, restore_lab
 from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
-from .records import again_campaign, interleaved_order, runs_done, setting_campaign, side_campaign
+from .records import LabSetting, again_campaign, interleaved_order, runs_done, setting_campaign, side_campaign
 from .search import run_search
 
 
@@ -36,6 +39,20 @@ def run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Stor
     with store.writing(f"glmodel pid {os.getpid()}: {base}"):  # a second collect on this store refuses by name
         return _run_plan(executor, plan, expanded, store, base=base, fail_fast=fail_fast, reporter=reporter,
                          purpose=purpose)
+
+
+class RoundsRunner(Protocol):
+    """A design's campaign that chooses its runs as it measures (``DesignSpec.rounds``)."""
+
+    def __call__(self, executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *, name: str,
+                 fail_fast: bool, reporter: PlanReporter, plan_volumes: list[VolumeConfig],
+                 setting: LabSetting = ()) -> list[CampaignSummary]: ...
+
+
+# The campaign of each design that chooses as it measures: adaptive (a committee's disagreement, round by round),
+# search (rounds chosen from what the screening measured). One entry a design whose registry entry says rounds.
+ROUNDS: dict[str, RoundsRunner] = {"adaptive": run_adaptive, "search": run_search}
+assert set(ROUNDS) == {d.name for d in DESIGNS.values() if d.rounds}, "a design that runs in rounds has no runner"
 
 
 def run_interleaved(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *, base: str,
@@ -70,12 +87,10 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
     plan_volumes = volumes_of(expanded)
     summaries: list[CampaignSummary] = []
     try:
-        if plan.design.type == "adaptive":  # one campaign, its runs chosen as it goes (plan.expand allows no more)
-            return run_adaptive(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
-                                fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
-        if plan.design.type == "search":  # rounds chosen from what the screening measured
-            return run_search(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
-                              fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
+        rounds = ROUNDS.get(plan.design.type)
+        if rounds is not None:  # one campaign, its runs chosen as it goes (plan.expand allows no more)
+            return rounds(executor, plan, expanded, store, name=setting_campaign(base, settings[0]),
+                          fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         if plan.design.sides is not None:  # two sides in alternating campaigns (A B B A ...)
             return run_interleaved(executor, plan, expanded, store, base=setting_campaign(base, settings[0]),
                                    fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes)

@@ -20,9 +20,13 @@ random      a seeded permutation of the candidates (the baseline)               
 dopt        Wynn's D-optimal sequence over the candidates' model matrix            dopt
 iopt        an I-optimal sequence (least average prediction variance)              iopt
 adaptive    a committee of models' disagreement, measured round by round           committee
+search      the first level of every factor, then each single change from it       (here)
+            (one factor at a time: a search's screening; later rounds as it runs)
 ==========  =====================================================================  ==========================
 
-A new design is a module with its function and one entry in ``DESIGNS``.
+A new design is a module with its function and one ``DesignSpec`` in ``DESIGNS``: what it is asked by name
+elsewhere (whether it needs n, whether it orders candidate rows for ``design-size``, whether its campaign
+chooses runs as it measures) is on its entry, and the lists the rest of the code reads are derived from them.
 """
 
 from __future__ import annotations
@@ -37,9 +41,7 @@ if TYPE_CHECKING:
 
     from .levels import Level, Levels
 
-Strategy = Literal["random", "lhs", "dopt", "iopt", "adaptive"]
-STRATEGIES: tuple[Strategy, ...] = ("random", "lhs", "dopt", "iopt", "adaptive")  # over candidate rows: the CLI's
-PLAN_DESIGNS = ("grid", "fractional", "lhs", "sobol", "random", "dopt", "iopt", "adaptive")  # over factor levels
+Strategy = str  # a design that orders candidate rows (``DesignSpec.strategy``): design-size's and the CLI's
 Oracle = Callable[[list[int]], "np.ndarray"]
 
 
@@ -171,18 +173,57 @@ def _adaptive(space: Space, n: int | None, seed: int | np.random.Generator, orac
     return adaptive_order(space.matrix(), oracle, _needs(n, "adaptive"), _rng(seed), batch=batch)
 
 
-DESIGNS: dict[str, Design] = {"grid": _grid, "fractional": _fractional, "lhs": _space_filling("lhs"),
-                              "sobol": _space_filling("sobol"), "random": _random, "dopt": _dopt, "iopt": _iopt,
-                              "adaptive": _adaptive}
+def _one_at_a_time(space: Space, n: int | None, seed: int | np.random.Generator, oracle: Oracle | None,
+                   batch: int) -> list[int]:
+    """The first level of every factor, then each single change from it, in factor and level order."""
+    if space.x is not None:
+        raise ValueError("the search design changes one factor level at a time; it has no candidate rows to order")
+    base = {name: levels[0] for name, levels in space.levels.items()}
+    changes = [{**base, name: level} for name, levels in space.levels.items() for level in levels[1:]]
+    return [space.index(p) for p in (base, *changes)]
+
+
+@dataclass(frozen=True)
+class DesignSpec:
+    """One design, with what the rest of the code asks of it by name."""
+
+    name: str
+    choose: Design
+    needs_n: bool = False   # told how many points (a plan must give ``n``)
+    strategy: bool = False  # orders candidate rows: one of design-size's strategies
+    rounds: bool = False    # its campaign chooses runs as it measures (one campaign, no fixed set of runs to
+    # sample, nest in a hardware design or interleave); its campaign runner is ``campaign.plan_run.ROUNDS``
+    needs_budget: bool = False  # told the most runs it may spend
+
+
+DESIGNS: dict[str, DesignSpec] = {d.name: d for d in (
+    DesignSpec("grid", _grid),
+    DesignSpec("fractional", _fractional),
+    DesignSpec("random", _random, needs_n=True, strategy=True),  # the strategies' baseline, listed first
+    DesignSpec("lhs", _space_filling("lhs"), needs_n=True, strategy=True),
+    DesignSpec("sobol", _space_filling("sobol"), needs_n=True),
+    DesignSpec("dopt", _dopt, needs_n=True, strategy=True),
+    DesignSpec("iopt", _iopt, needs_n=True, strategy=True),
+    DesignSpec("adaptive", _adaptive, strategy=True, rounds=True, needs_budget=True),
+    DesignSpec("search", _one_at_a_time, rounds=True),
+)}
+STRATEGIES: tuple[Strategy, ...] = tuple(d.name for d in DESIGNS.values() if d.strategy)  # over candidate rows
+PLAN_DESIGNS: tuple[str, ...] = tuple(DESIGNS)  # over a plan's factor levels: every design
+NEEDS_N: tuple[str, ...] = tuple(d.name for d in DESIGNS.values() if d.needs_n)
+
+
+def spec(name: str) -> DesignSpec:
+    """The design ``name``'s entry; ValueError naming the designs there are."""
+    found = DESIGNS.get(name)
+    if found is None:
+        raise ValueError(f"unknown design {name!r}; choose from {', '.join(DESIGNS)}")
+    return found
 
 
 def choose(name: str, space: Space, n: int | None, seed: int | np.random.Generator = 0,
            oracle: Oracle | None = None, *, batch: int = 4) -> list[int]:
     """Indices into ``space``'s candidates, in the order design ``name`` would run them (module docstring)."""
-    design = DESIGNS.get(name)
-    if design is None:
-        raise ValueError(f"unknown design {name!r}; choose from {', '.join(DESIGNS)}")
-    return design(space, n, seed, oracle, batch)
+    return spec(name).choose(space, n, seed, oracle, batch)
 
 
 def points(name: str, levels: Levels, n: int | None = None, seed: int = 0) -> list[dict[str, Level]]:

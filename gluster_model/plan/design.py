@@ -19,14 +19,13 @@ from typing import Literal
 
 from ..design.levels import (MAX_GRID, Level, Levels, fractional, grid, grid_size, low_correlation,
                              main_effects_matrix, max_correlation, n_main_effect_parameters, space_filling)
-from ..design.registry import points
+from ..design.registry import NEEDS_N, points
 
-__all__ = ["MAX_GRID", "DesignType", "Levels", "fractional", "grid", "grid_size", "low_correlation",
+__all__ = ["MAX_GRID", "NEEDS_N", "DesignType", "Levels", "fractional", "grid", "grid_size", "low_correlation",
            "main_effects_matrix", "make_design", "max_correlation", "n_main_effect_parameters", "nested",
            "space_filling"]
 
-DesignType = Literal["grid", "fractional", "lhs", "sobol", "random", "dopt", "iopt", "adaptive", "search"]
-NEEDS_N = ("lhs", "sobol", "random", "dopt", "iopt")  # the designs that are told how many points
+DesignType = str  # a name in ``design.registry.DESIGNS`` (a plan's design type is checked against it)
 
 
 def nested(outer: Levels, inner: Levels, outer_kind: DesignType | Literal["list"], outer_n: int | None, outer_seed: int,
@@ -45,7 +44,8 @@ def nested(outer: Levels, inner: Levels, outer_kind: DesignType | Literal["list"
     elif outer_kind in ("lhs", "sobol"):
         if outer_n is None:
             raise ValueError(f"the hardware design {outer_kind} needs n (the number of hardware settings)")
-        settings = low_correlation(outer, outer_kind, outer_n, outer_seed)
+        filling: Literal["lhs", "sobol"] = "lhs" if outer_kind == "lhs" else "sobol"
+        settings = low_correlation(outer, filling, outer_n, outer_seed)
     else:
         settings = make_design(outer, outer_kind, outer_n, outer_seed)
     points: list[dict[str, Level]] = []

@@ -17,6 +17,7 @@ from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
 from ..hardware.emulation import check_factors, is_share
 from ..errors import ConfigError
+from ..design.registry import PLAN_DESIGNS, spec
 from .design import NEEDS_N, DesignType, make_design, nested
 from .factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from .protocol import Protocol
@@ -100,23 +101,31 @@ class Design(Frozen):
                               "second side B, each measured in `looks` campaigns, interleaved A B B A")
     looks: int = Field(default=2, ge=1, le=20, description="sides: campaigns a side (2: A B B A)")
 
+    @field_validator("type")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in PLAN_DESIGNS:
+            raise ValueError(f"{v!r} is not a design (use {', '.join(PLAN_DESIGNS)})")
+        return v
+
     @model_validator(mode="after")
     def _adaptive(self) -> Design:
+        kind = spec(self.type)
+        a = "an" if self.type[0] in "aeiou" else "a"
         if self.confirm != 2 and self.type != "search":
             raise ValueError("confirm (the confirmation's looks) belongs to a search design")
-        if self.sides is not None and (self.type in ("adaptive", "search") or self.hardware is not None):
+        if self.sides is not None and (kind.rounds or self.hardware is not None):
             raise ValueError("an interleaved comparison (sides) runs a fixed set of runs in alternating campaigns; "
                              "it cannot be adaptive, a search, or nested in a hardware design")
-        if self.type == "adaptive" and self.budget is None:
-            raise ValueError("an adaptive design needs a budget (the most runs it may spend)")
-        if self.type == "adaptive" and self.initial is not None and self.budget is not None \
-                and self.initial > self.budget:
+        if kind.needs_budget and self.budget is None:
+            raise ValueError(f"{a} {self.type} design needs a budget (the most runs it may spend)")
+        if self.initial is not None and self.budget is not None and self.initial > self.budget:
             raise ValueError(f"initial {self.initial} is more than the budget {self.budget}")
-        if self.type == "adaptive" and self.hardware is not None:
-            raise ValueError("an adaptive design chooses runs within one campaign; it cannot be nested in a "
+        if kind.rounds and self.hardware is not None:
+            raise ValueError(f"{a} {self.type} design chooses runs within one campaign; it cannot be nested in a "
                              "hardware design")
-        if self.subset is not None and self.type == "adaptive":
-            raise ValueError("an adaptive design chooses its runs as it goes; it has no set of runs to sample")
+        if self.subset is not None and kind.rounds:
+            raise ValueError(f"{a} {self.type} design chooses its runs as it goes; it has no set of runs to sample")
         if self.hardware is not None and self.hardware.type in ("lhs", "sobol") and self.hardware.n is None:
             raise ValueError(f"the hardware design {self.hardware.type} needs n (the number of hardware settings)")
         return self
@@ -310,11 +319,13 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
         check_search_plan(plan.factors, plan.protocol.repetitions, plan.design.budget, source)
     if plan.design.sides is not None:
         check_sides(plan, source)
-    if plan.design.type == "adaptive":
+    if spec(plan.design.type).rounds:
         varied_lab = [n for n in LAB_FACTORS if len(plan.factors.get(n, [])) > 1]
         if varied_lab:
-            raise ConfigError(source, f"factors.{varied_lab[0]}", "an adaptive design chooses runs within one "
-                              "campaign; vary lab hardware with a grid or space-filling design, or fix it here")
+            a = "an" if plan.design.type[0] in "aeiou" else "a"
+            raise ConfigError(source, f"factors.{varied_lab[0]}", f"{a} {plan.design.type} design chooses runs "
+                              "within one campaign; vary lab hardware with a grid or space-filling design, or fix "
+                              "it here")
 
     def identity(point: dict[str, Level]) -> str | None:
         try:

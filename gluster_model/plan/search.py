@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..design.registry import points
 from ..errors import ConfigError
 from ..gluster.tunables import TUNABLES
 from .factors import FACTORS, Level, normalize_level
@@ -44,10 +45,9 @@ def check_search_plan(factors: Mapping[str, Sequence[Level]], repetitions: int, 
 
 
 def screening_points(factors: Mapping[str, Sequence[Level]]) -> list[dict[str, Level]]:
-    """The defaults, then each single change from them (one option at one other level)."""
+    """The defaults, then each single change from them (one option at one other level): the registry's search
+    design over the factors with each option's default first."""
     options = searched(factors)
-    base = {n: v[0] for n, v in factors.items()}
-    defaults = {**base, **{n: v[0] for n, v in options.items()}}
-    return [defaults, *({**defaults, n: level} for n, levels in options.items() for level in levels[1:])]
+    return points("search", {n: options.get(n, list(v[:1])) for n, v in factors.items()})
 
 

@@ -51,3 +51,26 @@ def test_a_plan_can_ask_for_an_optimal_design_and_must_say_how_many() -> None:
     assert len({tuple(p.values()) for p in pts}) == 6
     with pytest.raises(ValueError, match="design iopt needs n"):
         PlanFile.model_validate({"name": "d", "factors": {"threads": [1, 2]}, "design": {"type": "iopt"}})
+
+
+def test_what_the_code_asks_of_a_design_is_on_its_entry() -> None:
+    """The lists the rest of the code reads are derived from the entries; every design whose campaign chooses
+    as it measures has a runner; a search's screening is the registry's one-at-a-time design."""
+    from gluster_model.campaign.plan_run import ROUNDS
+    from gluster_model.design.registry import NEEDS_N, PLAN_DESIGNS
+    from gluster_model.plan.search import screening_points
+
+    assert STRATEGIES == ("random", "lhs", "dopt", "iopt", "adaptive")
+    assert set(NEEDS_N) == {"lhs", "sobol", "random", "dopt", "iopt"} and set(PLAN_DESIGNS) == set(DESIGNS)
+    assert set(ROUNDS) == {"adaptive", "search"} == {n for n, d in DESIGNS.items() if d.rounds}
+    factors = {"threads": [4], "write_behind": [False, True], "io_thread_count": [32, 16, 64]}
+    assert screening_points(factors) == [
+        {"threads": 4, "write_behind": True, "io_thread_count": 16},  # Gluster's defaults first
+        {"threads": 4, "write_behind": False, "io_thread_count": 16},
+        {"threads": 4, "write_behind": True, "io_thread_count": 32},
+        {"threads": 4, "write_behind": True, "io_thread_count": 64}]
+    with pytest.raises(ValueError, match="'taguchi' is not a design"):
+        PlanFile.model_validate({"name": "d", "factors": {"threads": [1, 2]}, "design": {"type": "taguchi"}})
+    with pytest.raises(ValueError, match="a search design chooses its runs as it goes"):
+        PlanFile.model_validate({"name": "d", "factors": {"write_behind": [True, False]},
+                                 "design": {"type": "search", "subset": 2}})
