@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .config.cluster import ClusterSpec, Host
     from .gluster.apply import ApplyResult
     from .gluster.volume import VolumeConfig, VolumeInfo
+    from .hardware.settings import KnobValue as KnobValue
+    from .hardware.settings import KnobValues as KnobValues
     from .model.artifact import ModelFile
     from .model.design_size import DesignSize
     from .model.train import Trained
@@ -446,7 +448,7 @@ def export(store: str | Sequence[str], out: Path, fmt: str = "csv", campaign: st
 
 # -- the local lab -----------------------------------------------------------------------------------------------
 
-def lab_up(lab_dir: Path, *, nodes: int = 3, ssh_port: int = 2222, hardware: Mapping[str, Any] | None = None,
+def lab_up(lab_dir: Path, *, nodes: int = 3, ssh_port: int = 2222, hardware: Mapping[str, KnobValue] | None = None,
            brick_size: int = 4 << 30, client_nodes: int = 0, progress: Callable[[str], None] | None = None
            ) -> Any:
     """Bring up a local lab of ``nodes`` nodes (``glmodel lab up``); its state."""
@@ -456,7 +458,7 @@ def lab_up(lab_dir: Path, *, nodes: int = 3, ssh_port: int = 2222, hardware: Map
               hardware=dict(hardware or {}), brick_size=brick_size, client_nodes=client_nodes)
 
 
-def lab_node(lab_dir: Path, nodes: Sequence[str] = (), settings: Mapping[str, Any] | None = None,
+def lab_node(lab_dir: Path, nodes: Sequence[str] = (), settings: Mapping[str, KnobValue] | None = None,
              brick_size: int | None = None, progress: Callable[[str], None] | None = None) -> Any:
     """Give lab nodes hardware settings, or read them with none (``glmodel lab node``, ``link``, ``brick``)."""
     from .lab.hardware import set_nodes
@@ -479,7 +481,7 @@ def lab_status(lab_dir: Path) -> Any:
     return status(lab_dir)
 
 
-def parse_hardware(kind: str, text: str) -> dict[str, Any]:
+def parse_hardware(kind: str, text: str) -> KnobValues:
     """One hardware setting's text (``--link 1gbit``) parsed; ValueError saying what is allowed."""
     from .hardware.settings import parse_setting
 

@@ -22,6 +22,8 @@ FC = TypeVar("FC", bound="Callable[..., Any] | click.Command")
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .api import KnobValues
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_LAB_DIR = Path("glmodel-lab")
 
@@ -737,7 +739,7 @@ def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @hardware_options
 @click.option("--brick-size", type=SIZE, default="4GB", show_default=True, help="Size of each node's loop image or tmpfs.")
 def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_size: int,
-           **hardware: dict[str, Any] | None) -> None:
+           **hardware: KnobValues | None) -> None:
     """Bring up a local lab; every node gets the hardware given. Clears what an earlier lab left in the same
     directory.
 
@@ -755,12 +757,12 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_si
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 
-def _merged(settings: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+def _merged(settings: dict[str, KnobValues | None]) -> KnobValues:
     """The hardware options given, parsed, as one mapping of node settings."""
     return {k: v for parsed in settings.values() if parsed for k, v in parsed.items()}
 
 
-def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: dict[str, Any], size: int | None,
+def _set_nodes(lab_dir: Path, nodes: tuple[str, ...], settings: KnobValues, size: int | None,
                columns: tuple[str, ...] | None = None) -> None:
     from . import api
     from .present.lab import node_lines
@@ -778,7 +780,7 @@ node_option = click.option("--node", "nodes", multiple=True,
 @node_option
 @hardware_options
 @click.option("--size", type=SIZE, help="Size of the loop image or tmpfs of a new backing (default: the lab's).")
-def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: int | None, **hardware: dict[str, Any] | None) -> None:
+def lab_node(lab_dir: Path, nodes: tuple[str, ...], size: int | None, **hardware: KnobValues | None) -> None:
     """Change the hardware of lab nodes; what is not given stays. Without settings: show every node's.
     A new backing is refused while a volume has bricks there.
 
@@ -800,7 +802,7 @@ def _one_setting(name: str, kind: str, columns: tuple[str, ...], help_text: str,
     @click.option(f"--{'rate' if kind == 'link' else kind}", "setting", type=_setting(kind),
                   help=f"The node's {kind}, as for `lab node --{kind}`. Without it: show the current one.")
     @click.option("--size", type=SIZE, hidden=kind == "link", help="Size of the loop image or tmpfs.")
-    def command(lab_dir: Path, nodes: tuple[str, ...], setting: dict[str, Any] | None, size: int | None) -> None:
+    def command(lab_dir: Path, nodes: tuple[str, ...], setting: KnobValues | None, size: int | None) -> None:
         if setting is None and size is not None:
             raise click.BadParameter(f"give --{kind} with --size", param_hint="--size")
         _set_nodes(lab_dir, nodes, setting or {}, size, columns)

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.cluster import ClusterSpec
-from ..hardware.emulation import EMULATED, apply_hardware, is_share, parse_share, restore
+from ..hardware.emulation import EMULATED, Share, apply_hardware, is_share, parse_share, restore
 from ..errors import ConfigError, LabError
 from ..remote.executor import Executor
 from .records import LabSetting
-from ..hardware.settings import PAIRS, knob_of, parse_setting
+from ..hardware.settings import PAIRS, KnobValue, KnobValues, knob_of, parse_setting
 from ..lab import LabState, load_lab, restore as restore_nodes, set_hardware, snapshot
 
 
@@ -32,7 +32,7 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
         if other:  # plan.expand refuses these first; a library caller gets the same answer
             raise LabError(f"{cluster.name} is not a glmodel lab; {other[0]} cannot be emulated on it (glmodel "
                            f"emulates {', '.join(EMULATED)})")
-        knobs: dict[str, Any] = {}
+        knobs: dict[str, KnobValue | Share] = {}
         for factor, text in setting:
             try:  # RAM and CPU are bounded by each host's own (emulation checks them there), not this machine's
                 if is_share(text):  # of what each host has: resolved on the host
@@ -47,7 +47,7 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
         return
 
     state = load_lab(cluster.lab_dir)
-    settings: dict[str, Any] = {}
+    settings: KnobValues = {}
     for factor, text in setting:
         settings.update(parse_setting(knob_of(factor), text))
     progress("lab: every node's " + ", ".join(f"{k}={v}" for k, v in setting))
@@ -58,7 +58,7 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
 class HardwareSnapshot:
     """What to put back after a plan: the lab's settings, or (``lab`` None) every host's own hardware."""
 
-    lab: dict[str, dict[str, Any]] | None
+    lab: dict[str, KnobValues] | None
 
 
 def lab_snapshot(cluster: ClusterSpec, progress: Callable[[str], None] = lambda m: None) -> HardwareSnapshot:

@@ -51,7 +51,7 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
                          show_limits, targets, unthrottlable, v1_argv, v2_line)
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
-from .settings import DISK_LIMITS, show_delay
+from .settings import DISK_LIMITS, KnobValue, show_delay
 
 DISK_KNOBS = DISK_LIMITS  # knob -> its block-throttle limit (``settings.KNOB_LIST``)
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
@@ -428,7 +428,15 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
     return undo, do, words + f" (cgroup v2: {', '.join(v2)})"
 
 
-def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, str]:
+def _whole(knobs: Mapping[str, KnobValue | Share], knob: str) -> int | Share | None:
+    """A knob's parsed value that is whole (bit/s, bytes, µs) or a share; anything else was never parsed."""
+    value = knobs.get(knob)
+    if value is None or isinstance(value, Share | int):
+        return value
+    raise EmulationError(f"{knob} {value!r} is not a parsed value (parse it with hardware.settings.parse_setting)")
+
+
+def apply_hardware(executor: Executor, knobs: Mapping[str, KnobValue | Share]) -> dict[str, str]:
     """Give every host the setting (``knobs``: link in bit/s, disk_* limits, ram in bytes, cpu in cores, each
     or a ``Share`` of what the host has; latency in µs; None for unlimited or none); returns host -> what was
     changed there.
@@ -442,12 +450,15 @@ def apply_hardware(executor: Executor, knobs: Mapping[str, Any]) -> dict[str, st
         raise EmulationError(f"{cluster.name}: {', '.join(sorted(unknown))} cannot be emulated on a cluster "
                              f"(glmodel emulates {', '.join(EMULATED)})")
     restore(executor, strict=True)
-    rate = knobs.get("link")
+    if isinstance(knobs.get("latency"), Share):
+        raise EmulationError(f"{cluster.name}: latency is a delay (e.g. 250us), not a share of a host's hardware")
+    rate, ram, delay = (_whole(knobs, k) for k in ("link", "ram", "latency"))
+    cpu = knobs.get("cpu")
+    if not (cpu is None or isinstance(cpu, Share | int | float)):
+        raise EmulationError(f"{cluster.name}: cpu {cpu!r} is not a parsed number of cores")
     limits = {DISK_KNOBS[k]: v if isinstance(v, Share) else int(v) for k, v in knobs.items()
               if k in DISK_KNOBS and v is not None}
-    ram, cpu, delay = knobs.get("ram"), knobs.get("cpu"), knobs.get("latency")
-    if isinstance(delay, Share):
-        raise EmulationError(f"{cluster.name}: latency is a delay (e.g. 250us), not a share of a host's hardware")
+    assert not isinstance(delay, Share)
     if rate is None and not limits and ram is None and cpu is None and delay is None:
         return {}
     plans, errors = executor.map([h.address for h in cluster.hosts],

@@ -30,6 +30,10 @@ from .disk import parse_disk_rate, parse_iops, show_disk_rate
 from .link import parse_rate, show_rate
 
 Backing = Literal["dir", "ext4", "xfs", "tmpfs"]
+# A knob's parsed value: bit/s, bytes/s, operations/s, bytes or µs (int), cores (float), a backing (str), None for
+# unlimited. Settings cross packages as {knob: KnobValue}, never as untyped dictionaries.
+KnobValue = int | float | str | None
+KnobValues = dict[str, KnobValue]
 BACKINGS: tuple[str, ...] = get_args(Backing)
 MIN_RAM = 256 << 20  # below this a node's glusterfsd, FUSE client and sshd themselves do not fit
 MIN_CPU = 0.05  # below this a node's glusterd misses its own time-outs
@@ -132,7 +136,7 @@ class Knob:
 
     name: str
     help: str
-    parse: Callable[[str], Any] | None = None  # None: a shorthand, parsed as its first knob
+    parse: Callable[[str], KnobValue] | None = None  # None: a shorthand, parsed as its first knob
     show: Callable[[Any], str] | None = None
     sets: tuple[str, ...] = ()
     moves: tuple[str, ...] = ()
@@ -180,7 +184,7 @@ KNOB_LIST: tuple[Knob, ...] = (
          parse_delay, show_delay, moves=("network_rtt_ms",), emulated=True, shares=False),
 )
 # name -> (parser of its text, shower of its value), for the knobs that hold a value.
-KNOBS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
+KNOBS: dict[str, tuple[Callable[[str], KnobValue], Callable[[Any], str]]] = {
     k.name: (k.parse, k.show) for k in KNOB_LIST if k.parse is not None and k.show is not None}
 # The disk knobs: knob -> the block-throttle limit it sets (one map for the lab's nodes and emulated hosts).
 DISK_LIMITS: dict[str, str] = {k.name: k.limit for k in KNOB_LIST if k.limit is not None}
@@ -213,14 +217,14 @@ def moved_by(measured: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def parse_setting(name: str, text: str, *, on_this_machine: bool = True) -> dict[str, Any]:
+def parse_setting(name: str, text: str, *, on_this_machine: bool = True) -> KnobValues:
     """One setting's text -> {knob: value}; ValueError saying what is allowed (a shorthand sets two knobs).
     Without ``on_this_machine`` RAM and CPU are not bounded by this machine's (a cluster host checks its own)."""
     targets = PAIRS.get(name, (name,))
     if targets[0] not in KNOBS:
         raise ValueError(f"{name!r} is not a lab setting (use {', '.join([*KNOBS, *PAIRS])})")
     if on_this_machine or targets[0] not in ("ram", "cpu"):
-        value = KNOBS[targets[0]][0](text)
+        value: KnobValue = KNOBS[targets[0]][0](text)
     else:
         value = parse_ram(text, total=0) if targets[0] == "ram" else parse_cpu(text, cpus=1 << 20)
     return {t: value for t in targets}

@@ -28,7 +28,8 @@ from typing import Any
 
 from ..errors import LabError
 from ..hardware.link import parse_rate, show_rate
-from ..hardware.settings import DISK_LIMITS, KNOBS, PAIRS, parse_backing, parse_setting, show_cpu, show_delay, show_ram
+from ..hardware.settings import (DISK_LIMITS, KNOBS, PAIRS, KnobValue, KnobValues, parse_backing, parse_setting,
+                                 show_cpu, show_delay, show_ram)
 from . import bricks, cgroups, cpu, disk, latency, links, ram
 from .clusterfile import write_cluster_file
 from .run import Progress, quiet
@@ -37,7 +38,7 @@ from .state import find_node, load_lab
 
 
 
-def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[str, Any],
+def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[str, KnobValue],
                  brick_size: int | None = None, progress: Progress = quiet) -> None:
     """Give the nodes at ``addresses`` the parsed ``settings`` (knob -> value; None is unlimited).
 
@@ -56,11 +57,11 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
             progress("disk limits need a block device: backing those nodes' bricks with ext4")
             set_backing(state, {a: "ext4" for a in plain}, brick_size)
     elif backing is not None or brick_size is not None:
-        set_backing(state, {a: backing or state.backing.get(a, "dir") for a in addresses}, brick_size)
+        set_backing(state, {a: str(backing or state.backing.get(a, "dir")) for a in addresses}, brick_size)
     if "link" in settings:
-        set_links(state, {a: settings["link"] for a in addresses})
+        set_links(state, {a: _whole(settings, "link") for a in addresses})
     if "latency" in settings:
-        set_latency(state, {a: settings["latency"] for a in addresses})
+        set_latency(state, {a: _whole(settings, "latency") for a in addresses})
     disk_knobs = {k: v for k, v in settings.items() if k in DISK_LIMITS}
     if disk_knobs:
         for a in addresses:
@@ -82,6 +83,14 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
     state.save()
     if state.status == "up":
         write_cluster_file(state)
+
+
+def _whole(settings: Mapping[str, KnobValue], knob: str) -> int | None:
+    """A knob's value that is a whole number (bit/s, µs) or None; a parsed setting is never anything else."""
+    value = settings[knob]
+    if value is not None and not isinstance(value, int):
+        raise LabError(f"lab setting {knob}: {value!r} is not a parsed value (give its text to parse_setting)")
+    return value
 
 
 def _per_node(state: LabState, table: dict[str, Any], values: Mapping[str, Any],
@@ -161,7 +170,7 @@ def node_settings(state: LabState, address: str) -> dict[str, str]:
             "latency": show_delay(state.latency.get(address))}
 
 
-def snapshot(state: LabState) -> dict[str, dict[str, Any]]:
+def snapshot(state: LabState) -> dict[str, KnobValues]:
     """Every node's settings as parsed values, to put the lab back with ``restore`` after a plan changed it."""
     return {n.address: {"link": state.links.get(n.address), "backing": state.backing.get(n.address, "dir"),
                         **{k: state.disk.get(n.address, {}).get(key) for k, key in DISK_LIMITS.items()},
@@ -170,7 +179,7 @@ def snapshot(state: LabState) -> dict[str, dict[str, Any]]:
             for n in state.nodes}
 
 
-def restore(state: LabState, snap: Mapping[str, Mapping[str, Any]], progress: Progress = quiet) -> None:
+def restore(state: LabState, snap: Mapping[str, Mapping[str, KnobValue]], progress: Progress = quiet) -> None:
     """Give every node the settings of a ``snapshot`` again (nodes with equal settings in one call)."""
     groups: dict[str, list[str]] = {}
     for address, settings in snap.items():
@@ -191,7 +200,8 @@ def remove_all(state: LabState) -> list[str]:
     return failed + [f"cgroup {x}" for x in left]
 
 
-def set_nodes(lab_dir: Path, nodes: Sequence[str], settings: Mapping[str, Any], *, brick_size: int | None = None,
+def set_nodes(lab_dir: Path, nodes: Sequence[str], settings: Mapping[str, KnobValue], *,
+              brick_size: int | None = None,
               progress: Callable[[str], None] = lambda m: None) -> list[tuple[str, dict[str, str]]]:
     """Give the nodes named (address, index or nodeN; every node when none is) the settings, then read back every
     node's settings as (address, {knob: shown value})."""

@@ -21,6 +21,7 @@ from typing import Any
 from ..config.cluster import check_remote_path
 from ..errors import LabError
 from ..gluster.cli import gluster_argv, parse_peer_status_xml
+from ..hardware.settings import KnobValue
 from ..hardware.link import removal_argv
 from . import bricks, netns
 from .clusterfile import write_cluster_file
@@ -173,7 +174,7 @@ def stop_sshd(node: NodeState, lab_dir: Path, sessions: bool = False) -> None:
 
 
 def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = quiet,
-           hardware: Mapping[str, Any] | None = None, brick_size: int = 4 << 30, client_nodes: int = 0) -> LabState:
+           hardware: Mapping[str, KnobValue] | None = None, brick_size: int = 4 << 30, client_nodes: int = 0) -> LabState:
     """Bring up an N-node lab in ``lab_dir`` and return its state; ``lab_dir/lab.yaml`` is the cluster file.
 
     ``hardware``: every node's settings, parsed (see ``hardware.KNOBS``: link, backing, disk, RAM, CPU);
