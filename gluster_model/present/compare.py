@@ -56,6 +56,12 @@ def table(c: Comparison) -> Any:
 def lines(c: Comparison) -> list[str]:
     """What goes below the table: the rows without a partner, hardware that differs, notes."""
     out: list[str] = []
+    units: dict[str, list[str]] = {}
+    for r in c.rows:
+        units.setdefault(r.unit, []).append(r.metric)
+    if set(units) - {"MB/s"}:  # the table's A and B carry no unit: say which rows are not MB/s
+        out.append("A and B are means in " + "; ".join(
+            f"{u} ({', '.join(dict.fromkeys(m))})" for u, m in units.items()))
     if c.only_a or c.only_b:
         out.append(f"not compared: {len(c.only_a)} configuration(s) only in A, {len(c.only_b)} only in B"
                    + (f" (e.g. {printable(c.only_a[0] if c.only_a else c.only_b[0])})" if c.only_a or c.only_b else ""))

@@ -163,9 +163,10 @@ def run_ratio(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], level:
 
     sides = []
     for name, runs in (("A", a), ("B", b)):
-        logs = [np.log(np.asarray(r, float)) for r in runs if len(r)]
-        if not logs or any(not np.all(np.isfinite(x)) for x in logs):
+        values = [np.asarray(r, float) for r in runs if len(r)]
+        if not values or any(not np.all(np.isfinite(x) & (x > 0)) for x in values):
             raise ValueError(f"side {name}: no positive measurements")
+        logs = [np.log(x) for x in values]
         sides.append(logs)
     known = 0.0  # variance taken as known (the stated between-run term): no degrees of freedom of its own
     if all(len(s) >= 2 for s in sides):

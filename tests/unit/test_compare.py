@@ -165,3 +165,46 @@ def test_an_interleaved_plan_names_a_side_factor_of_two_levels_that_is_no_hardwa
 def test_against_sides_without_an_interleaved_comparison_is_one_line() -> None:
     with pytest.raises(MismatchError, match="no interleaved comparison"):
         compare(str(V4), "sides", campaign="hw@lab:link=1gbit,disk=60MB/s")
+
+
+def _odd_store(path: Path, campaigns: list[tuple[str, float, str, str]]) -> None:
+    """Two-configuration campaigns of one plan: (name, scale, metric, unit), three trials a run."""
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.plan.file import PlanFile, expand
+    from gluster_model.store import TrialRecord, open_store
+    from gluster_model.store.identity import CampaignInfo
+    from gluster_model.store.store import now
+
+    cluster = cluster_from_data({"name": "c1", "servers": [{"host": "10.9.0.1", "brick_paths": ["/b"]}],
+                                 "clients": ["10.9.0.3"]}, "c.yaml", Path("."))
+    plan = PlanFile.model_validate({"name": "p", "factors": {"record_size": ["64KB", "1MB"]}})
+    runs = expand(plan, cluster).runs
+    with open_store(path) as st:
+        for name, scale, metric, unit in campaigns:
+            cid = st.ensure_campaign(name, "p", "h", plan.model_dump(mode="json"), "c1", {}, "0",
+                                     CampaignInfo(cluster="c1"))
+            ids = st.register_runs(cid, runs)
+            for i, r in enumerate(runs):
+                rid = ids[r.config_hash][0]
+                st.start_run(rid)
+                for k in range(3):
+                    st.add_trial(rid, TrialRecord(idx=k, warmup=False, status="ok", file_size=1 << 22,
+                                                  started_at=now(), seconds=2.0, engine_seconds=1.8, argv=["x"],
+                                                  measurements=[(metric, scale * 1000 * (1 + i) * (1 + 0.01 * k),
+                                                                 unit, None, None)], raw={}))
+                st.finish_run(rid, "done", regime="direct")
+
+
+def test_small_file_rates_are_compared_in_their_unit_and_zero_rates_refused_in_one_line(tmp_path: Path) -> None:
+    from gluster_model.present.compare import lines
+
+    rates = tmp_path / "rates.db"
+    _odd_store(rates, [("a", 1.0, "file_create", "files/s"), ("b", 1.3, "file_create", "files/s")])
+    c = compare(str(rates), "a", campaign="b")
+    assert {r.unit for r in c.rows} == {"files/s"} and all(r.verdict == "faster" for r in c.rows)
+    assert all(r.ratio.ratio == pytest.approx(1.3, rel=1e-6) for r in c.rows)
+    assert "A and B are means in files/s (file_create)" in lines(c)
+    zero = tmp_path / "zero.db"
+    _odd_store(zero, [("a", 0.0, "write", "kB/s"), ("b", 1.0, "write", "kB/s")])
+    with pytest.raises(MismatchError, match="side A: no positive measurements"):
+        compare(str(zero), "a", campaign="b")
