@@ -16,13 +16,14 @@ each candidate measured with the protocol's trials (at least 3):
    more, also the combination less each one (an interaction that hurts shows there).
 3. **Confirmation**, a campaign of its own (``<name>.confirm``): the best candidate by its mean, and the defaults,
    measured again side by side, ``MORE`` times the protocol's trials each, in an order drawn from the search's
-   name; where the gain's interval still holds no gain, the design's further looks (``confirm``, 2 by default:
+   name; unless the gain is already beyond doubt (one-sided p below ``EARLY``, 0.001: Haybittle-Peto) or below
+   ``FLAT``, the design's further looks (``confirm``, 2 by default:
    ``<name>.confirm2``, ``.confirm3``, ...), each with as many trials again, each in the order opposite to the
    one before (A B, B A, A B, ...: a drift through the session falls on both arms alike), all of them measured
-   and judged once, pooled with the first. (A second analysis after the first raises the interval's miss rate
-   a little above the nominal; a stated simplification, measured in ``benchmarks/search_coverage.py``.) The
-   gain is read from these trials only: the screening's best is, by being picked, luckier than it will be again
-   (the winner's curse), so its own trials would overstate the gain.
+   and judged once, pooled with the first; the strict first boundary keeps the two analyses at about the level
+   of one (``benchmarks/search_coverage.py --looks``). The gain is read from these trials only: the screening's
+   best is, by being picked, luckier than it will be again (the winner's curse), so its own trials would
+   overstate the gain.
 
 The run, not the trial, is the unit of a verdict: trials of one run share its volume and placement draw, and the
 defaults, measured in every round, show how far a run moves from the last (``stats.drift``: the session's drift,
@@ -77,6 +78,11 @@ ALPHA = 0.10  # one-sided, before Holm's correction over the screened changes
 FLAT = 0.02  # a change smaller than this share of the throughput is no reason to set an option
 LEVEL = 0.90  # the confirmed gain's interval
 MORE = 2  # racing and confirmation: this many times the protocol's trials
+# The confirmation stops at its first look only for a gain this clear (one-sided p), else measures its further
+# looks and judges once over all: a Haybittle-Peto boundary, so the two analyses keep the false advice at about
+# the level of one (at the first look's 90% interval it rose to 7-9% where runs drift 3-10%,
+# benchmarks/search_coverage.py --looks).
+EARLY = 0.001
 MARGIN = EQUIVALENCE_MARGIN  # "keep the defaults" only where no candidate can gain this much
 SET, KEEP, UNDECIDED = "set", "keep", "undecided"
 
@@ -285,10 +291,13 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
 def further_looks(arms: Sequence[RunSpec], gain: Comparison | None, looks: int, room: int
                   ) -> list[tuple[int, list[RunSpec]]]:
     """The confirmation's looks after its first, as (look, arms in order): none where the first look decided
-    (its gain clear of 1, or below ``FLAT``) or confirmed the defaults alone; else looks 2 to ``looks``, as many
-    as ``room`` runs hold (two a look), each in the order opposite to the one before. All are measured before
-    the gain is judged again: no stopping at a look that happens to clear 1."""
-    if len(arms) < 2 or gain is None or gain.ratio < 1 + FLAT or gain.low > 1:
+    (its gain clear of 1 beyond the ``EARLY`` boundary, or below ``FLAT``) or confirmed the defaults alone; else
+    looks 2 to ``looks``, as many as ``room`` runs hold (two a look), each in the order opposite to the one
+    before. All are measured before the gain is judged again: no stopping at a look that happens to clear 1.
+
+    References: Haybittle, J. L. (1971), *Br. J. Radiol.* 44, 793-797; Peto, R. et al. (1976), *Br. J. Cancer*
+    34, 585-612 (an interim look stops only at p < 0.001, so the final test keeps its level)."""
+    if len(arms) < 2 or gain is None or gain.ratio < 1 + FLAT or gain.p_gain < EARLY:
         return []
     last = min(looks, room // 2 + 1)
     return [(k, list(arms[::-1]) if k % 2 == 0 else list(arms)) for k in range(2, last + 1)]
