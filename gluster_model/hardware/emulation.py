@@ -51,7 +51,7 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
                          show_limits, targets, unthrottlable, v1_argv, v2_line)
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
-from .settings import DISK_LIMITS, KnobValue, show_delay
+from .settings import DISK_LIMITS, STEPPED, KnobValue, show_delay
 
 DISK_KNOBS = DISK_LIMITS  # knob -> its block-throttle limit (``settings.KNOB_LIST``)
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
@@ -301,14 +301,26 @@ def disk_limits(host: str, devices: list[BrickDevice], limits: Mapping[str, int 
 
 def _host_plan(executor: Executor, address: str, rate: int | Share | None,
                limits: Mapping[str, int | Share], ram: int | Share | None,
-               cpu: float | Share | None, delay: int | None = None) -> tuple[list[list[str]], list[list[str]], str]:
+               cpu: float | Share | None, delay: int | None = None,
+               stepped: Mapping[str, KnobValue] | None = None) -> tuple[list[list[str]], list[list[str]], str]:
     """What one host needs for the setting: (undo, do, what is changed, in words)."""
     cluster = executor.cluster
     host = cluster.host(address)
     undo: list[list[str]] = []
     do: list[list[str]] = []
     words = []
-    nic = find_nic(executor, host) if rate is not None or delay is not None else None
+    stepped = {k: v for k, v in (stepped or {}).items() if v is not None}
+    nic = find_nic(executor, host) if rate is not None or delay is not None or stepped else None
+    for knob, value in stepped.items():  # knobs set by commands: what the host has is read, and put back after
+        step = STEPPED[knob].step
+        assert step is not None and nic is not None
+        was = executor.run(address, shell(step.read(nic.name)), timeout=30).stdout
+        try:
+            undo, do = undo + step.restore(was, nic.name), do + step.apply(value, nic.name)
+        except ValueError as exc:
+            raise EmulationError(f"{address}: {knob}: {exc}") from None
+        show = STEPPED[knob].show
+        words.append(f"{knob} {show(value) if show is not None else value} (was {was.strip()})")
     # what the NIC has already, in one round trip: its traffic control and the queues its packets go to
     seen = (executor.run(address, shell(f"{state_script(nic.name)}; iptables -S INPUT 2>/dev/null | "
                                         "sed 's/^/input: /'; true"), timeout=30).stdout if nic is not None else "")
@@ -445,7 +457,7 @@ def apply_hardware(executor: Executor, knobs: Mapping[str, KnobValue | Share]) -
     looked at and every value checked before any host is changed.
     """
     cluster = executor.cluster
-    unknown = set(knobs) - {"link", "ram", "cpu", "latency", *DISK_KNOBS}
+    unknown = set(knobs) - {"link", "ram", "cpu", "latency", *DISK_KNOBS, *STEPPED}
     if unknown:
         raise EmulationError(f"{cluster.name}: {', '.join(sorted(unknown))} cannot be emulated on a cluster "
                              f"(glmodel emulates {', '.join(EMULATED)})")
@@ -459,10 +471,17 @@ def apply_hardware(executor: Executor, knobs: Mapping[str, KnobValue | Share]) -
     limits = {DISK_KNOBS[k]: v if isinstance(v, Share) else int(v) for k, v in knobs.items()
               if k in DISK_KNOBS and v is not None}
     assert not isinstance(delay, Share)
-    if rate is None and not limits and ram is None and cpu is None and delay is None:
+    stepped: dict[str, KnobValue] = {}
+    for k in STEPPED:
+        v = knobs.get(k)
+        if isinstance(v, Share):
+            raise EmulationError(f"{cluster.name}: {k} is a value of its own, not a share of a host's hardware")
+        if v is not None:
+            stepped[k] = v
+    if rate is None and not limits and ram is None and cpu is None and delay is None and not stepped:
         return {}
     plans, errors = executor.map([h.address for h in cluster.hosts],
-                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu, delay))
+                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu, delay, stepped))
     if errors:
         host, exc = next(iter(errors.items()))
         raise exc if isinstance(exc, GlmodelError) else EmulationError(f"{host}: {exc}")

@@ -27,13 +27,12 @@ from typing import Any, Literal, get_args
 
 from ..units import gluster_size, parse_size
 from .disk import parse_disk_rate, parse_iops, show_disk_rate
+from .knob import Knob as Knob
+from .knob import KnobValue as KnobValue
+from .knob import KnobValues as KnobValues
 from .link import parse_rate, show_rate
 
 Backing = Literal["dir", "ext4", "xfs", "tmpfs"]
-# A knob's parsed value: bit/s, bytes/s, operations/s, bytes or µs (int), cores (float), a backing (str), None for
-# unlimited. Settings cross packages as {knob: KnobValue}, never as untyped dictionaries.
-KnobValue = int | float | str | None
-KnobValues = dict[str, KnobValue]
 BACKINGS: tuple[str, ...] = get_args(Backing)
 MIN_RAM = 256 << 20  # below this a node's glusterfsd, FUSE client and sshd themselves do not fit
 MIN_CPU = 0.05  # below this a node's glusterd misses its own time-outs
@@ -125,37 +124,27 @@ def show_delay(us: int | None) -> str:
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us / 1000:g}ms" if us % 100 == 0 else f"{us}us"
 
 
-@dataclass(frozen=True)
-class Knob:
-    """One hardware setting, wherever it is given: a lab node's (``lab up``/``lab node --NAME``, with dashes),
-    a plan's factor (``factor``, where its name differs), a what-if file's ``lab:`` entry, an emulated setting on a
-    cluster (``emulated``). ``parse`` reads its text ("unlimited" is None everywhere but backing) and ``show``
-    writes it back; a shorthand (``sets``) gives two knobs one value. ``moves``: the measured model inputs a
-    change of it moves (``model.features.held_by_design``). A new knob is an entry here and its mechanism: a
-    lab node's (``lab/hardware.py`` and a module of ``lab/``) and, for ``emulated``, a host's (``emulation``)."""
-
-    name: str
-    help: str
-    parse: Callable[[str], KnobValue] | None = None  # None: a shorthand, parsed as its first knob
-    show: Callable[[Any], str] | None = None
-    sets: tuple[str, ...] = ()
-    moves: tuple[str, ...] = ()
-    emulated: bool = False
-    factor: str | None = None  # the plan factor's name, where it differs from ``name``
-    option: bool = True  # a CLI option and a plan factor (False: reached through a shorthand only)
-    shares: bool = True  # a plan may give it as a share of each host's own ("50%"); a delay is not a share
-    limit: str | None = None  # a block-throttle limit's key (read_bps, ..) on the lab's nodes and on hosts alike
-
-    @property
-    def factor_name(self) -> str:
-        return self.factor or self.name
-
-
 _DISK = ("disk_read_mbps", "disk_write_mbps", "disk_randread_iops", "disk_randwrite_iops")
 
 
 def _show_iops(v: int | None) -> str:
     return "unlimited" if v is None else str(v)
+
+
+def _plugged() -> tuple[Knob, ...]:
+    """Every ``KNOB`` of the modules in ``hardware/knobs/``, in name order."""
+    import importlib
+    import pkgutil
+
+    from . import knobs
+
+    found = []
+    for info in sorted(pkgutil.iter_modules(knobs.__path__), key=lambda m: m.name):
+        knob = getattr(importlib.import_module(f"{knobs.__name__}.{info.name}"), "KNOB", None)
+        if not isinstance(knob, Knob) or knob.step is None:
+            raise ImportError(f"hardware/knobs/{info.name}.py defines no KNOB set by commands (a Knob with a step)")
+        found.append(knob)
+    return tuple(found)
 
 
 # In the order the CLI lists them.
@@ -182,7 +171,10 @@ KNOB_LIST: tuple[Knob, ...] = (
          moves=("cpu_score",), emulated=True),
     Knob("latency", "Delay added to every packet a node receives (a round trip gains twice it): 250us, 1ms, none.",
          parse_delay, show_delay, moves=("network_rtt_ms",), emulated=True, shares=False),
+    *_plugged(),  # the knobs set by commands on a host, one module each (hardware/knobs/)
 )
+# The knobs set by commands on a host, by name (lab/hardware.py and emulation run their steps).
+STEPPED: dict[str, Knob] = {k.name: k for k in KNOB_LIST if k.step is not None}
 # name -> (parser of its text, shower of its value), for the knobs that hold a value.
 KNOBS: dict[str, tuple[Callable[[str], KnobValue], Callable[[Any], str]]] = {
     k.name: (k.parse, k.show) for k in KNOB_LIST if k.parse is not None and k.show is not None}

@@ -22,16 +22,18 @@ latency                 delay per packet received: 250us, 1ms, none     latency 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import LabError
 from ..hardware.link import parse_rate, show_rate
-from ..hardware.settings import (DISK_LIMITS, KNOBS, PAIRS, KnobValue, KnobValues, parse_backing, parse_setting,
-                                 show_cpu, show_delay, show_ram)
+from ..hardware.settings import (DISK_LIMITS, KNOBS, PAIRS, STEPPED, KnobValue, KnobValues, parse_backing,
+                                 parse_setting, show_cpu, show_delay, show_ram)
 from . import bricks, cgroups, cpu, disk, latency, links, ram
 from .clusterfile import write_cluster_file
+from .netns import NIC, in_netns
 from .run import Progress, quiet
 from .state import LabState
 from .state import find_node, load_lab
@@ -76,6 +78,9 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
             else:
                 state.disk.pop(a, None)
             disk.apply(state, state.node(a))
+    for knob in STEPPED:
+        if knob in settings:
+            set_stepped(state, knob, {a: settings[knob] for a in addresses})
     for knob, table, module in (("ram", state.ram, ram), ("cpu", state.cpu, cpu)):
         if knob in settings:
             apply = module.apply  # called within this iteration: no late binding
@@ -119,6 +124,41 @@ def set_latency(state: LabState, delays: Mapping[str, int | None]) -> None:
     """Give nodes a delay on every packet they receive (µs; None: none; see latency); its process runs in
     the node's namespace, which lab down ends."""
     _per_node(state, state.latency, delays, lambda a, delay: latency.install(state.node(a), delay))
+
+
+def set_stepped(state: LabState, knob: str, values: Mapping[str, KnobValue]) -> None:
+    """Give nodes a knob set by commands (``hardware.knob.HostStep``), run in each node's namespace on its NIC;
+    None puts back what the node had, read before the first change and recorded with the value."""
+    step = STEPPED[knob].step
+    assert step is not None
+    state.check_known(values)
+    table = state.stepped.setdefault(knob, {})
+    for address, value in values.items():
+        node = state.node(address)
+        entry = table.get(address)
+        if value is None:
+            if entry is None:
+                continue  # never changed here: nothing to put back
+            commands = step.restore(str(entry["was"]), NIC)
+            del table[address]
+        else:
+            was = entry["was"] if entry else _in_node(node.netns, ["sh", "-c", step.read(NIC)]).strip()
+            commands = step.apply(value, NIC)
+            table[address] = {"value": value, "was": was}
+        state.save()  # recorded before it is changed
+        for argv in commands:
+            _in_node(node.netns, argv)
+    if not table:
+        state.stepped.pop(knob, None)
+        state.save()
+
+
+def _in_node(netns: str, argv: list[str]) -> str:
+    """Run a command in a node's network namespace; its output, or a LabError with its message."""
+    done = subprocess.run(in_netns(netns, argv), capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise LabError(f"{netns}: {' '.join(argv)} failed: {(done.stderr or done.stdout).strip()[:200]}")
+    return done.stdout
 
 
 def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = None) -> list[str]:
@@ -167,7 +207,15 @@ def node_settings(state: LabState, address: str) -> dict[str, str]:
             "disk": disk.show_limits(state.disk.get(address, {})),
             "ram": show_ram(state.ram.get(address)),
             "cpu": show_cpu(state.cpu.get(address)),
-            "latency": show_delay(state.latency.get(address))}
+            "latency": show_delay(state.latency.get(address)),
+            **{k: str(knob.show(_stepped_value(state, k, address)) if knob.show else "")
+               for k, knob in STEPPED.items()}}
+
+
+def _stepped_value(state: LabState, knob: str, address: str) -> KnobValue:
+    entry = state.stepped.get(knob, {}).get(address)
+    value: KnobValue = entry["value"] if entry else None
+    return value
 
 
 def snapshot(state: LabState) -> dict[str, KnobValues]:
@@ -175,7 +223,8 @@ def snapshot(state: LabState) -> dict[str, KnobValues]:
     return {n.address: {"link": state.links.get(n.address), "backing": state.backing.get(n.address, "dir"),
                         **{k: state.disk.get(n.address, {}).get(key) for k, key in DISK_LIMITS.items()},
                         "ram": state.ram.get(n.address), "cpu": state.cpu.get(n.address),
-                        "latency": state.latency.get(n.address)}
+                        "latency": state.latency.get(n.address),
+                        **{k: _stepped_value(state, k, n.address) for k in STEPPED}}
             for n in state.nodes}
 
 

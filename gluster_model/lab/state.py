@@ -90,6 +90,9 @@ class LabState:
     cpu: dict[str, float] = field(default_factory=dict)  # address -> CPU cores its processes may use
     latency: dict[str, int] = field(default_factory=dict)  # address -> µs each packet it receives is held
     cgroups: list[str] = field(default_factory=list)  # cgroup directories the lab created, parents first
+    # knobs set by commands (hardware.knob.HostStep): knob -> address -> {"value": set, "was": what the node had},
+    # "was" read before the first change, so setting the knob to None puts exactly that back
+    stepped: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     # The last K nodes are clients only and the others servers only (0: every node both, hyperconverged).
     client_nodes: int = 0
     # Every node's settings before a plan (collect, verify) began to change them, recorded before the first

@@ -1,0 +1,61 @@
+"""A hardware knob as one object: its name and text, the model inputs it moves, and (for a knob set by commands on
+a host) how it is read, set and put back there.
+
+A knob set by commands (``step``) needs nothing else: the lab's nodes and a cluster's hosts are set by the same
+commands (on a node in its network namespace, on a host over SSH), the value a host had is read before the first
+change and put back by the knob's own ``restore``, and the CLI option, plan factor, lab state and emulation's
+record all follow from the entry. A new such knob is one module in ``hardware/knobs/`` defining ``KNOB`` (found
+there at import; ``hardware/knobs/mtu.py`` is one). The knobs with mechanisms of their own (tc shaping, block
+throttles, cgroups, the delayer) are entries of ``hardware.settings.KNOB_LIST`` with those mechanisms in ``lab/``
+and ``hardware/emulation.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# A knob's parsed value: bit/s, bytes/s, operations/s, bytes or µs (int), cores (float), a backing (str), None for
+# unlimited (or "as the host has it"). Settings cross packages as {knob: KnobValue}, never as untyped dictionaries.
+KnobValue = int | float | str | None
+KnobValues = dict[str, KnobValue]
+Argv = list[str]
+
+
+@dataclass(frozen=True)
+class HostStep:
+    """How a knob of a host's NIC is read, set and put back, as commands run as root on the host (a cluster's
+    over SSH, a lab node's in its network namespace). ``nic`` is the interface holding the host's cluster
+    address, its name checked before it reaches a command."""
+
+    read: Callable[[str], str]                   # nic -> a shell line printing the value the host has now
+    apply: Callable[[KnobValue, str], list[Argv]]  # (parsed value, nic) -> commands that set it
+    restore: Callable[[str, str], list[Argv]]      # (what ``read`` printed, nic) -> commands that put it back
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One hardware setting, wherever it is given: a lab node's (``lab up``/``lab node --NAME``, with dashes),
+    a plan's factor (``factor``, where its name differs), a what-if file's ``lab:`` entry, an emulated setting on a
+    cluster (``emulated``). ``parse`` reads its text ("unlimited" is None everywhere but backing) and ``show``
+    writes it back; a shorthand (``sets``) gives two knobs one value. ``moves``: the measured model inputs a
+    change of it moves (``model.features.held_by_design``). ``step``: a knob set by commands on a host (module
+    docstring); without it, its mechanism is a lab module and a step of ``hardware/emulation.py``."""
+
+    name: str
+    help: str
+    parse: Callable[[str], KnobValue] | None = None  # None: a shorthand, parsed as its first knob
+    show: Callable[[Any], str] | None = None
+    sets: tuple[str, ...] = ()
+    moves: tuple[str, ...] = ()
+    emulated: bool = False
+    factor: str | None = None  # the plan factor's name, where it differs from ``name``
+    option: bool = True  # a CLI option and a plan factor (False: reached through a shorthand only)
+    shares: bool = True  # a plan may give it as a share of each host's own ("50%"); a delay is not a share
+    limit: str | None = None  # a block-throttle limit's key (read_bps, ..) on the lab's nodes and on hosts alike
+    step: HostStep | None = None
+
+    @property
+    def factor_name(self) -> str:
+        return self.factor or self.name
