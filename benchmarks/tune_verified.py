@@ -50,7 +50,7 @@ TABLES = {
     "round trips of 1-2 ms": ("randwrite_rtt", "read_rtt", "listing_rtt", "smallfile_rtt", "write_rtt",
                               "randwrite_stretched"),
     "layouts and readers": ("listing_wide", "read_shared", "smallfile_wide", "randwrite_vm", "read_replica3",
-                            "read_replica3_disks"),
+                            "read_replica3_disks", "randwrite_vm_looks"),
 }
 
 
