@@ -43,6 +43,7 @@ class FakeExecutor:
     rules: list[Rule] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cluster: Any = None  # the cluster it stands for (an operation on a cluster reads it from the executor)
+    dropped: list[str] = field(default_factory=list)  # hosts whose connection the code asked to open again
 
     def on(self, pattern: str, stdout: str = "", *, exit_code: int = 0, stderr: str = "", host: str | None = None,
            times: int | None = None) -> FakeExecutor:
@@ -101,6 +102,10 @@ class FakeExecutor:
             except Exception as exc:  # as SSHExecutor.map: a bad reply is that host's error, not the caller's
                 errors[a] = RemoteError(a, f"unexpected {type(exc).__name__}: {exc}")
         return results, errors
+
+    def drop(self, address: str) -> None:
+        """A fake keeps no connection: the dropped hosts are recorded for tests that look."""
+        self.dropped.append(address)
 
 
 @dataclass

@@ -17,7 +17,8 @@ from ..hardware.emulation import EMULATED, Share, apply_hardware, is_share, pars
 from ..errors import ConfigError, LabError
 from ..remote.executor import Executor
 from .records import LabSetting
-from ..hardware.settings import PAIRS, KnobValue, KnobValues, knob_of, parse_setting
+from ..hardware.settings import PAIRS, STEPPED, KnobValue, KnobValues, knob_of, parse_setting
+from ..remote.ssh_mux import SSH_MUX
 from ..lab import LabState, load_lab, restore as restore_nodes, set_hardware, snapshot
 
 
@@ -44,6 +45,7 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
         progress("every host: " + (", ".join(f"{k}={v}" for k, v in setting) or "its own hardware"))
         for host, words in apply_hardware(executor, knobs).items():
             note(f"{host}: {words}")
+        _reconnect(executor, setting)
         return
 
     state = load_lab(cluster.lab_dir)
@@ -52,6 +54,17 @@ def apply_lab_setting(executor: Executor, setting: LabSetting,
         settings.update(parse_setting(knob_of(factor), text))
     progress("lab: every node's " + ", ".join(f"{k}={v}" for k, v in setting))
     set_hardware(state, [n.address for n in state.nodes], settings, progress=progress)
+    _reconnect(executor, setting)
+
+
+def _reconnect(executor: Executor, setting: LabSetting) -> None:
+    """After a knob whose change old connections may not survive (``HostStep.reconnect``: a smaller MTU), every
+    connection to the hosts is opened again: the executor's, and the shared ones iozone's sessions ride on."""
+    if any((k := STEPPED.get(knob_of(f))) is not None and k.step is not None and k.step.reconnect
+           for f, _ in setting):
+        for host in executor.cluster.hosts:
+            executor.drop(host.address)
+        SSH_MUX.close()
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,9 @@ class HostStep:
     read: Callable[[str], str]                   # nic -> a shell line printing the value the host has now
     apply: Callable[[KnobValue, str], list[Argv]]  # (parsed value, nic) -> commands that set it
     restore: Callable[[str, str], list[Argv]]      # (what ``read`` printed, nic) -> commands that put it back
+    # connections opened before the change may not survive it (a smaller MTU: a peer keeps sending segments
+    # of the size agreed before, which the NIC now drops without a word): reconnect to the host after it
+    reconnect: bool = False
 
 
 @dataclass(frozen=True)

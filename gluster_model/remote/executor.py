@@ -91,6 +91,11 @@ class Executor(Protocol):
     def map(self, hosts: Iterable[str], fn: Callable[[str], T], *,
             timeout: float | None = None) -> tuple[dict[str, T], dict[str, GlmodelError]]: ...
 
+    def drop(self, address: str) -> None:
+        """Forget a host's connection: the next command reconnects (after a change its old one may not survive,
+        such as a smaller MTU)."""
+        ...
+
 
 class SSHExecutor:
     """Run commands on the hosts of a cluster over SSH.
