@@ -51,6 +51,7 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
                          show_limits, targets, unthrottlable, v1_argv, v2_line)
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
+from .knob import whole
 from .settings import DISK_LIMITS, STEPPED, KnobValue, show_delay
 
 DISK_KNOBS = DISK_LIMITS  # knob -> its block-throttle limit (``settings.KNOB_LIST``)
@@ -311,19 +312,27 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
     words = []
     stepped = {k: v for k, v in (stepped or {}).items() if v is not None}
     nic = find_nic(executor, host) if rate is not None or delay is not None or stepped else None
-    for knob, value in stepped.items():  # knobs set by commands: what the host has is read, and put back after
+    # what the NIC has already, in one round trip: its traffic control, the queues its packets go to, and the
+    # value of every knob set by commands on it (each read's one line, prefixed with its knob)
+    reads = ""
+    for k in stepped:
+        step = STEPPED[k].step
+        if step is not None and nic is not None:
+            reads += f'; echo "step {k}: $({step.read(nic.name)})"'
+    seen = (executor.run(address, shell(f"{state_script(nic.name)}; iptables -S INPUT 2>/dev/null | "
+                                        f"sed 's/^/input: /'{reads}; true"), timeout=30).stdout
+            if nic is not None else "")
+    for knob, value in stepped.items():  # knobs set by commands: what the host had is put back after
         step = STEPPED[knob].step
         assert step is not None and nic is not None
-        was = executor.run(address, shell(step.read(nic.name)), timeout=30).stdout
+        was = next((ln.removeprefix(f"step {knob}: ") for ln in seen.splitlines() if ln.startswith(f"step {knob}: ")),
+                   "")
         try:
             undo, do = undo + step.restore(was, nic.name), do + step.apply(value, nic.name)
         except ValueError as exc:
             raise EmulationError(f"{address}: {knob}: {exc}") from None
         show = STEPPED[knob].show
         words.append(f"{knob} {show(value) if show is not None else value} (was {was.strip()})")
-    # what the NIC has already, in one round trip: its traffic control and the queues its packets go to
-    seen = (executor.run(address, shell(f"{state_script(nic.name)}; iptables -S INPUT 2>/dev/null | "
-                                        "sed 's/^/input: /'; true"), timeout=30).stdout if nic is not None else "")
     if rate is not None and nic is not None:
         label = host.hardware.network.gbps if host.hardware.network else None
         had = parse_state(seen)
@@ -441,11 +450,14 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
 
 
 def _whole(knobs: Mapping[str, KnobValue | Share], knob: str) -> int | Share | None:
-    """A knob's parsed value that is whole (bit/s, bytes, µs) or a share; anything else was never parsed."""
+    """A knob's parsed value that is whole (bit/s, bytes, µs) or a share of the host's."""
     value = knobs.get(knob)
-    if value is None or isinstance(value, Share | int):
+    if isinstance(value, Share):
         return value
-    raise EmulationError(f"{knob} {value!r} is not a parsed value (parse it with hardware.settings.parse_setting)")
+    try:
+        return whole(knob, value)
+    except ValueError as exc:
+        raise EmulationError(str(exc)) from None
 
 
 def apply_hardware(executor: Executor, knobs: Mapping[str, KnobValue | Share]) -> dict[str, str]:

@@ -23,13 +23,21 @@ KnobValues = dict[str, KnobValue]
 Argv = list[str]
 
 
+def whole(knob: str, value: object) -> int | None:
+    """A knob's parsed value that is a whole number (bit/s, bytes, µs) or None; ValueError for anything else,
+    which no parser gives (a caller handed text or a fraction where a parsed setting belongs)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ValueError(f"{knob} {value!r} is not a parsed value (parse it with hardware.settings.parse_setting)")
+
+
 @dataclass(frozen=True)
 class HostStep:
     """How a knob of a host's NIC is read, set and put back, as commands run as root on the host (a cluster's
     over SSH, a lab node's in its network namespace). ``nic`` is the interface holding the host's cluster
     address, its name checked before it reaches a command."""
 
-    read: Callable[[str], str]                   # nic -> a shell line printing the value the host has now
+    read: Callable[[str], str]                   # nic -> a shell line printing, on one line, the value it has now
     apply: Callable[[KnobValue, str], list[Argv]]  # (parsed value, nic) -> commands that set it
     restore: Callable[[str, str], list[Argv]]      # (what ``read`` printed, nic) -> commands that put it back
     # connections opened before the change may not survive it (a smaller MTU: a peer keeps sending segments

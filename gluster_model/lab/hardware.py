@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabError
+from ..hardware.knob import whole
 from ..hardware.link import parse_rate, show_rate
 from ..hardware.settings import (DISK_LIMITS, KNOBS, PAIRS, STEPPED, KnobValue, KnobValues, parse_backing,
                                  parse_setting, show_cpu, show_delay, show_ram)
@@ -91,11 +92,11 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
 
 
 def _whole(settings: Mapping[str, KnobValue], knob: str) -> int | None:
-    """A knob's value that is a whole number (bit/s, µs) or None; a parsed setting is never anything else."""
-    value = settings[knob]
-    if value is not None and not isinstance(value, int):
-        raise LabError(f"lab setting {knob}: {value!r} is not a parsed value (give its text to parse_setting)")
-    return value
+    """A knob's value that is a whole number (bit/s, µs) or None (``hardware.knob.whole``)."""
+    try:
+        return whole(knob, settings[knob])
+    except ValueError as exc:
+        raise LabError(f"lab setting {exc}") from None
 
 
 def _per_node(state: LabState, table: dict[str, Any], values: Mapping[str, Any],
