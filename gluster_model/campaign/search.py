@@ -17,10 +17,9 @@ each candidate measured with the protocol's trials (at least 3):
 3. **Confirmation**, a campaign of its own (``<name>.confirm``): the best candidate by its mean, and the defaults,
    measured again side by side, ``MORE`` times the protocol's trials each, in an order drawn from the search's
    name; unless the gain is already beyond doubt (one-sided p below ``EARLY``, 0.001: Haybittle-Peto) or below
-   ``FLAT``, the design's further looks (``confirm``, 2 by default:
-   ``<name>.confirm2``, ``.confirm3``, ...), each with as many trials again, each in the order opposite to the
-   one before (A B, B A, A B, ...: a drift through the session falls on both arms alike), all of them measured
-   and judged once, pooled with the first; the strict first boundary keeps the two analyses at about the level
+   ``FLAT``, the design's further looks (``confirm``, 2 by default: ``<name>.confirm2``, ``.confirm3``, ...),
+   each with as many trials again, each in the order opposite to the one before (A B, B A, A B, ...: a drift
+   through the session falls on both arms alike), all of them measured and judged once, pooled with the first; the strict first boundary keeps the two analyses at about the level
    of one (``benchmarks/search_coverage.py --looks``). The gain is read from these trials only: the screening's
    best is, by being picked, luckier than it will be again (the winner's curse), so its own trials would
    overstate the gain.
