@@ -97,6 +97,16 @@ def _volumes(lab: LabState) -> list[str] | None:
     return [n for n in shown.stdout.split() if n.startswith("gm")] if shown.returncode == 0 else None
 
 
+def _peers_back(lab: LabState, timeout: float = 120) -> None:
+    """Until every node's glusterd answers and sees all its peers connected."""
+    from gluster_model.lab import lab_status
+
+    deadline = time.monotonic() + timeout
+    while not all(n.glusterd and n.peers_connected == n.peers_total for n in lab_status(lab.path)[1]):
+        assert time.monotonic() < deadline, "the lab's glusterd peers did not reconnect"
+        time.sleep(1)
+
+
 def _glusterd_answers(lab: LabState, timeout: float = 60) -> list[str]:
     """The volumes glusterd lists, once it answers again after a restart."""
     deadline = time.monotonic() + timeout
@@ -185,6 +195,9 @@ def test_a_server_whose_packets_are_dropped_mid_trial_is_named_and_the_campaign_
         (run,) = st.runs()
         assert run["status"] == "failed" and run["error_host"] == silent.address and "\n" not in run["error"]
     assert "was not torn down" in text and f"({silent.address}: no answer from" in text, text
-    # the server answers again: the same command completes the campaign, and removes the volume left behind
+    # the server answers again once its glusterd has its peers back (a volume's stop and delete need every
+    # peer: right after the flush they may still be reconnecting, and the teardown would fail again)
+    _peers_back(lab)
+    # then the same command completes the campaign, and removes the volume left behind
     completes_on_second_attempt(lab, plan, store)
     assert _glusterd_answers(lab) == []
