@@ -26,7 +26,7 @@ from ..bench.metrics import show_stored
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
 from ..errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
-from ..gluster.apply import (apply_volume, brick_status, remount, remove_leftover, server_version,
+from ..gluster.apply import (apply_volume, brick_status, heal_pending, remount, remove_leftover, server_version,
                              teardown_volume)
 from ..gluster.cli import GlusterVersion
 from ..gluster.space import brick_free, shortfall
@@ -43,7 +43,7 @@ from .progress import CampaignSummary, Reporter, SilentReporter
 from ..store.identity import Look, Purpose
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
-from .trial_context import disturbances, heal_pending, snapshot, summary
+from .trial_context import disturbances, snapshot, summary
 from ..preflight import gather_facts
 
 
@@ -442,9 +442,7 @@ class Collector:
         t0 = time.monotonic()
         hosts = [h.address for h in self.cluster.hosts]
         before = snapshot(self.ex, hosts)
-        heal = heal_pending(self.ex, self.cluster.servers[0].address, run.volume.name,
-                            self.cluster.servers[0].glusterd_socket) \
-            if workload.target == "gluster" and run.volume.layout != "distribute" else None
+        heal = heal_pending(self.ex, run.volume.name) if workload.target == "gluster" and run.volume.layout != "distribute" else None
         if p.remount == "trial":
             points = remount(self.ex, run.volume.name)
         record = TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=parse_size(workload.file_size),

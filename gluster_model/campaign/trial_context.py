@@ -7,7 +7,7 @@ snapshots is in neither, but its parent collects its CPU time when it reaps it),
 fell; a replicated or dispersed volume's pending heal entries are counted before the trial (self-heal traffic
 shares the disks and links with it). A trial with any
 such disturbance is flagged, and replaced where the protocol allows re-runs. Parsing and judging are pure;
-``snapshot`` and ``heal_pending`` are the side effects.
+``snapshot`` is the side effect (the heal count is ``gluster.apply.heal_pending``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..gluster.cli import gluster_argv
 from ..remote.executor import Executor, shell
 
 HEAVY_CPU = 0.5        # processes outside the test that used this share of one CPU in all disturbed the trial
@@ -150,18 +149,3 @@ def snapshot(executor: Executor, hosts: list[str]) -> dict[str, HostSnapshot]:
     results, _ = executor.map(hosts, lambda a: parse_snapshot(executor.run(a, shell(SNAPSHOT), timeout=30).stdout),
                               timeout=30)
     return results
-
-
-def parse_heal(text: str) -> int | None:
-    """Sum of 'Number of entries: N' over the bricks of ``gluster volume heal VOL statistics heal-count``;
-    None when the output names no count (a distributed volume, or a self-heal daemon that did not answer)."""
-    counts = re.findall(r"^Number of entries:\s*(\d+)\s*$", text, re.M)
-    return sum(map(int, counts)) if counts else None
-
-
-def heal_pending(executor: Executor, server: str, volume: str, socket: str | None) -> int | None:
-    """Entries the self-heal daemon still has to heal. ``heal-count`` is answered by glusterd and the daemon;
-    ``heal info`` would start glfsheal, which cannot reach a lab's per-node glusterd."""
-    argv = gluster_argv("volume", "heal", volume, "statistics", "heal-count", socket=socket)
-    res = executor.run(server, argv, timeout=60, check=False)
-    return parse_heal(res.stdout) if res.ok else None

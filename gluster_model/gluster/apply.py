@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from .volume import (
     VolumeConfig,
     VolumeInfo,
     VolumePlan,
+    parse_heal,
     parse_help_xml,
     parse_volume_get_xml,
     parse_volume_info_xml,
@@ -46,6 +48,26 @@ def _admin(cluster: ClusterSpec) -> Host:
 
 def _gluster(executor: Executor, host: Host, *args: str, xml: bool = False, timeout: float = 180) -> str:
     return executor.run(host.address, volume_argv(host, *args, xml=xml), timeout=timeout).stdout
+
+
+# What glusterd answers while a peer is still reconnecting (after a restart or a network fault) or another
+# command holds the cluster-wide lock: the same command succeeds once the peers are back.
+TRANSIENT = re.compile(r"Staging failed|Locking failed|Another transaction is in progress|"
+                       r"not in 'Peer in Cluster' state|is not connected|disconnected", re.I)
+
+
+def _gluster_settled(executor: Executor, host: Host, *args: str, wait_s: float = 60) -> str:
+    """``_gluster`` for a cluster-wide change, tried again while glusterd's answer is TRANSIENT."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return _gluster(executor, host, *args)
+        except CommandFailed as exc:
+            if not TRANSIENT.search(exc.stderr) or time.monotonic() > deadline:
+                raise
+        time.sleep(2)
 
 
 def server_version(executor: Executor) -> GlusterVersion:
@@ -182,8 +204,8 @@ def teardown_volume(executor: Executor, name: str) -> bool:
     admin = _admin(cluster)
     if info.status == "Started":
         _end_bricks(executor, name)
-        _gluster(executor, admin, "volume", "stop", name, "force")
-    _gluster(executor, admin, "volume", "delete", name)
+        _gluster_settled(executor, admin, "volume", "stop", name, "force")
+    _gluster_settled(executor, admin, "volume", "delete", name)
     _remove_bricks(executor, info.bricks)
     return True
 
@@ -253,10 +275,38 @@ def brick_status(executor: Executor, name: str) -> list[BrickStatus]:
     return parse_volume_status_xml(_gluster(executor, _admin(cluster), "volume", "status", name, xml=True, timeout=60))
 
 
+def heal_pending(executor: Executor, name: str) -> int | None:
+    """Entries the self-heal daemon still has to heal (None: not a replicated volume, or no answer).
+    ``heal-count`` is answered by glusterd and the daemon; ``heal info`` would start glfsheal, which cannot reach
+    a lab's per-node glusterd."""
+    host = _admin(executor.cluster)
+    res = executor.run(host.address, volume_argv(host, "volume", "heal", name, "statistics", "heal-count"),
+                       timeout=60, check=False)
+    return parse_heal(res.stdout) if res.ok else None
+
+
+def wait_healed(executor: Executor, name: str, timeout: float = 60) -> int | None:
+    """Wait (at most ``timeout`` seconds) until no entry awaits healing; the count left (0 or None when done)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        left = heal_pending(executor, name)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
 def stop_one_brick(executor: Executor, name: str) -> BrickStatus:
     """Kill the brick process serving the last brick of the first replica set, as a failed server would leave
-    it: the volume stays up on the other copies (degraded). Bring it back with ``start_bricks``."""
+    it: the volume stays up on the other copies (degraded). Bring it back with ``start_bricks``.
+
+    The self-heal daemon is given time to finish first: a file written while the victim was away (a client
+    reconnects to a restarted brick seconds after glusterd reports it online) has its only good copy on the
+    other bricks until healed, and one whose heal is under way when a copy dies can fail to open with EIO; a
+    failed server on a healthy volume leaves neither."""
     cluster = executor.cluster
+    wait_healed(executor, name)
     bricks = brick_status(executor, name)
     info = volume_info(executor, name)
     if info is None or info.replica < 2 or not bricks:

@@ -318,6 +318,13 @@ def parse_volume_status_xml(text: str) -> list[BrickStatus]:
     return out
 
 
+def parse_heal(text: str) -> int | None:
+    """Sum of 'Number of entries: N' over the bricks of ``gluster volume heal VOL statistics heal-count``;
+    None when the output names no count (a distributed volume, or a self-heal daemon that did not answer)."""
+    counts = re.findall(r"^Number of entries:\s*(\d+)\s*$", text, re.M)
+    return sum(map(int, counts)) if counts else None
+
+
 def values_match(wanted: str, got: str) -> bool:
     """Gluster reads values back normalised (on/enable/true, 64MB/67108864): compare by meaning."""
     booleans = {"on": True, "enable": True, "true": True, "yes": True, "1": True,

@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from gluster_model.campaign.trial_context import (HostSnapshot, SNAPSHOT, disturbances, heavy_processes, parse_heal,
+from gluster_model.campaign.trial_context import (HostSnapshot, SNAPSHOT, disturbances, heavy_processes,
                                         parse_snapshot)
+from gluster_model.gluster.volume import parse_heal
 
 
 def _snap(ticks: dict[tuple[int, str], int], avail_kb: int = 4 << 20) -> HostSnapshot:

@@ -118,3 +118,51 @@ def test_mount_options_pin_the_client_source_address() -> None:
     assert mount_options(["10.0.0.2", "10.0.0.3"], None) == "backup-volfile-servers=10.0.0.2:10.0.0.3"
     assert mount_options(["10.0.0.2"], "192.168.7.4") == (
         "backup-volfile-servers=10.0.0.2,xlator-option=*.transport.socket.source-addr=192.168.7.4")
+
+
+def _replica3_executor(tmp_path: Path) -> "FakeExecutor":
+    from gluster_model.config.cluster import cluster_from_data
+
+    from ..fakes import GLUSTER_DATA, FakeExecutor
+
+    c = cluster_from_data({"servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
+                          "c.yaml", tmp_path)
+    return (FakeExecutor(cluster=c)
+            .on(r"volume info", (GLUSTER_DATA / "volume_info_replica3_shard.xml").read_text())
+            .on(r"volume status", (GLUSTER_DATA / "volume_status_replica3.xml").read_text()))
+
+
+def test_teardown_waits_out_a_peer_still_reconnecting_and_refuses_anything_else(tmp_path: Path) -> None:
+    from gluster_model.errors import CommandFailed
+    from gluster_model.gluster.apply import teardown_volume
+
+    ex = _replica3_executor(tmp_path)
+    ex.on(r"volume stop", exit_code=1, times=1,
+          stderr="volume stop: cap: failed: Staging failed on 127.1.1.3. Please check log file for details.")
+    assert teardown_volume(ex, "cap") is True
+    assert len(ex.ran(r"volume stop")) == 2 and len(ex.ran(r"volume delete")) == 1  # tried again, then deleted
+
+    ex = _replica3_executor(tmp_path)
+    ex.on(r"volume stop", exit_code=1, times=1, stderr="volume stop: cap: failed: Volume cap does not exist")
+    with pytest.raises(CommandFailed, match="does not exist"):
+        teardown_volume(ex, "cap")
+    assert len(ex.ran(r"volume stop")) == 1 and not ex.ran(r"volume delete")  # a real refusal: said at once
+
+
+def test_a_brick_is_stopped_for_a_degraded_read_only_after_the_heal_is_done(tmp_path: Path) -> None:
+    from gluster_model.gluster.apply import stop_one_brick
+
+    from ..fakes import GLUSTER_DATA
+
+    status = (GLUSTER_DATA / "volume_status_replica3.xml").read_text()
+    killed = status.replace("<pid>5343</pid>", "<pid>-1</pid>")  # the third brick's glusterfsd, gone
+    at = status.index("<path>/tmp/lab1/nodes/3/bricks/cap</path>")
+    killed = killed[:at] + killed[at:].replace("<status>1</status>", "<status>0</status>", 1)
+    counts = iter(["Number of entries: 3\nNumber of entries: 0\n", "Number of entries: 0\n" * 3])
+    ex = _replica3_executor(tmp_path)
+    ex.answer(r"heal-count", lambda host, cmd: (0, next(counts)))
+    ex.answer(r"volume status", lambda host, cmd: (0, killed if ex.ran(r"kill -TERM") else status))
+    victim = stop_one_brick(ex, "cap")
+    assert victim.pid == 5343
+    kinds = ["heal" if "heal-count" in c else "kill" for _, c in ex.calls if "heal-count" in c or "kill -TERM" in c]
+    assert kinds == ["heal", "heal", "kill"]  # asked again while 3 entries were pending; the brick stopped after
