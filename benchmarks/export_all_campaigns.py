@@ -21,7 +21,7 @@ def main() -> None:
         sys.exit(__doc__.strip().splitlines()[-1])
     store, out = sys.argv[1], Path(sys.argv[2])
     with open_store(store, create=False) as st:
-        frames = [trial_frame(st, c["name"]) for c in st.campaigns()]
+        frames = [trial_frame(st, c.name) for c in st.campaigns()]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
     table["store"] = Path(store).name
     table.to_csv(out, index=False)

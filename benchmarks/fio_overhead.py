@@ -49,8 +49,9 @@ def measure(cluster_file: Path, trials: int, store_dir: Path) -> dict[str, dict[
             summary = Collector(ex, p, expand(p, spec), st).run()
             if summary.failed:
                 raise SystemExit(f"{label}: {summary.failures}")
-            camp = st.campaign(f"overhead{i}@{spec.name}") or {}
-            secs = [float(t["engine_seconds"]) for r in st.runs(int(camp["id"])) for t in st.trials(int(r["id"]))
+            camp = st.campaign(f"overhead{i}@{spec.name}")
+            assert camp is not None
+            secs = [float(t["engine_seconds"]) for r in st.runs(camp.id) for t in st.trials(int(r["id"]))
                     if t["status"] == "ok" and not t["outlier"]]
             out[label] = {"median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs),
                           "trials": len(secs)}

@@ -84,12 +84,12 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
         by_campaign[campaign]["net"].append(bps / 1e9)
     out: dict[str, dict[str, Any]] = {}
     for c in store.campaigns():
-        d = by_campaign.get(c["name"], {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
-        hosts = store.hosts(int(c["id"]))
+        d = by_campaign.get(c.name, {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
+        hosts = store.hosts(int(c.id))
         fstypes = [b.get("fstype") for h in hosts for b in (h["facts"].get("bricks") or {}).values()]
         roles = [set(str(h["roles"]).split("+")) for h in hosts]
         rams = [h["ram_bytes"] for h, r in zip(hosts, roles) if "client" in r and h["ram_bytes"]]
-        out[c["name"]] = {
+        out[c.name] = {
             "servers_total": sum(1 for r in roles if "server" in r) or None,
             "clients_total": sum(1 for r in roles if "client" in r) or None,
             "client_ram_gb": min(rams) / 2**30 if rams else None,
@@ -319,7 +319,7 @@ def model_frame(store: str | Path, data: Path | None = None, campaigns: Sequence
         known, source = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
     else:
         with open_store(store, create=False) as st:
-            known = {c["name"] for c in st.campaigns()}
+            known = {c.name for c in st.campaigns()}
             frame = trial_frame(st, include_outliers=True)
             source = st.where
     missing = [c for c in campaigns if c not in known]

@@ -68,7 +68,7 @@ def fit_trial_cost(samples: list[tuple[float, float]], volume_s: float = 9.0) ->
 
 def stored_trial_cost(store: Store, cluster_name: str) -> TrialCost | None:
     """Calibrate the estimate on earlier measured trials of the same cluster, if the store has enough."""
-    names = {c["name"] for c in store.campaigns() if c["cluster_name"] == cluster_name}
+    names = {c.name for c in store.campaigns() if c.cluster_name == cluster_name}
     per_trial: dict[int, list[Any]] = {}
     for r in store.trial_table():
         if r["campaign"] in names and r["trial_status"] == "ok" and r["seconds"] and r["metric"]:

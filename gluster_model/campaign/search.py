@@ -251,7 +251,7 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     combos, why = combination(options, screened, defaults_point)
     reporter.note("search: clear gains in the screening: " + ("; ".join(why) if why else "none"))
     more = store.campaign(f"{name}.more")
-    spent = len(screening) + (len(store.runs(int(more["id"]))) if more else 0)
+    spent = len(screening) + (len(store.runs(int(more.id))) if more else 0)
     combos = combos[:max(budget - spent - 2, 0)]
     combo_runs = [_realize(plan, p, executor) for p in combos]
     if combo_runs:
@@ -345,10 +345,10 @@ def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = N
     last = looks or max(plan.design.confirm, 2)
     names = (name, f"{name}.more", *(confirm_look(name, k) for k in range(1, last + 1)))
     parts = [c for c in map(store.campaign, names) if c]
-    runs = {str(c["name"]): store.runs(int(c["id"])) for c in parts}
+    runs = {str(c.name): store.runs(int(c.id)) for c in parts}
     features = {str(r["config_hash"]): dict(r["features"]) for rs in runs.values() for r in rs}
-    decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c["id"]))]
-    per_campaign = {str(c["name"]): _trials(store, str(c["name"]), metric) for c in parts}  # each read once
+    decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c.id))]
+    per_campaign = {str(c.name): _trials(store, str(c.name), metric) for c in parts}  # each read once
     confirm = [str(r["config_hash"]) for r in runs.get(names[2], [])]
     return judge_search(metric, options, per_campaign, features, names[2:], confirm,
                         sum(map(len, runs.values())), decisions)

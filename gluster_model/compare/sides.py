@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GlmodelError
 from ..hardware.settings import MEASURED_INPUTS
 from ..plan.factors import show_features
-from ..store.identity import Purpose
+from ..store.identity import Purpose, StoredCampaign
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,34 +62,34 @@ class Side:
                 "schema": self.schema, "trials": int(len(self.frame)), "hardware": self.hardware}
 
 
-def _choosable(store: Store) -> list[dict[str, Any]]:
+def _choosable(store: Store) -> list[StoredCampaign]:
     """The store's campaigns a comparison can take, oldest first (verification campaigns check a model, they
     measure no state of the cluster of their own)."""
-    return [c for c in store.campaigns() if c["purpose"] != Purpose.VERIFICATION.value]
+    return [c for c in store.campaigns() if c.purpose is not Purpose.VERIFICATION]
 
 
-def _latest(store: Store, option: str) -> dict[str, Any]:
+def _latest(store: Store, option: str) -> StoredCampaign:
     camps = _choosable(store)
     if not camps:
         raise MismatchError(f"{option}: {store.where} holds no campaign to compare")
     return camps[-1]
 
 
-def _named(store: Store, name: str, option: str) -> dict[str, Any]:
+def _named(store: Store, name: str, option: str) -> StoredCampaign:
     found = store.campaign(name)
     if found is None:
-        have = ", ".join(c["name"] for c in _choosable(store)[-8:]) or "none"
+        have = ", ".join(c.name for c in _choosable(store)[-8:]) or "none"
         raise MismatchError(f"{option} {name}: no such campaign in {store.where} (latest ones: {have})")
     return found
 
 
-def read_side(store: Store, campaigns: list[dict[str, Any]]) -> Side:
+def read_side(store: Store, campaigns: list[StoredCampaign]) -> Side:
     """The trials of ``campaigns`` (one store) as one side."""
     import pandas as pd
 
     from ..dataset import trial_frame
 
-    parts = [trial_frame(store, str(c["name"])) for c in campaigns]
+    parts = [trial_frame(store, str(c.name)) for c in campaigns]
     frame = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(not p.empty for p in parts) \
         else pd.DataFrame()
     hardware: dict[str, float] = {}
@@ -97,27 +97,27 @@ def read_side(store: Store, campaigns: list[dict[str, Any]]) -> Side:
         if col in frame and frame[col].notna().any():
             hardware[col] = float(statistics.median(frame[col].dropna().astype(float)))
     first = campaigns[0]
-    return Side(store.where, [str(c["name"]) for c in campaigns], str(first["plan_name"]), str(first["cluster_name"]),
+    return Side(store.where, [str(c.name) for c in campaigns], str(first.plan_name), str(first.cluster_name),
                 frame, store.version, hardware)
 
 
-def this_side(store: Store, campaign: str | None, option: str = "--campaign") -> dict[str, Any]:
+def this_side(store: Store, campaign: str | None, option: str = "--campaign") -> StoredCampaign:
     """The campaign named, else the store's latest."""
     return _named(store, campaign, option) if campaign else _latest(store, "--store")
 
 
-def history(store: Store, current: dict[str, Any], n: int) -> list[dict[str, Any]]:
+def history(store: Store, current: StoredCampaign, n: int) -> list[StoredCampaign]:
     """The ``n`` campaigns of the same plan, cluster and hardware setting recorded before ``current`` (newest
     last); a plan's other settings, its drift repeats and the other side of a comparison are not its history."""
-    before = [c for c in _choosable(store) if c["id"] < current["id"] and c["plan_name"] == current["plan_name"]
-              and c["cluster_name"] == current["cluster_name"] and (c.get("setting") or {}) ==
-              (current.get("setting") or {}) and not c.get("again_of") and c.get("side") == current.get("side")]
+    before = [c for c in _choosable(store) if c.id < current.id and c.plan_name == current.plan_name
+              and c.cluster_name == current.cluster_name and c.setting == current.setting
+              and not c.again_of and c.side == current.side]
     if not before:
-        raise MismatchError(f"--against last: {store.where} holds no campaign of plan {current['plan_name']} on "
-                            f"{current['cluster_name']} at the same setting before {current['name']}")
+        raise MismatchError(f"--against last: {store.where} holds no campaign of plan {current.plan_name} on "
+                            f"{current.cluster_name} at the same setting before {current.name}")
     if len(before) < n:
         raise MismatchError(f"--against last:{n}: {store.where} holds {len(before)} earlier campaign(s) of plan "
-                            f"{current['plan_name']} on {current['cluster_name']}, not {n}")
+                            f"{current.plan_name} on {current.cluster_name}, not {n}")
     return before[-n:]
 
 
@@ -127,19 +127,19 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
     on side A, and the factors that tell the sides apart. The looks are found by the store's ``comparison``,
     ``side`` and ``look`` columns, never by their names."""
     camps = _choosable(store)
-    if campaign and store.campaign(campaign) is None and any(c.get("comparison") == campaign for c in camps):
+    if campaign and store.campaign(campaign) is None and any(c.comparison == campaign for c in camps):
         base = campaign  # the comparison's name: no campaign of its own, its looks are x.A1 ...
     else:
         chosen = this_side(store, campaign)
-        base = str(chosen.get("comparison") or chosen["name"])
-    looks = {side: sorted((c for c in camps if c.get("comparison") == base and c.get("side") == side),
-                          key=lambda c: int(c["look"])) for side in "AB"}
+        base = chosen.comparison or chosen.name
+    looks = {side: sorted((c for c in camps if c.comparison == base and c.side == side),
+                          key=lambda c: c.look.look if c.look else 0) for side in "AB"}
     if not looks["A"] or not looks["B"]:
-        have = ", ".join(str(c["name"]) for c in looks["A"] + looks["B"]) or "none"
+        have = ", ".join(str(c.name) for c in looks["A"] + looks["B"]) or "none"
         raise MismatchError(f"--against sides: {store.where} holds no interleaved comparison {base} with both "
                             f"sides measured (its looks: {have}); collect a plan whose design names `sides`")
     a, b = read_side(store, looks["A"]), read_side(store, looks["B"])
-    runs = {side: [r for c in looks[side] for r in store.runs(int(c["id"]))] for side in "AB"}  # each read once
+    runs = {side: [r for c in looks[side] for r in store.runs(int(c.id))] for side in "AB"}  # each read once
     features = {side: [dict(r["features"]) for r in runs[side]] for side in "AB"}
     keys = {k for f in features["A"] + features["B"] for k in f}
     apart = sorted(k for k in keys if not {str(f.get(k)) for f in features["A"]} &

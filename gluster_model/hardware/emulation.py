@@ -338,7 +338,8 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
         had = parse_state(seen)
         u, d, bits = link_plan(nic, rate, label, had)
         kept = f" (its own {show_rate(had[1])} kept as a ceiling)" if had[1] is not None else ""
-        undo, do, words = undo + u, do + d, [f"NIC {nic.name} {show_rate(bits)}{kept}"]
+        undo, do = undo + u, do + d
+        words.append(f"NIC {nic.name} {show_rate(bits)}{kept}")  # beside a stepped knob's words, not over them
     if delay is not None and nic is not None:
         if any(ln.startswith("input: ") and "NFQUEUE" in ln for ln in seen.splitlines()):  # a lab's delay, or the host's own queue: two delayers would fight for packets
             raise EmulationError(f"{address}: packets arriving on it already go to an NFQUEUE (iptables -S INPUT); "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -82,6 +83,61 @@ class CampaignInfo:
         return cls(Purpose.parse(str(row.get("purpose") or Purpose.TRAINING.value)),
                    tuple((str(k), str(v)) for k, v in dict(setting).items()),
                    str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""), look)
+
+
+@dataclass(frozen=True)
+class StoredCampaign:
+    """A campaign as the store keeps it: its id and name, the plan and cluster it was measured with (as
+    recorded), the key of the hardware its baselines describe, and what it is for (``info``)."""
+
+    id: int
+    name: str
+    plan_name: str
+    plan_hash: str
+    plan: Mapping[str, Any]
+    cluster_name: str
+    cluster: Mapping[str, Any]
+    glmodel_version: str
+    created_at: datetime | None
+    updated_at: datetime | None
+    hardware_key: str | None
+    info: CampaignInfo
+
+    @property
+    def purpose(self) -> Purpose:
+        return self.info.purpose
+
+    @property
+    def setting(self) -> dict[str, str]:
+        return self.info.setting_dict()
+
+    @property
+    def again_of(self) -> str | None:
+        return self.info.again_of
+
+    @property
+    def look(self) -> Look | None:
+        return self.info.look
+
+    @property
+    def comparison(self) -> str | None:
+        """The interleaved comparison this campaign is a look of (None: none)."""
+        return self.info.look.comparison if self.info.look else None
+
+    @property
+    def side(self) -> str | None:
+        return self.info.look.side if self.info.look else None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], info: CampaignInfo | None = None) -> StoredCampaign:
+        """From a ``campaigns`` row; ``info`` where the row's own columns do not hold it (an older schema)."""
+        plan, cluster = row.get("plan"), row.get("cluster")
+        return cls(int(row["id"]), str(row["name"]), str(row.get("plan_name") or ""), str(row.get("plan_hash") or ""),
+                   plan if isinstance(plan, dict) else {}, str(row.get("cluster_name") or ""),
+                   cluster if isinstance(cluster, dict) else {}, str(row.get("glmodel_version") or ""),
+                   row.get("created_at"), row.get("updated_at"),
+                   str(row["hardware_key"]) if row.get("hardware_key") else None,
+                   info if info is not None else CampaignInfo.from_row(row))
 
 
 SETTING_PREFIX = "setting_"  # an exported table's column per hardware knob a campaign set: setting_link, ...

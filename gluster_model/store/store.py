@@ -23,7 +23,7 @@ from sqlalchemy.exc import (ArgumentError, DatabaseError, IntegrityError, NoSuch
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
-from .identity import CampaignInfo, legacy_info, legacy_look
+from .identity import CampaignInfo, StoredCampaign, legacy_info, legacy_look
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -109,6 +109,9 @@ class Store:
             r.update(info.look_columns())
         return rows
 
+    def _records(self, rows: list[dict[str, Any]]) -> list[StoredCampaign]:
+        return [StoredCampaign.from_row(r) for r in self._with_info(rows)]
+
     # -- plumbing -------------------------------------------------------------------------------------------
     @contextmanager
     def tx(self) -> Iterator[Connection]:
@@ -165,15 +168,16 @@ class Store:
         self.close()
 
     # -- campaigns and hosts --------------------------------------------------------------------------------
-    def campaign(self, name: str) -> dict[str, Any] | None:
+    def campaign(self, name: str) -> StoredCampaign | None:
         with self.tx() as c:
             row = c.execute(select(*self._campaign_columns()).where(t.campaigns.c.name == name)).mappings().first()
-        return self._with_info([dict(row)])[0] if row else None
+        return self._records([dict(row)])[0] if row else None
 
-    def campaigns(self) -> list[dict[str, Any]]:
+    def campaigns(self) -> list[StoredCampaign]:
+        """Every campaign, oldest first."""
         with self.tx() as c:
             rows = [dict(r) for r in c.execute(select(*self._campaign_columns()).order_by(t.campaigns.c.id)).mappings()]
-        return self._with_info(rows)
+        return self._records(rows)
 
     def ensure_campaign(self, name: str, plan_name: str, plan_hash: str, plan: dict[str, Any], cluster_name: str,
                         cluster: dict[str, Any], version: str, info: CampaignInfo | None = None) -> int:
@@ -201,7 +205,7 @@ class Store:
 
     def campaign_infos(self) -> dict[str, CampaignInfo]:
         """Every campaign's purpose, setting, drift partner and cluster, by name."""
-        return {str(r["name"]): CampaignInfo.from_row(r) for r in self.campaigns()}
+        return {c.name: c.info for c in self.campaigns()}
 
     def set_hardware_key(self, campaign_id: int, key: str) -> None:
         with self.tx() as c:

@@ -15,9 +15,9 @@ def campaign_id(store: Store, name: str) -> int:
     """The id of campaign ``name``; NotFound names the campaigns the store has."""
     c = store.campaign(name)
     if c is None:
-        names = ", ".join(x["name"] for x in store.campaigns()) or "none"
+        names = ", ".join(x.name for x in store.campaigns()) or "none"
         raise NotFound(f"no campaign {name!r} in {store.where} (campaigns: {names})")
-    return int(c["id"])
+    return int(c.id)
 
 
 @dataclass

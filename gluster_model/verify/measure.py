@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..store.identity import Purpose
+from ..store.identity import Purpose, StoredCampaign
 from ..errors import GlmodelError
 from ..plan.file import PlanFile
 from ..predict.scenarios import Question
@@ -68,29 +68,29 @@ def measured_frame(store: Store, campaigns: Sequence[str]) -> pd.DataFrame:
 def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
     """The verification of ``q`` that `glmodel verify` already measured into ``store``, rebuilt from its
     campaigns (each records its plan and cluster), or None when no verification campaign measured this question."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[StoredCampaign]] = {}
     for c in store.campaigns():
-        if c["purpose"] == Purpose.VERIFICATION.value:
-            groups.setdefault(str(c["plan_name"]), []).append(c)
+        if c.purpose is Purpose.VERIFICATION:
+            groups.setdefault(str(c.plan_name), []).append(c)
     for plan_name, camps in groups.items():
         try:
-            plan = PlanFile.model_validate(camps[0]["plan"])
+            plan = PlanFile.model_validate(camps[0].plan)
             # a campaign recorded before clusters said whether they were labs: a lab's if any had a setting; a
             # cluster that is no lab and had a setting built it by emulation
-            set_any = any(c["setting"] for c in camps)
-            on_lab = bool(camps[0]["cluster"].get("lab", set_any))
-            cluster = stored_cluster(camps[0]["cluster"], on_lab, emulated=set_any and not on_lab)
+            set_any = any(c.setting for c in camps)
+            on_lab = bool(camps[0].cluster.get("lab", set_any))
+            cluster = stored_cluster(camps[0].cluster, on_lab, emulated=set_any and not on_lab)
             metrics = _metrics(mf, plan, None)
             found = targets(mf, q, plan, cluster, metrics)
         except (GlmodelError, ValueError, KeyError, TypeError):
             continue  # verification of another question or model
-        names = [str(c["name"]) for c in camps]
+        names = [str(c.name) for c in camps]
         frame = measured_frame(store, names)
         hashes = set(frame["config_hash"]) if not frame.empty else set()
         if not any(t.run is not None and t.run.config_hash in hashes for t in found):
             continue
         return compare(mf, q, found, frame, metrics, None, plan=trained_plan(plan_name),
-                       campaigns=names, clusters=[str(c["cluster_name"]) for c in camps])
+                       campaigns=names, clusters=[str(c.cluster_name) for c in camps])
     return None
 
 

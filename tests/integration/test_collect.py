@@ -59,7 +59,7 @@ def _counts(store: str, campaign: str) -> dict[str, int]:
     with open_store(store, create=False) as st:
         c = st.campaign(campaign)
         assert c is not None
-        out = st.counts(int(c["id"]), flagged=False)
+        out = st.counts(int(c.id), flagged=False)
         out.pop("trials_flagged")
         return out
 
@@ -86,8 +86,8 @@ def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: 
     assert left == []
     with open_store(store, create=False) as st:
         c = st.campaign("ci@lab")
-        assert c is not None and "ssh" not in str(c["cluster"])  # no SSH settings in the store
-        runs = st.runs(int(c["id"]))
+        assert c is not None and "ssh" not in str(c.cluster)  # no SSH settings in the store
+        runs = st.runs(int(c.id))
         assert {(r["layout"], r["record_size"]) for r in runs} == {
             (lay, rs) for lay in ("distribute", "replicate") for rs in (16 << 10, 64 << 10)}
         assert all(r["attempts"] == 1 and r["regime"] == "cached" for r in runs)
@@ -329,7 +329,7 @@ def test_postgresql_going_away_mid_campaign_loses_nothing(lab: LabState, small_p
             assert second.returncode == 1 and len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
             assert "another glmodel is writing to this store" in lines[0] and f"pid {proc.pid} on" in lines[0]
             with open_store(server.url, create=False) as st:
-                assert [c["name"] for c in st.campaigns()] == ["cismall@lab"]
+                assert [c.name for c in st.campaigns()] == ["cismall@lab"]
             _wait_mid_run(proc, server.url, done_before=1)  # the first run is done and the second runs
             with open_store(server.url, create=False) as st:
                 committed = {(t["run_id"], t["idx"]) for r in st.runs() for t in st.trials(int(r["id"]))

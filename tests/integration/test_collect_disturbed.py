@@ -42,7 +42,7 @@ def _trials(store: str, starting: bool = False) -> list[dict[str, object]]:
         camp = st.campaign("disturbed@lab")
         if camp is None:
             return []
-        runs = st.runs(int(camp["id"]))
+        runs = st.runs(int(camp.id))
         return st.trials(int(runs[0]["id"])) if runs else []
 
 
@@ -141,14 +141,14 @@ def _run_id(store: str) -> int:
     with open_store(store, create=False) as st:
         camp = st.campaign("disturbed@lab")
         assert camp is not None
-        return int(st.runs(int(camp["id"]))[0]["id"])
+        return int(st.runs(int(camp.id))[0]["id"])
 
 
 def _network_rows(store: str) -> list[dict[str, object]]:
     try:
         with open_store(store, create=False) as st:
             camp = st.campaign("disturbed@lab")
-            return [] if camp is None else [b for b in st.baselines(str(camp["hardware_key"]))
+            return [] if camp is None else [b for b in st.baselines(str(camp.hardware_key))
                                             if b["kind"] == "network"]
     except StoreError:  # collect is still creating the store
         return []

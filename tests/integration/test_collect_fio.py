@@ -45,7 +45,7 @@ def _done_run(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[s
     with open_store(store, create=False) as st:
         camp = st.campaign(f"{plan['name']}@lab")
         assert camp is not None
-        (run,) = st.runs(int(camp["id"]))
+        (run,) = st.runs(int(camp.id))
         assert run["status"] == "done"
         return store, run, kept_trials(st.trials(int(run["id"])))
 
@@ -134,7 +134,7 @@ def test_a_fio_server_that_cannot_listen_is_named_in_one_line(lab: LabState, tmp
     with open_store(store, create=False) as st:
         camp = st.campaign("fiobusy@lab")
         assert camp is not None
-        (run,) = st.runs(int(camp["id"]))
+        (run,) = st.runs(int(camp.id))
         (trial,) = st.trials(int(run["id"]))
     assert run["status"] == "failed" and trial["status"] == "failed"
     error = run["error"] or ""

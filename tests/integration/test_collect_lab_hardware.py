@@ -46,9 +46,9 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab_put_back: LabSta
     out = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--store", store, timeout=900, check=True)
     assert "0 failed" in out.stdout and "restoring" in out.stdout
     with open_store(store, create=False) as st:
-        camps = {c["name"]: c for c in st.campaigns()}
+        camps = {c.name: c for c in st.campaigns()}
         assert set(camps) == SETTINGS
-        assert len({c["hardware_key"] for c in camps.values()}) == 4  # each measured on its own
+        assert len({c.hardware_key for c in camps.values()}) == 4  # each measured on its own
         frame = trial_frame(st)
     per = frame.groupby("campaign", observed=True)[["network_gbps", "disk_write_mbps", "disk_read_mbps"]].first()
     for name, row in per.iterrows():

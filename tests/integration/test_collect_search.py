@@ -40,23 +40,23 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     out = " ".join(done.stdout.split())
     plan = load_plan(path)
     with open_store(store, create=False) as st:
-        names = [c["name"] for c in st.campaigns()]
+        names = [c.name for c in st.campaigns()]
         search = st.campaign("searchci@lab")
         assert search is not None
         # every campaign of the search (screening and confirmations) is recorded as one, whatever its name
         assert {i.purpose.value for i in st.campaign_infos().values()} == {"search"}
-        log = st.design_log(int(search["id"]))
-        screening = st.runs(int(search["id"]))
+        log = st.design_log(int(search.id))
+        screening = st.runs(int(search.id))
         result = search_result(st, "searchci@lab", plan)
         confirm = st.campaign("searchci@lab.confirm")
         assert confirm is not None
-        confirm_runs = st.runs(int(confirm["id"]))
+        confirm_runs = st.runs(int(confirm.id))
         frame = pd.concat([trial_frame(st, c) for c in ("searchci@lab.confirm", "searchci@lab.confirm2")
                            if st.campaign(c) is not None], ignore_index=True)
         counts = {int(r["id"]): len(kept_trials(st.trials(int(r["id"])))) for r in confirm_runs}
         screened_trials = [len(kept_trials(st.trials(int(r["id"])))) for r in screening]
-        all_runs = sum(len(st.runs(int(c["id"]))) for c in st.campaigns())
-        every = pd.concat([trial_frame(st, str(c["name"])) for c in st.campaigns()], ignore_index=True)
+        all_runs = sum(len(st.runs(int(c.id))) for c in st.campaigns())
+        every = pd.concat([trial_frame(st, str(c.name)) for c in st.campaigns()], ignore_index=True)
     # round 0 is the defaults and one change per option level, each decided (logged) before it ran
     reasons = [e["reason"] for e in log if e["round"] == 0]
     assert reasons[0] == "defaults" and sorted(reasons[1:]) == ["screening: read_ahead=True",
@@ -77,7 +77,7 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
             with open_store(store, create=False) as st:
                 second = st.campaign("searchci@lab.confirm2")
                 assert second is not None
-                assert [r["config_hash"] for r in st.runs(int(second["id"]))] == order[::-1]
+                assert [r["config_hash"] for r in st.runs(int(second.id))] == order[::-1]
         # the ratio of the arms' mean run log, each run one look: computed here from the trials alone
         centre = {}
         for is_defaults in (True, False):
@@ -105,6 +105,6 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     again = glmodel(*args, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     with open_store(store, create=False) as st:
-        assert sum(len(st.runs(int(c["id"]))) for c in st.campaigns()) == all_runs
-        trials_after = sum(len(st.trials(int(r["id"]))) for c in st.campaigns() for r in st.runs(int(c["id"])))
+        assert sum(len(st.runs(int(c.id))) for c in st.campaigns()) == all_runs
+        trials_after = sum(len(st.trials(int(r["id"]))) for c in st.campaigns() for r in st.runs(int(c.id)))
     assert trials_after >= 3 * all_runs

@@ -41,7 +41,7 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
     with open_store(store, create=False) as st:
         camp = st.campaign("toobig@lab")
         assert camp is not None
-        (run,) = st.runs(int(camp["id"]))
+        (run,) = st.runs(int(camp.id))
         assert st.trials(int(run["id"])) == []
     error = run["error"] or ""
     # 3 files of 48 MB on each brick of the replica set, 10% headroom: 158 MB against 64 MB of tmpfs.

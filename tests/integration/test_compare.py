@@ -67,7 +67,7 @@ def test_compare_passes_an_unchanged_lab_and_fails_a_slower_disk(lab_put_back: L
     assert "2 row(s) slower beyond ±5%" in slower.stderr
     assert md.read_text().count("| **slower** |") == 2
     with open_store(store, create=False) as st:  # compare read the store and changed nothing in it
-        assert [c["name"] for c in st.campaigns()] == ["before", "again", "after"]
+        assert [c.name for c in st.campaigns()] == ["before", "again", "after"]
     # the report says what changed since the campaign before the latest, as compare --against last does
     glmodel("report", "--store", store, "--out", str(tmp_path / "rep"), check=True, timeout=300)
     md = (tmp_path / "rep" / "report.md").read_text()

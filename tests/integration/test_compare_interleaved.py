@@ -45,15 +45,15 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
     with open_store(store, create=False) as st:
         camps = st.campaigns()
         # the campaigns in the interleaved order, each one side of a comparison, each with its side's run
-        assert [c["name"] for c in camps] == order
+        assert [c.name for c in camps] == order
         assert {i.purpose.value for i in st.campaign_infos().values()} == {"comparison"}
         # each look recorded in the store's columns, in the order it ran (schema 6): the name is only a label
-        assert [(c["comparison"], c["side"], c["look"]) for c in camps] == \
+        assert [(c.comparison, c.side, c.look.look if c.look else None) for c in camps] == \
             [("abba@lab", side, look) for side, look in interleaved_order("abba@lab", 2)]
         logs: dict[str, list[list[float]]] = {"A": [], "B": []}
         for c in camps:
-            (run,) = st.runs(int(c["id"]))
-            side = str(c["side"])
+            (run,) = st.runs(int(c.id))
+            side = str(c.side)
             assert run["features"]["write_behind"] is (side == "A") and run["status"] == "done"
             trials = kept_trials(st.trials(int(run["id"])))
             assert len(trials) == 3
@@ -76,4 +76,4 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
     again = glmodel(*args, timeout=300)
     assert again.returncode == 0 and again.stdout.count("already done; nothing to run") == 4, again.stdout[-2000:]
     with open_store(store, create=False) as st:
-        assert sum(len(st.runs(int(c["id"]))) for c in st.campaigns()) == 4
+        assert sum(len(st.runs(int(c.id))) for c in st.campaigns()) == 4

@@ -164,7 +164,7 @@ def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path)
     assert _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {} and list(records.iterdir()) == []
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
-        baselines = kept_baselines(st.baselines(campaign["hardware_key"]))
+        baselines = kept_baselines(st.baselines(campaign.hardware_key))
     disks = {(b["host"], b["test"]): b["value"] for b in baselines if b["kind"] == "disk"
              and b["test"] in ("seq_read", "seq_write")}
     assert len(disks) == 6 and all(51e6 <= v <= 69e6 for v in disks.values()), disks
@@ -253,7 +253,7 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
     assert "0 failed" in done.stdout and _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {}
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
-        rows = [b for b in kept_baselines(st.baselines(campaign["hardware_key"])) if b["kind"] == "network"
+        rows = [b for b in kept_baselines(st.baselines(campaign.hardware_key)) if b["kind"] == "network"
                 and b["test"] == "write"]
     sent: dict[str, float] = {}
     for b in rows:  # every pair at once: a host's two pairs share its NIC
@@ -379,11 +379,11 @@ def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_b
             assert "CPU 0.5 core(s) (inside the limits its Gluster processes had: CPU 1 core(s))" in line, line
         assert _kernel_limits(lab) == before  # the lab's throttles as they were, read from the kernel
         with open_store(str(store), create=False) as st:
-            camps = {("half" if "=50%" in c["name"] else "today"): c for c in st.campaigns()}
-            assert set(camps) == {"today", "half"}, [c["name"] for c in st.campaigns()]
+            camps = {("half" if "=50%" in c.name else "today"): c for c in st.campaigns()}
+            assert set(camps) == {"today", "half"}, [c.name for c in st.campaigns()]
             figures = {}
             for key, c in camps.items():
-                rows = kept_baselines(st.baselines(c["hardware_key"]))
+                rows = kept_baselines(st.baselines(c.hardware_key))
                 sent: dict[str, float] = {}
                 for b in rows:
                     if b["kind"] == "network" and b["test"] == "write":
@@ -481,9 +481,9 @@ def test_emulation_on_cgroup_v2_limits_cpu_and_disks_and_is_undone(ext4_bricks: 
     assert not list(unified.glob("glmodel-emu-*")) and (unified / "cgroup.subtree_control").read_text() == handed
     assert list(records.iterdir()) == []
     with open_store(str(store), create=False) as st:
-        camps = {("v2" if "=10%" in c["name"] else "today"): c for c in st.campaigns()}
-        scores = {k: min(float(h["facts"]["cpu_score"]) for h in st.hosts(int(c["id"]))) for k, c in camps.items()}
-        disks = [(b["host"], b["value"]) for b in kept_baselines(st.baselines(camps["v2"]["hardware_key"]))
+        camps = {("v2" if "=10%" in c.name else "today"): c for c in st.campaigns()}
+        scores = {k: min(float(h["facts"]["cpu_score"]) for h in st.hosts(int(c.id))) for k, c in camps.items()}
+        disks = [(b["host"], b["value"]) for b in kept_baselines(st.baselines(camps["v2"].hardware_key))
                  if b["kind"] == "disk" and b["test"] in ("seq_read", "seq_write")]
     # a fifth of the cores: the CPU score well under half of today's (a busy machine lowers both)
     assert scores["v2"] < 0.5 * scores["today"], scores

@@ -128,10 +128,10 @@ def test_a_plan_varies_latency_and_the_store_keeps_the_measured_round_trips(lab_
     done = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(path), "--store", store, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     with open_store(store, create=False) as st:
-        names = {c["name"]: c for c in st.campaigns()}
+        names = {c.name: c for c in st.campaigns()}
         rtts = {}
         for name, c in names.items():
-            rows = [b for b in kept_baselines(st.baselines(c["hardware_key"])) if b["test"] == "rtt"]
+            rows = [b for b in kept_baselines(st.baselines(c.hardware_key)) if b["test"] == "rtt"]
             assert len(rows) == 6 and all(b["error"] is None and b["unit"] == "ms" for b in rows), rows
             rtts["1ms" if "latency=1ms" in name else "none"] = [b["value"] for b in rows]
         frame = trial_frame(st)

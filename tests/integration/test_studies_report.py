@@ -37,7 +37,7 @@ def _trials(store: str, campaign: str) -> list[dict]:
         camp = st.campaign(campaign)
         assert camp is not None
         out = []
-        for run in st.runs(int(camp["id"])):
+        for run in st.runs(int(camp.id)):
             for t in st.trials(int(run["id"])):
                 if t["warmup"] or t["outlier"] or t["status"] != "ok":
                     continue
@@ -76,7 +76,7 @@ def test_read_cost_runs_three_sigma_protocol_and_report_matches_store(study_stor
     with open_store(study_store, create=False) as st:
         camp = st.campaign("read_cost.quick@lab")
         assert camp is not None
-        for run in st.runs(int(camp["id"])):
+        for run in st.runs(int(camp.id)):
             trials = st.trials(int(run["id"]))
             assert sum(t["warmup"] for t in trials) >= 2  # the warm-ups ran first (again after a rejection)
             assert sum(1 for t in trials if not t["warmup"] and not t["outlier"]) == 11
@@ -123,11 +123,11 @@ def test_replication_overhead_percent_matches_hand_computation(study_store: str,
     with open_store(study_store, create=False) as st:
         camp = st.campaign("replication_overhead.quick@lab")
         assert camp is not None
-        degraded = [r for r in st.runs(int(camp["id"])) if r["features"].get("degraded")]
+        degraded = [r for r in st.runs(int(camp.id)) if r["features"].get("degraded")]
         trial = st.trials(int(degraded[0]["id"]))[0]
         assert "degraded: stopped brick" in (st.raw_output(int(trial["id"]), "dd") or "")
         # The brick came back each time: every run after a degraded one ran with all bricks up and finished.
-        assert all(r["status"] == "done" for r in st.runs(int(camp["id"])))
+        assert all(r["status"] == "done" for r in st.runs(int(camp.id)))
 
 
 def test_concurrent_reads_keep_every_readers_time(study_store: str, report: Path, lab: LabState) -> None:
@@ -146,7 +146,7 @@ def test_block_size_sweep_auto_sizes_and_finds_plateau(study_store: str, report:
     with open_store(study_store, create=False) as st:
         camp = st.campaign("block_size_sweep.quick@lab")
         assert camp is not None
-        for run in st.runs(int(camp["id"])):
+        for run in st.runs(int(camp.id)):
             trials = st.trials(int(run["id"]))
             measured = [t for t in trials if not t["warmup"]]
             # the doubling stopped once the data phase passed the target (or at the cap), never before

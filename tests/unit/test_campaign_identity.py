@@ -192,3 +192,24 @@ def test_a_comparison_is_found_by_its_columns_not_its_names(tmp_path: Path) -> N
                                CampaignInfo(Purpose.COMPARISON, cluster="lab", look=Look("regression@lab", "A", 1)))
     with pytest.raises(ValueError, match="side A or B"):
         Look("x", "C", 1)
+
+
+def test_a_campaign_comes_out_of_any_store_release_as_one_typed_record() -> None:
+    """Old and new stores give the same record type: its id and name, plan and cluster as recorded, and what it
+    is for as values (a Purpose, a setting dict, a Look), never a row to index by column names."""
+    from gluster_model.store.identity import Purpose, StoredCampaign
+
+    for path in (V4, V5):
+        with open_store(path, create=False) as st:
+            every = st.campaigns()
+            infos = st.campaign_infos()
+            assert every and all(isinstance(c, StoredCampaign) for c in every)
+            assert [c.id for c in every] == sorted(c.id for c in every)  # oldest first
+            for c in every:
+                assert st.campaign(c.name) == c and c.info == infos[c.name]
+                assert isinstance(c.purpose, Purpose) and isinstance(c.setting, dict) and c.plan_name
+                assert c.side == (c.look.side if c.look else None)
+            assert st.campaign("no such campaign") is None
+    with open_store(V5, create=False) as st:
+        looks = sorted((c.side, c.look.look) for c in st.campaigns() if c.look)
+    assert looks == [("A", 1), ("A", 2), ("B", 1), ("B", 2)]

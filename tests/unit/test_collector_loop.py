@@ -62,7 +62,7 @@ def collect(store: Store, ex: FakeExecutor, engine: FakeEngine, plan: PlanFile |
 def _runs(store: Store) -> list[dict[str, Any]]:
     campaign = store.campaign("loop@fake")
     assert campaign is not None
-    return sorted(store.runs(int(campaign["id"])), key=lambda r: int(r["id"]))
+    return sorted(store.runs(int(campaign.id)), key=lambda r: int(r["id"]))
 
 
 @pytest.fixture

@@ -311,3 +311,21 @@ def test_shares_are_taken_of_what_each_host_has() -> None:
     _, do, words = group_plan(spec, "h", ("v1", 8 << 30, 4), Share(0.25), Share(0.5))
     assert words == "RAM 2GB; CPU 2 core(s)"
     assert any(f"echo {2 << 30} >" in shlex.join(a) for a in do) and any("echo 200000 >" in shlex.join(a) for a in do)
+
+
+def test_a_link_and_a_stepped_knob_on_one_host_are_both_said() -> None:
+    """A setting of the link and the MTU together: the host's words name both (the link's once replaced the
+    MTU's), and the undo puts back the MTU the host had as well as taking the shaping away."""
+    from ..fakes import FakeExecutor
+
+    from gluster_model.hardware.emulation import _host_plan
+
+    spec = cluster_from_data({"name": "c", "emulation": {"allow": True},
+                              "servers": [{"host": "10.0.0.1", "brick_paths": ["/b"]}]}, "c.yaml", Path("."))
+    ex = FakeExecutor(cluster=spec)
+    ex.on(r"getent ahostsv4", "dev=eno1\nmtu=1500\nspeed=10000\n")
+    ex.on(r"tc qdisc show", "qdisc: qdisc noqueue 0: root refcnt 2\nstep mtu: 1500\n")
+    undo, do, words = _host_plan(ex, "10.0.0.1", 10**9, {}, None, None, None, {"mtu": 9000})
+    assert "mtu 9000 (was 1500)" in words and "NIC eno1 1gbit" in words, words
+    assert ["ip", "link", "set", "dev", "eno1", "mtu", "1500"] in undo and ["ip", "link", "set", "dev", "eno1", "mtu",
+                                                                          "9000"] in do

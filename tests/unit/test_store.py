@@ -221,7 +221,7 @@ def test_a_read_only_command_leaves_no_journal_files_beside_the_store(tmp_path: 
         st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
     with open_store(path, create=False) as st:
-        assert [c["name"] for c in st.campaigns()] == ["t@c"]
+        assert [c.name for c in st.campaigns()] == ["t@c"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import GlmodelError
 from ...model.features import label, readable
 from ..model import comparison_caption, comparison_rows, replication_lines
+from ...store.identity import Purpose, StoredCampaign
 from ...store.store import Store
 from ...text import printable
 from . import figures, tables
@@ -56,10 +57,10 @@ def _since_last_time(doc: Doc, store: Store, views: list[CampaignView]) -> None:
     from ..compare import headline
 
     shown = {v.name for v in views}
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    latest: dict[tuple[str, str], StoredCampaign] = {}
     for c in store.campaigns():
-        if c["name"] in shown and c["purpose"] != "verification" and not c.get("again_of"):
-            latest[(str(c["plan_name"]), str(c["cluster_name"]))] = c  # oldest first: the last one stays
+        if c.name in shown and c.purpose is not Purpose.VERIFICATION and not c.again_of:
+            latest[(str(c.plan_name), str(c.cluster_name))] = c  # oldest first: the last one stays
     done = False
     for current in latest.values():
         try:
@@ -77,7 +78,7 @@ def _since_last_time(doc: Doc, store: Store, views: list[CampaignView]) -> None:
                                  "before": round(r.mean_a, 1), "after": round(r.mean_b, 1),
                                  "change %": round((r.ratio.ratio - 1) * 100, 1),
                                  "interval %": f"{(r.ratio.low - 1) * 100:+.1f} to {(r.ratio.high - 1) * 100:+.1f}"}
-                                for r in result.rows]), f"{current['name']} against the campaign before it")
+                                for r in result.rows]), f"{current.name} against the campaign before it")
 
 
 def _read_cost_takeaway(t: pd.DataFrame) -> str:
@@ -167,7 +168,7 @@ def _study_section(doc: Doc, store: Store, view: CampaignView, out: Path, n: int
 def _model_frame(store: Store, provenance: dict[str, Any]) -> pd.DataFrame | None:
     """The rows a model was fitted on: its campaigns from the store, or the table file it names."""
     names = list(provenance.get("campaigns") or [])
-    known = {c["name"] for c in store.campaigns()}
+    known = {c.name for c in store.campaigns()}
     if names and all(n in known for n in names):
         import pandas as pd
 
