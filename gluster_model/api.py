@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import TypeIs
 
@@ -174,9 +174,11 @@ def volume_show(cluster: Path, volume_file: Path) -> VolumeInfo:
     return info
 
 
-def bench_iozone(cluster: Path, volume_file: Path, workload: dict[str, Any], *, drop: bool = True,
-                 progress: Progress = _quiet) -> tuple[IozoneRun, str, Workload]:
-    """One iozone trial on the volume (mounted where it is not); threads default to one per client."""
+def bench_iozone(cluster: Path, volume_file: Path, *, threads: int | None = None, file_size: str = "64MB",
+                 record_size: str = "64KB", tests: Sequence[str] = ("write", "read", "random"), sync: str = "none",
+                 drop: bool = True, progress: Progress = _quiet) -> tuple[IozoneRun, str, Workload]:
+    """One iozone trial on the volume (mounted where it is not); threads default to one per client. The values
+    are checked as a run's workload (``bench.workload.Workload``) before anything is mounted."""
     from pydantic import ValidationError
 
     from .bench.iozone import measure_volume
@@ -185,7 +187,8 @@ def bench_iozone(cluster: Path, volume_file: Path, workload: dict[str, Any], *, 
 
     with _volume(cluster, volume_file) as (spec, cfg, ex):
         try:
-            w = Workload(**{**workload, "threads": workload.get("threads") or len(spec.clients)})
+            w = Workload.model_validate({"threads": threads or len(spec.clients), "file_size": file_size,
+                                         "record_size": record_size, "tests": list(tests), "sync": sync})
         except ValidationError as exc:
             raise validation_message(exc, "command line", Workload) from None
         return measure_volume(ex, cfg.name, w, drop=drop, progress=progress), cfg.name, w
@@ -200,14 +203,17 @@ def bench_iperf(cluster: Path, *, seconds: int = 5, streams: int = 1, directions
         return run_iperf(ex, ispec, progress=progress)
 
 
-def bench_disk(cluster: Path, disk: dict[str, Any], progress: Progress = _quiet) -> list[BrickBaseline]:
+def bench_disk(cluster: Path, *, size: str = "256MB", runtime: int = 10,
+               tests: Sequence[str] = ("seq_write", "seq_read", "rand_read", "rand_write"),
+               parallel: bool | Literal["auto"] = "auto", progress: Progress = _quiet) -> list[BrickBaseline]:
+    """The fio baseline of every brick path (``bench.fio.DiskSpec``: the values are checked first)."""
     from pydantic import ValidationError
 
     from .bench.fio import DiskSpec, run_disk
     from .config.yamlio import validation_message
 
     try:
-        dspec = DiskSpec(**disk)
+        dspec = DiskSpec.model_validate({"size": size, "runtime": runtime, "tests": list(tests), "parallel": parallel})
     except ValidationError as exc:
         raise validation_message(exc, "command line", DiskSpec) from None
     with session(cluster) as (spec, ex):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 import click
 
@@ -214,9 +214,9 @@ def bench_iozone(cluster: Path, volume_file: Path, threads: int | None, file_siz
     from .present.console import spinner
 
     with spinner(not as_json) as progress:
-        run, name, workload = api.bench_iozone(cluster, volume_file, dict(
-            threads=threads, file_size=file_size, record_size=record_size, tests=list(tests), sync=sync),
-            drop=drop_caches, progress=progress)
+        run, name, workload = api.bench_iozone(cluster, volume_file, threads=threads, file_size=file_size,
+                                               record_size=record_size, tests=tests, sync=sync, drop=drop_caches,
+                                               progress=progress)
     _echo_json(run) if as_json else _console().print(iozone_table(run, name, workload))
 
 
@@ -276,8 +276,8 @@ def bench_disk(cluster: Path, size: str, runtime: int, tests: tuple[str, ...], p
     from .present.console import spinner
 
     with spinner(not as_json) as progress:
-        at_once = {"auto": "auto", "yes": True, "no": False}[parallel]
-        bricks = api.bench_disk(cluster, dict(size=size, runtime=runtime, tests=list(tests), parallel=at_once),
+        at_once: bool | Literal["auto"] = "auto" if parallel == "auto" else parallel == "yes"
+        bricks = api.bench_disk(cluster, size=size, runtime=runtime, tests=tests, parallel=at_once,
                                 progress=progress)
     _echo_json([b.to_json() for b in bricks]) if as_json else _console().print(disk_table(bricks))
     failed = [b for b in bricks if b.error]

@@ -21,6 +21,16 @@ LATER_SETTINGS: dict[str, Any] = {"engine": "iozone", "target": "gluster", "degr
                                   "files": FILES_DEFAULT, "shared_read": False}
 
 
+class FixedWorkload(Frozen):
+    """The workload settings every run of a plan shares (a plan's ``workload:``; varied ones are its factors,
+    and ``plan.factors.realize`` makes a run's ``Workload`` of both)."""
+
+    tests: list[Test] = ["write", "read", "random"]
+    include_flush: bool = True
+    include_close: bool = True
+    retests: bool = False
+
+
 class Workload(Frozen):
     """A run's workload. ``engine`` picks iozone (distributed, -+m), dd (whole files, one process per thread,
     any block size) or fio (``fio --server`` on each client: the same throughput tests with IOPS and latency, and

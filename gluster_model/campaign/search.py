@@ -171,7 +171,7 @@ def _trials(store: Store, campaign: str, metric: str) -> dict[str, list[float]]:
 
 
 def _realize(plan: PlanFile, point: dict[str, Level], executor: Executor, source: str = "plan") -> RunSpec:
-    run = realize(point, plan.workload.model_dump(), plan.volume_options)
+    run = realize(point, plan.workload, plan.volume_options)
     check_buildable(run, executor.cluster, source)
     return run
 

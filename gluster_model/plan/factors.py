@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..bench.engine_specs import ENGINE_NAMES
-from ..bench.workload import LATER_SETTINGS, Workload
+from ..bench.workload import LATER_SETTINGS, FixedWorkload, Workload
 from ..gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, options_of
 from ..gluster.volume import Shard, VolumeConfig
 from ..units import parse_size, parse_switch
@@ -140,8 +141,9 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
-def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_options: dict[str, str]) -> RunSpec:
-    """Turn a design point into a run; raises ValueError for a combination Gluster cannot build."""
+def realize(point: Mapping[str, Level], fixed_workload: FixedWorkload, volume_options: Mapping[str, str]) -> RunSpec:
+    """Turn a design point into a run (the plan's workload with the point's workload factors); raises ValueError
+    for a combination Gluster cannot build."""
     p = dict(point)
     layout = str(p.get("layout", "distribute"))
     feats: dict[str, Level] = {"layout": layout}
@@ -180,7 +182,7 @@ def realize(point: dict[str, Level], fixed_workload: dict[str, Any], volume_opti
     if clash:
         raise ValueError(f"volume_options sets {', '.join(clash)}, which a factor of the plan sets too")
     vol["options"] = {**volume_options, **set_by_factors}
-    wl = dict(fixed_workload)
+    wl: dict[str, Any] = fixed_workload.model_dump()
     for name in ("file_size", "record_size"):
         if name in p:
             wl[name] = f"{int(p[name])}"

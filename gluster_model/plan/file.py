@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from ..bench.fio import DiskSpec, DiskTest
 from ..bench.iperf import IperfSpec
 from ..bench.metrics import Metric, Test
+from ..bench.workload import FixedWorkload
 from ..config.cluster import ClusterSpec, Frozen
 from ..config.yamlio import load_model
 from ..hardware.emulation import check_factors, is_share
@@ -129,15 +130,6 @@ class Design(Frozen):
         if self.hardware is not None and self.hardware.type in ("lhs", "sobol") and self.hardware.n is None:
             raise ValueError(f"the hardware design {self.hardware.type} needs n (the number of hardware settings)")
         return self
-
-
-class FixedWorkload(Frozen):
-    """Workload settings every run shares (varied ones go under factors)."""
-
-    tests: list[Test] = ["write", "read", "random"]
-    include_flush: bool = True
-    include_close: bool = True
-    retests: bool = False
 
 
 class CampaignDisk(DiskSpec):
@@ -335,7 +327,7 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
             return None
         return run.config_hash
 
-    fixed = plan.workload.model_dump()
+    fixed = plan.workload
     notes: list[str] = []
     for name, have in (("servers", len(cluster.servers)), ("clients", len(cluster.clients))):
         # A recipe written for a larger cluster adapts: the levels this cluster cannot hold are left out, and

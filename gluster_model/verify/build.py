@@ -171,7 +171,7 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
             raise ConfigError(where, open_[0], f"plan {plan.name} varies {open_[0]}, and neither the model's inputs "
                               f"nor the scenario say which level to build")
         try:
-            run = realize(point, plan.workload.model_dump(), plan.volume_options)
+            run = realize(point, plan.workload, plan.volume_options)
             check_buildable(run, cluster, where)
         except ConfigError as exc:
             raise ConfigError(where, "", f"{cluster.name} cannot build it: {exc.problem}") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.bench.workload import Workload
+from gluster_model.bench.workload import FixedWorkload, Workload
 from gluster_model.bench.iozone import IOZONE_NEXT_TEST_S
 from gluster_model.campaign.estimate import TrialCost, estimate_seconds, fit_trial_cost
 from gluster_model.campaign.sizing import io_seconds, regime, size_past_ram, sizing_step
@@ -65,8 +65,8 @@ def test_fit_trial_cost_needs_distinct_sizes_and_falls_back_when_unphysical() ->
 def test_estimate_uses_the_cost_model() -> None:
     from gluster_model.plan.factors import realize
 
-    run = realize({"layout": "distribute", "file_size": 100 << 20, "threads": 2},
-                  {"tests": ["write", "read"], "record_size": "128k"}, {})
+    run = realize({"layout": "distribute", "file_size": 100 << 20, "record_size": 128 << 10, "threads": 2},
+                  FixedWorkload(tests=["write", "read"]), {})
     ex = Expanded(runs=[run])
     p = Protocol(warmups=1, repetitions=3)
     cost = TrialCost(startup_s=5, bytes_per_s=100 * 2**20, volume_s=10)
@@ -113,7 +113,8 @@ def _run(lab: tuple[tuple[str, str], ...] = (), **point: object):  # type: ignor
 
     base: dict[str, object] = {"layout": "replicate", "replica": 2, "servers": 2, "clients": 2,
                                "file_size": 64 << 20, "threads": 4}
-    return replace(realize({**base, **point}, {"tests": ["write", "read"], "record_size": "1m"}, {}), lab=lab)
+    return replace(realize({**base, "record_size": 1 << 20, **point}, FixedWorkload(tests=["write", "read"]), {}),
+                   lab=lab)
 
 
 def test_a_throttled_link_or_disk_of_the_setting_caps_the_estimates_rate() -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gluster_model.bench.workload import FixedWorkload
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.dataset import BOOLEAN, CATEGORICAL, FAMILIES, GLUSTER_DEFAULTS, NUMERIC
 from gluster_model.gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, TRANSLATORS, TUNABLES, options_of
@@ -45,14 +46,14 @@ def test_the_study_translators_are_named_once() -> None:
     assert set(allowed) == set(TRANSLATORS) == set(TRANSLATOR_FACTORS.values())
     for factor, key in TRANSLATOR_FACTORS.items():
         t = TUNABLES[factor]
-        opts = realize({factor: not t.default}, {"tests": ["write"]}, {}).volume.volume_options()
+        opts = realize({factor: not t.default}, FixedWorkload(tests=["write"]), {}).volume.volume_options()
         assert opts[TRANSLATORS[key]] == t.value_text(not t.default) and TRANSLATORS[key] == t.option
 
 
 def test_a_point_sets_each_option_and_its_companions() -> None:
     run = realize({"layout": "replicate", "replica": 3, "read_hash_mode": "3", "parallel_readdir": True,
                    "client_event_threads": 4, "write_behind_window": 4 << 20, "metadata_cache": True},
-                  {"tests": ["read"]}, {})
+                  FixedWorkload(tests=["read"]), {})
     opts = run.volume.volume_options()
     assert opts["cluster.read-hash-mode"] == "3" and opts["client.event-threads"] == "4"
     assert opts["performance.parallel-readdir"] == "on" and opts["performance.readdir-ahead"] == "on"
@@ -60,12 +61,12 @@ def test_a_point_sets_each_option_and_its_companions() -> None:
     assert opts["features.cache-invalidation"] == "on" and opts["performance.md-cache-timeout"] == "600"
     assert run.features["read_hash_mode"] == "3" and run.features["metadata_cache"] is True
     # a different option is a different volume and run
-    other = realize({"layout": "replicate", "replica": 3, "read_hash_mode": "1"}, {"tests": ["read"]}, {})
+    other = realize({"layout": "replicate", "replica": 3, "read_hash_mode": "1"}, FixedWorkload(tests=["read"]), {})
     assert other.volume.name != run.volume.name and other.config_hash != run.config_hash
     with pytest.raises(ValueError, match="not with md_cache off"):
-        realize({"metadata_cache": True, "md_cache": False}, {}, {})
+        realize({"metadata_cache": True, "md_cache": False}, FixedWorkload(), {})
     with pytest.raises(ValueError, match="which a factor of the plan sets too"):
-        realize({"client_event_threads": 4}, {}, {"client.event-threads": "8"})
+        realize({"client_event_threads": 4}, FixedWorkload(), {"client.event-threads": "8"})
     # nl-cache and metadata-cache share cache-invalidation: both on agree, so both can be set
     assert options_of({"nl_cache": True, "metadata_cache": True})["features.cache-invalidation"] == "on"
 
