@@ -85,7 +85,7 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for c in store.campaigns():
         d = by_campaign.get(c.name, {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
-        hosts = store.hosts(int(c.id))
+        hosts = store.hosts(c.id)
         fstypes = [b.get("fstype") for h in hosts for b in (h["facts"].get("bricks") or {}).values()]
         roles = [set(str(h["roles"]).split("+")) for h in hosts]
         rams = [h["ram_bytes"] for h, r in zip(hosts, roles) if "client" in r and h["ram_bytes"]]

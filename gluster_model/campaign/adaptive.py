@@ -151,9 +151,9 @@ def run_adaptive(executor: Executor, plan: PlanFile, expanded: Expanded, store: 
     budget = min(int(d.budget or len(runs)), len(runs))
     metric = d.metric or _first_metric(plan)
     existing = store.campaign(name)
-    state = _replay(store.design_log(int(existing.id)), index) if existing is not None else _Progress([], [], None)
+    state = _replay(store.design_log(existing.id), index) if existing is not None else _Progress([], [], None)
     summaries: list[CampaignSummary] = []
-    cid: int | None = int(existing.id) if existing is not None else None
+    cid: int | None = existing.id if existing is not None else None
     if not state.chosen:
         start = min(budget, d.initial or x.shape[1] + 3)
         state.chosen = choose("iopt", Space.of_rows(x), start, np.random.default_rng([d.seed, 0]))

@@ -442,7 +442,8 @@ class Collector:
         t0 = time.monotonic()
         hosts = [h.address for h in self.cluster.hosts]
         before = snapshot(self.ex, hosts)
-        heal = heal_pending(self.ex, run.volume.name) if workload.target == "gluster" and run.volume.layout != "distribute" else None
+        replicated = workload.target == "gluster" and run.volume.layout != "distribute"
+        heal = heal_pending(self.ex, run.volume.name) if replicated else None
         if p.remount == "trial":
             points = remount(self.ex, run.volume.name)
         record = TrialRecord(idx=idx, warmup=warmup, status="ok", file_size=parse_size(workload.file_size),

@@ -51,7 +51,7 @@ def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
     if existing is None:
         return 0
     planned = {r.config_hash for r in expanded.runs}
-    return sum(1 for r in store.runs(int(existing.id)) if r["status"] == "done" and r["config_hash"] in planned)
+    return sum(1 for r in store.runs(existing.id) if r["status"] == "done" and r["config_hash"] in planned)
 
 
 def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:

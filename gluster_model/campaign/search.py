@@ -19,10 +19,11 @@ each candidate measured with the protocol's trials (at least 3):
    name; unless the gain is already beyond doubt (one-sided p below ``EARLY``, 0.001: Haybittle-Peto) or below
    ``FLAT``, the design's further looks (``confirm``, 2 by default: ``<name>.confirm2``, ``.confirm3``, ...),
    each with as many trials again, each in the order opposite to the one before (A B, B A, A B, ...: a drift
-   through the session falls on both arms alike), all of them measured and judged once, pooled with the first; the strict first boundary keeps the two analyses at about the level
-   of one (``benchmarks/search_coverage.py --looks``). The gain is read from these trials only: the screening's
-   best is, by being picked, luckier than it will be again (the winner's curse), so its own trials would
-   overstate the gain.
+   through the session falls on both arms alike), all of them measured and judged once, pooled with the first;
+   the strict first boundary keeps the two analyses at about the level of one
+   (``benchmarks/search_coverage.py --looks``). The gain is read from these trials only: the screening's best
+   is, by being picked, luckier than it will be again (the winner's curse), so its own trials would overstate
+   the gain.
 
 The run, not the trial, is the unit of a verdict: trials of one run share its volume and placement draw, and the
 defaults, measured in every round, show how far a run moves from the last (``stats.drift``: the session's drift,
@@ -251,7 +252,7 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     combos, why = combination(options, screened, defaults_point)
     reporter.note("search: clear gains in the screening: " + ("; ".join(why) if why else "none"))
     more = store.campaign(f"{name}.more")
-    spent = len(screening) + (len(store.runs(int(more.id))) if more else 0)
+    spent = len(screening) + (len(store.runs(more.id)) if more else 0)
     combos = combos[:max(budget - spent - 2, 0)]
     combo_runs = [_realize(plan, p, executor) for p in combos]
     if combo_runs:
@@ -345,10 +346,10 @@ def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = N
     last = looks or max(plan.design.confirm, 2)
     names = (name, f"{name}.more", *(confirm_look(name, k) for k in range(1, last + 1)))
     parts = [c for c in map(store.campaign, names) if c]
-    runs = {str(c.name): store.runs(int(c.id)) for c in parts}
+    runs = {c.name: store.runs(c.id) for c in parts}
     features = {str(r["config_hash"]): dict(r["features"]) for rs in runs.values() for r in rs}
-    decisions = [str(e["reason"]) for c in parts for e in store.design_log(int(c.id))]
-    per_campaign = {str(c.name): _trials(store, str(c.name), metric) for c in parts}  # each read once
+    decisions = [str(e["reason"]) for c in parts for e in store.design_log(c.id)]
+    per_campaign = {c.name: _trials(store, c.name, metric) for c in parts}  # each read once
     confirm = [str(r["config_hash"]) for r in runs.get(names[2], [])]
     return judge_search(metric, options, per_campaign, features, names[2:], confirm,
                         sum(map(len, runs.values())), decisions)

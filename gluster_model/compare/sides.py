@@ -89,7 +89,7 @@ def read_side(store: Store, campaigns: list[StoredCampaign]) -> Side:
 
     from ..dataset import trial_frame
 
-    parts = [trial_frame(store, str(c.name)) for c in campaigns]
+    parts = [trial_frame(store, c.name) for c in campaigns]
     frame = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(not p.empty for p in parts) \
         else pd.DataFrame()
     hardware: dict[str, float] = {}
@@ -97,7 +97,7 @@ def read_side(store: Store, campaigns: list[StoredCampaign]) -> Side:
         if col in frame and frame[col].notna().any():
             hardware[col] = float(statistics.median(frame[col].dropna().astype(float)))
     first = campaigns[0]
-    return Side(store.where, [str(c.name) for c in campaigns], str(first.plan_name), str(first.cluster_name),
+    return Side(store.where, [c.name for c in campaigns], first.plan_name, first.cluster_name,
                 frame, store.version, hardware)
 
 
@@ -135,11 +135,11 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
     looks = {side: sorted((c for c in camps if c.comparison == base and c.side == side),
                           key=lambda c: c.look.look if c.look else 0) for side in "AB"}
     if not looks["A"] or not looks["B"]:
-        have = ", ".join(str(c.name) for c in looks["A"] + looks["B"]) or "none"
+        have = ", ".join(c.name for c in looks["A"] + looks["B"]) or "none"
         raise MismatchError(f"--against sides: {store.where} holds no interleaved comparison {base} with both "
                             f"sides measured (its looks: {have}); collect a plan whose design names `sides`")
     a, b = read_side(store, looks["A"]), read_side(store, looks["B"])
-    runs = {side: [r for c in looks[side] for r in store.runs(int(c.id))] for side in "AB"}  # each read once
+    runs = {side: [r for c in looks[side] for r in store.runs(c.id)] for side in "AB"}  # each read once
     features = {side: [dict(r["features"]) for r in runs[side]] for side in "AB"}
     keys = {k for f in features["A"] + features["B"] for k in f}
     apart = sorted(k for k in keys if not {str(f.get(k)) for f in features["A"]} &

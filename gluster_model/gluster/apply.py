@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -58,8 +59,6 @@ TRANSIENT = re.compile(r"Staging failed|Locking failed|Another transaction is in
 
 def _gluster_settled(executor: Executor, host: Host, *args: str, wait_s: float = 60) -> str:
     """``_gluster`` for a cluster-wide change, tried again while glusterd's answer is TRANSIENT."""
-    import time
-
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -287,8 +286,6 @@ def heal_pending(executor: Executor, name: str) -> int | None:
 
 def wait_healed(executor: Executor, name: str, timeout: float = 60) -> int | None:
     """Wait (at most ``timeout`` seconds) until no entry awaits healing; the count left (0 or None when done)."""
-    import time
-
     deadline = time.monotonic() + timeout
     while True:
         left = heal_pending(executor, name)
@@ -326,8 +323,6 @@ def stop_one_brick(executor: Executor, name: str) -> BrickStatus:
 
 def _wait_bricks(executor: Executor, name: str, done: Callable[[list[BrickStatus]], bool],
                  what: str, timeout: float) -> None:
-    import time
-
     deadline = time.monotonic() + timeout
     while True:
         bricks = brick_status(executor, name)

@@ -129,15 +129,15 @@ class StoredCampaign:
         return self.info.look.side if self.info.look else None
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any], info: CampaignInfo | None = None) -> StoredCampaign:
-        """From a ``campaigns`` row; ``info`` where the row's own columns do not hold it (an older schema)."""
+    def from_row(cls, row: Mapping[str, Any]) -> StoredCampaign:
+        """From a ``campaigns`` row (an older schema's with its missing columns filled: ``Store._with_info``)."""
         plan, cluster = row.get("plan"), row.get("cluster")
         return cls(int(row["id"]), str(row["name"]), str(row.get("plan_name") or ""), str(row.get("plan_hash") or ""),
                    plan if isinstance(plan, dict) else {}, str(row.get("cluster_name") or ""),
                    cluster if isinstance(cluster, dict) else {}, str(row.get("glmodel_version") or ""),
                    row.get("created_at"), row.get("updated_at"),
                    str(row["hardware_key"]) if row.get("hardware_key") else None,
-                   info if info is not None else CampaignInfo.from_row(row))
+                   CampaignInfo.from_row(row))
 
 
 SETTING_PREFIX = "setting_"  # an exported table's column per hardware knob a campaign set: setting_link, ...

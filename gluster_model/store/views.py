@@ -17,7 +17,7 @@ def campaign_id(store: Store, name: str) -> int:
     if c is None:
         names = ", ".join(x.name for x in store.campaigns()) or "none"
         raise NotFound(f"no campaign {name!r} in {store.where} (campaigns: {names})")
-    return int(c.id)
+    return c.id
 
 
 @dataclass

@@ -71,7 +71,7 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
     groups: dict[str, list[StoredCampaign]] = {}
     for c in store.campaigns():
         if c.purpose is Purpose.VERIFICATION:
-            groups.setdefault(str(c.plan_name), []).append(c)
+            groups.setdefault(c.plan_name, []).append(c)
     for plan_name, camps in groups.items():
         try:
             plan = PlanFile.model_validate(camps[0].plan)
@@ -84,13 +84,13 @@ def from_store(store: Store, mf: ModelFile, q: Question) -> Verification | None:
             found = targets(mf, q, plan, cluster, metrics)
         except (GlmodelError, ValueError, KeyError, TypeError):
             continue  # verification of another question or model
-        names = [str(c.name) for c in camps]
+        names = [c.name for c in camps]
         frame = measured_frame(store, names)
         hashes = set(frame["config_hash"]) if not frame.empty else set()
         if not any(t.run is not None and t.run.config_hash in hashes for t in found):
             continue
         return compare(mf, q, found, frame, metrics, None, plan=trained_plan(plan_name),
-                       campaigns=names, clusters=[str(c.cluster_name) for c in camps])
+                       campaigns=names, clusters=[c.cluster_name for c in camps])
     return None
 
 

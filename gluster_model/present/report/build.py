@@ -60,7 +60,7 @@ def _since_last_time(doc: Doc, store: Store, views: list[CampaignView]) -> None:
     latest: dict[tuple[str, str], StoredCampaign] = {}
     for c in store.campaigns():
         if c.name in shown and c.purpose is not Purpose.VERIFICATION and not c.again_of:
-            latest[(str(c.plan_name), str(c.cluster_name))] = c  # oldest first: the last one stays
+            latest[(c.plan_name, c.cluster_name)] = c  # oldest first: the last one stays
     done = False
     for current in latest.values():
         try:

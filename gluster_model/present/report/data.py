@@ -34,10 +34,10 @@ def campaigns(store: Store, names: list[str] | None = None) -> list[CampaignView
         if names and c.name not in names:
             continue
         plan = c.plan or {}
-        counts = store.counts(int(c.id))
+        counts = store.counts(c.id)
         view = CampaignView(c.name, c.plan_name, plan.get("study"), c.cluster_name, c.glmodel_version,
                             c.created_at, {k[5:]: v for k, v in counts.items() if k.startswith("runs_")},
-                            counts["trials"], store.hosts(int(c.id)), plan.get("description", ""))
+                            counts["trials"], store.hosts(c.id), plan.get("description", ""))
         out.append(view)
     return out
 
