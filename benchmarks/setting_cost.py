@@ -31,6 +31,7 @@ from gluster_model.bench.fio import DiskSpec, run_disk
 from gluster_model.bench.iperf import IperfSpec, run_iperf
 from gluster_model.campaign.lab_setting import apply_lab_setting
 from gluster_model.config.cluster import load_cluster
+from gluster_model.hardware.facts import HostFacts
 from gluster_model.preflight import cpu_scores, run_check
 from gluster_model.remote.executor import SSHExecutor
 
@@ -67,7 +68,7 @@ def measure(cluster_file: Path) -> None:
             times: dict[str, float] = {}
             timed("apply the setting", times, lambda: apply_lab_setting(ex, setting, lambda m: None))
             checked = timed("host probes (all hosts at once)", times, lambda: run_check(ex))
-            facts = {r.host.address: r.facts for r in checked.reports}
+            facts = {r.host.address: HostFacts.read(r.facts) for r in checked.reports}
             scores = timed("CPU scores (once per machine and limit)", times, lambda: cpu_scores(ex, facts))
             matrix = timed("iperf3 (every pair of a direction at once)", times, lambda: run_iperf(ex, IPERF))
             ways = {"one host after another": timed("fio one host after another", times,

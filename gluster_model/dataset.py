@@ -86,16 +86,16 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
     for c in store.campaigns():
         d = by_campaign.get(c.name, {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
         hosts = store.hosts(c.id)
-        fstypes = [b.get("fstype") for h in hosts for b in (h["facts"].get("bricks") or {}).values()]
-        roles = [set(str(h["roles"]).split("+")) for h in hosts]
-        rams = [h["ram_bytes"] for h, r in zip(hosts, roles) if "client" in r and h["ram_bytes"]]
+        fstypes = [t for h in hosts for t in h.facts.brick_fstypes]
+        roles = [set(h.roles) for h in hosts]
+        rams = [h.facts.ram_bytes for h, r in zip(hosts, roles) if "client" in r and h.facts.ram_bytes]
         out[c.name] = {
             "servers_total": sum(1 for r in roles if "server" in r) or None,
             "clients_total": sum(1 for r in roles if "client" in r) or None,
             "client_ram_gb": min(rams) / 2**30 if rams else None,
             # The slowest host's measured score: a Gluster I/O path runs through client and server alike.
-            "cpu_score": min(scores) if (scores := [float(h["facts"]["cpu_score"]) for h in hosts
-                                                    if h["facts"].get("cpu_score")]) else None,
+            "cpu_score": min(scores) if (scores := [float(h.facts.cpu_score) for h in hosts
+                                                    if h.facts.cpu_score]) else None,
             "network_gbps": statistics.median(d["net"]) if d["net"] else None,
             # the typical client-server round trip (TCP handshakes, bench.rtt)
             "network_rtt_ms": statistics.median(d["rtt"]) if d["rtt"] else None,

@@ -16,6 +16,7 @@ from typing import Any
 
 from .config.cluster import Host
 from .hardware.emulation import describe_record, record_path, status_script
+from .hardware.facts import HostFacts
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
 from .hardware.limits import (LIMITS_SCRIPT, SCORE_BYTES, cpu_score_script, parse_cpu_score, parse_limits,
@@ -355,7 +356,7 @@ def run_check(executor: Executor, *, min_free_bytes: int = 1 << 30,
     return CheckResult(reports, offsets)
 
 
-def gather_facts(executor: Executor) -> dict[str, dict[str, object]]:
+def gather_facts(executor: Executor) -> dict[str, HostFacts]:
     """Host facts (CPU and its score, RAM and its limit, kernel, OS, NIC, tool versions, brick filesystems and
     throttles) of every host, by address.
 
@@ -366,13 +367,13 @@ def gather_facts(executor: Executor) -> dict[str, dict[str, object]]:
                    if c.name in ("ssh", "probe") and not c.ok]
     if unreachable:
         raise MultiHostError(unreachable)
-    facts = {r.host.address: {"name": r.host.name, "roles": sorted(r.host.roles), **r.facts} for r in result.reports}
-    for address, score in cpu_scores(executor, facts).items():
-        facts[address]["cpu_score"] = score
-    return facts
+    found = {r.host.address: HostFacts.read({"name": r.host.name, "roles": sorted(r.host.roles), **r.facts})
+             for r in result.reports}
+    scores = cpu_scores(executor, found)
+    return {a: f.model_copy(update={"cpu_score": scores[a]}) if a in scores else f for a, f in found.items()}
 
 
-def score_plan(facts: Mapping[str, Mapping[str, object]], hosts: Sequence[str]) -> list[list[list[str]]]:
+def score_plan(facts: Mapping[str, HostFacts], hosts: Sequence[str]) -> list[list[list[str]]]:
     """How to score ``hosts``' CPUs without one score measuring another's load: per machine (hosts with one boot
     id), groups of hosts under the same CPU limits (cores and quota), in order; the first host of a group is
     scored and the others take its score (one machine's cores under one limit are one CPU, scored once);
@@ -380,14 +381,14 @@ def score_plan(facts: Mapping[str, Mapping[str, object]], hosts: Sequence[str]) 
     are each a group of their own, all on one machine: one after another, as before boot ids were facts."""
     machines: dict[str, dict[tuple[object, ...], list[str]]] = {}
     for address in hosts:
-        f = facts.get(address, {})
-        boot = f.get("boot_id")
-        key: tuple[object, ...] = (f.get("cpus"), f.get("cpu_quota_cores")) if boot else (address,)
+        f = facts.get(address, HostFacts())
+        boot = f.boot_id
+        key: tuple[object, ...] = (f.cpus, f.cpu_quota_cores) if boot else (address,)
         machines.setdefault(str(boot or ""), {}).setdefault(key, []).append(address)
     return [list(groups.values()) for groups in machines.values()]
 
 
-def cpu_scores(executor: Executor, facts: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, float]:
+def cpu_scores(executor: Executor, facts: Mapping[str, HostFacts] | None = None) -> dict[str, float]:
     """Every host's CPU score (``cpu_score``), by address, as ``score_plan`` orders them (without ``facts``,
     every host alone, one after another)."""
     hosts = [h.address for h in executor.cluster.hosts]

@@ -44,6 +44,7 @@ from ..store.identity import Look, Purpose
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, snapshot, summary
+from ..hardware.facts import HostFacts
 from ..preflight import gather_facts
 
 
@@ -65,7 +66,7 @@ def _host_named(text: str, cluster: ClusterSpec) -> str | None:
 class Collector:
     def __init__(self, executor: Executor, plan: PlanFile, expanded: Expanded, store: Store,
                  *, campaign: str | None = None, fail_fast: bool = False, reporter: Reporter | None = None,
-                 facts_fn: Callable[[], dict[str, dict[str, Any]]] | None = None, setting: LabSetting = (),
+                 facts_fn: Callable[[], Mapping[str, HostFacts]] | None = None, setting: LabSetting = (),
                  plan_volumes: list[VolumeConfig] | None = None,
                  engines: Mapping[str, TrialEngine] = TRIAL_ENGINES, purpose: Purpose = Purpose.TRAINING,
                  again_of: str | None = None, look: Look | None = None) -> None:
@@ -249,8 +250,7 @@ class Collector:
         self.report.status("host facts")
         facts = self.facts_fn() if self.facts_fn else gather_facts(self.ex)
         self.store.put_hosts(cid, facts)
-        rams: list[int] = [ram for a, f in facts.items()
-                           if isinstance(ram := f.get("ram_bytes"), int) and self.cluster.host(a).is_client]
+        rams = [f.ram_bytes for a, f in facts.items() if f.ram_bytes is not None and self.cluster.host(a).is_client]
         self.client_ram = min(rams) if rams else None
         key = hardware_key(self.cluster, facts, self.setting)
         self.store.set_hardware_key(cid, key)

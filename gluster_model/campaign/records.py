@@ -3,10 +3,12 @@ the key that says which hardware its baselines describe."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import __version__
 from ..config.cluster import ClusterSpec
+from ..hardware.facts import HostFacts
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
 from ..store.identity import CampaignInfo, Look, Purpose, Setting
@@ -61,18 +63,19 @@ def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:
         for h in cluster.hosts]}
 
 
-def hardware_key(cluster: ClusterSpec, facts: dict[str, dict[str, Any]], setting: LabSetting = ()) -> str:
+def hardware_key(cluster: ClusterSpec, facts: Mapping[str, HostFacts], setting: LabSetting = ()) -> str:
     """Same key = same hosts with the same hardware facts (and lab setting), so earlier baselines still describe
-    them. The lab's link rate is in no host fact, so the setting is part of the key."""
-    keep = ("cpu_model", "cpus", "ram_bytes", "nic", "nic_speed_mbps", "nic_mtu", "bricks_fstype")
+    them. The lab's link rate is in no host fact, so the setting is part of the key. The key of given facts is
+    the one every release made of them (a store's baselines stay found): its parts and their order are fixed."""
     hosts = []
     for address, f in sorted(facts.items()):
-        bricks = f.get("bricks") or {}
-        f = {**f, "bricks_fstype": sorted((p, b.get("fstype")) for p, b in bricks.items())}
-        limits = {"cpu_quota_cores": f.get("cpu_quota_cores"),
-                  "throttle": sorted((p, sorted(b["throttle"].items())) for p, b in bricks.items() if b.get("throttle"))}
+        bricks = f.bricks or {}
+        fstypes = sorted((p, b.fstype) for p, b in bricks.items())
+        limits = {"cpu_quota_cores": f.cpu_quota_cores,
+                  "throttle": sorted((p, sorted(b.throttle.items())) for p, b in bricks.items() if b.throttle)}
         # Limits only where there are any, so a host without them keeps the key it had before they were facts.
-        hosts.append([address, *[f.get(k) for k in keep], *([limits] if any(limits.values()) else [])])
+        hosts.append([address, f.cpu_model, f.cpus, f.ram_bytes, f.nic, f.nic_speed_mbps, f.nic_mtu, fstypes,
+                      *([limits] if any(limits.values()) else [])])
     return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
 
 

@@ -16,6 +16,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from ..hardware.facts import HostFacts
+
 
 class Purpose(str, Enum):
     """Why a campaign was measured; a model is fitted on training, search and comparison campaigns, never on the
@@ -83,6 +85,16 @@ class CampaignInfo:
         return cls(Purpose.parse(str(row.get("purpose") or Purpose.TRAINING.value)),
                    tuple((str(k), str(v)) for k, v in dict(setting).items()),
                    str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""), look)
+
+
+@dataclass(frozen=True)
+class StoredHost:
+    """One host of a campaign as the store kept it: its address, name and roles in the cluster, and its facts."""
+
+    address: str
+    name: str
+    roles: list[str]
+    facts: HostFacts
 
 
 @dataclass(frozen=True)

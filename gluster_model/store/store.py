@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -23,7 +23,8 @@ from sqlalchemy.exc import (ArgumentError, DatabaseError, IntegrityError, NoSuch
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
-from .identity import CampaignInfo, StoredCampaign, legacy_info, legacy_look
+from ..hardware.facts import HostFacts
+from .identity import CampaignInfo, StoredCampaign, StoredHost, legacy_info, legacy_look
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -211,21 +212,24 @@ class Store:
         with self.tx() as c:
             c.execute(update(t.campaigns).where(t.campaigns.c.id == campaign_id).values(hardware_key=key))
 
-    def put_hosts(self, campaign_id: int, facts: dict[str, dict[str, Any]]) -> None:
+    def put_hosts(self, campaign_id: int, facts: Mapping[str, HostFacts]) -> None:
+        """The campaign's hosts as found at its start (address -> facts), replacing any kept before."""
         with self.tx() as c:
             c.execute(delete(t.hosts).where(t.hosts.c.campaign_id == campaign_id))
             for address, f in facts.items():
                 c.execute(t.hosts.insert().values(
-                    campaign_id=campaign_id, address=address, name=str(f.get("name", address)),
-                    roles="+".join(f.get("roles", [])), cpu_model=f.get("cpu_model"), cpus=f.get("cpus"),
-                    ram_bytes=f.get("ram_bytes"), kernel=f.get("kernel"), os=f.get("os"),
-                    gluster_version=f.get("gluster_version"), nic_speed_mbps=f.get("nic_speed_mbps"),
-                    facts=_jsonable(f)))
+                    campaign_id=campaign_id, address=address, name=f.name or address, roles="+".join(f.roles),
+                    cpu_model=f.cpu_model, cpus=f.cpus, ram_bytes=f.ram_bytes, kernel=f.kernel, os=f.os,
+                    gluster_version=f.gluster_version, nic_speed_mbps=f.nic_speed_mbps,
+                    facts=_jsonable(f.record())))
 
-    def hosts(self, campaign_id: int) -> list[dict[str, Any]]:
+    def hosts(self, campaign_id: int) -> list[StoredHost]:
+        """The campaign's hosts in the order they were kept, each with its facts as a typed record."""
         with self.tx() as c:
-            return [dict(r) for r in c.execute(select(t.hosts).where(t.hosts.c.campaign_id == campaign_id)
-                                                .order_by(t.hosts.c.id)).mappings()]
+            return [StoredHost(str(r["address"]), str(r["name"]), [x for x in str(r["roles"]).split("+") if x],
+                               HostFacts.read(r["facts"]))
+                    for r in c.execute(select(t.hosts).where(t.hosts.c.campaign_id == campaign_id)
+                                       .order_by(t.hosts.c.id)).mappings()]
 
     # -- adaptive designs -----------------------------------------------------------------------------------
     def add_design_log(self, campaign_id: int, round_: int, entries: Sequence[tuple[str | None, str, dict[str, Any]]]

@@ -482,7 +482,7 @@ def test_emulation_on_cgroup_v2_limits_cpu_and_disks_and_is_undone(ext4_bricks: 
     assert list(records.iterdir()) == []
     with open_store(str(store), create=False) as st:
         camps = {("v2" if "=10%" in c.name else "today"): c for c in st.campaigns()}
-        scores = {k: min(float(h["facts"]["cpu_score"]) for h in st.hosts(int(c.id))) for k, c in camps.items()}
+        scores = {k: min(float(h.facts.cpu_score or 0) for h in st.hosts(int(c.id))) for k, c in camps.items()}
         disks = [(b["host"], b["value"]) for b in kept_baselines(st.baselines(camps["v2"].hardware_key))
                  if b["kind"] == "disk" and b["test"] in ("seq_read", "seq_write")]
     # a fifth of the cores: the CPU score well under half of today's (a busy machine lowers both)

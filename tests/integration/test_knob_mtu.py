@@ -58,9 +58,9 @@ def test_the_mtu_knob_sets_lab_nodes_and_emulated_hosts_and_puts_back_what_they_
         with open_store(store, create=False) as st:
             (camp,) = st.campaigns()
             assert camp.setting == {"mtu": "1400"}
-            facts = {h["address"]: h["facts"] for h in st.hosts(int(camp.id))}
+            facts = {h.address: h.facts for h in st.hosts(int(camp.id))}
         # every host measured at the setting (its facts read after the change), every one put back after
-        assert sorted(facts) == sorted(had) and {f.get("nic_mtu") for f in facts.values()} == {1400}, facts
+        assert sorted(facts) == sorted(had) and {f.nic_mtu for f in facts.values()} == {1400}, facts
         assert {a: _mtu(n.netns) for a, n in ((n.address, n) for n in lab.nodes)} == had
     finally:
         glmodel("lab", "node", "--dir", str(lab.path), "--mtu", "default")

@@ -33,7 +33,7 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:
             facts = gather_facts(ex)
-            fstypes = {a: [b["fstype"] for b in f["bricks"].values()] for a, f in facts.items()}  # type: ignore[union-attr]
+            fstypes = {a: f.brick_fstypes for a, f in facts.items()}
             assert fstypes == {"10.213.1.1": ["xfs"], "10.213.1.2": ["ext4"], "10.213.1.3": ["tmpfs"]}
 
             bricks = {b.host: b for b in run_disk(ex, DiskSpec(size="32MB", runtime=2))}

@@ -39,8 +39,8 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
         assert 0.7 < limited["write"] / 60 < 1.15 and 0.7 < limited["read"] / 120 < 1.15, limited
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:  # the throttle is a host fact of the brick, as on any throttled server
-            brick = gather_facts(ex)["10.213.1.1"]["bricks"][lab.nodes[0].bricks]  # type: ignore[index]
-        assert brick["throttle"] == {"read_bps": 120_000_000, "write_bps": 60_000_000}
+            brick = (gather_facts(ex)["10.213.1.1"].bricks or {})[lab.nodes[0].bricks]
+        assert brick.throttle == {"read_bps": 120_000_000, "write_bps": 60_000_000}
 
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", check=True)
         assert lab_throttle_lines(lab).strip() == ""
@@ -71,9 +71,9 @@ def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
         assert 0.15 <= sorted(ratios)[2] <= 0.38, ratios
         with SSHExecutor(spec) as ex:
             facts = gather_facts(ex)
-        assert facts["10.213.1.2"]["cpu_quota_cores"] == 0.25 and facts["10.213.1.1"]["cpu_quota_cores"] is None
+        assert facts["10.213.1.2"].cpu_quota_cores == 0.25 and facts["10.213.1.1"].cpu_quota_cores is None
         # one machine, two limits: node 2 is scored on its own, not given node 1's (or node 3's) score
-        assert facts["10.213.1.2"]["cpu_score"] < facts["10.213.1.1"]["cpu_score"] == facts["10.213.1.3"]["cpu_score"]
+        assert facts["10.213.1.2"].cpu_score < facts["10.213.1.1"].cpu_score == facts["10.213.1.3"].cpu_score  # type: ignore[operator]
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "2", "--cpu", "unlimited", check=True)
     state = LabState.load(lab.path)

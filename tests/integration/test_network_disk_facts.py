@@ -82,18 +82,20 @@ def test_host_facts(lab: LabState) -> None:
     assert sorted(facts) == ADDRS
     local_kernel = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
     for address, f in facts.items():
-        assert f["kernel"] == local_kernel and f["gluster_version"] and str(f["gluster_version"])[0].isdigit()
-        assert isinstance(f["cpus"], int) and f["cpus"] >= 1 and isinstance(f["ram_bytes"], int) and f["ram_bytes"] > 1 << 28
+        assert f.kernel == local_kernel and f.gluster_version and f.gluster_version[0].isdigit()
+        assert isinstance(f.cpus, int) and f.cpus >= 1 and isinstance(f.ram_bytes, int) and f.ram_bytes > 1 << 28
         # The NIC that holds the node's address in its own namespace (not lo, and not the machine's eth0 whose
         # speed sysfs would show): jumbo frames, and no speed a veth could report.
-        assert f["cpu_model"] and f["nic"] == "eth0" and f["nic_mtu"] == 9000 and f["nic_speed_mbps"] is None
-        bricks = f["bricks"]
+        assert f.cpu_model and f.nic == "eth0" and f.nic_mtu == 9000 and f.nic_speed_mbps is None
+        bricks = f.bricks
         assert isinstance(bricks, dict) and len(bricks) == 1
-        assert all(b["fstype"] for b in bricks.values())
+        assert all(b.fstype for b in bricks.values())
+        # every tool a node's roles need printed its version, kept beside the hardware
+        assert f.version("iperf3") and f.version("fio") and f.version("iozone"), f.record()
     # The nodes are one machine (this one) under one CPU limit: their CPU is scored once, not three times in turn.
     boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    assert {f["boot_id"] for f in facts.values()} == {boot}
-    assert len({f["cpu_score"] for f in facts.values()}) == 1
+    assert {f.boot_id for f in facts.values()} == {boot}
+    assert len({f.cpu_score for f in facts.values()}) == 1
 
 
 def test_bench_cli_iperf_and_disk_json(cluster_file: Path) -> None:

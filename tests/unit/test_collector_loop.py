@@ -15,6 +15,7 @@ from gluster_model.campaign.progress import CampaignSummary
 from gluster_model.config.cluster import ClusterSpec, cluster_from_data
 from gluster_model.errors import GlmodelError
 from gluster_model.plan.file import PlanFile, expand
+from gluster_model.hardware.facts import HostFacts
 from gluster_model.store.store import Store, open_store
 from gluster_model.units import parse_size
 
@@ -39,8 +40,8 @@ def _plan(**protocol: Any) -> PlanFile:
     })
 
 
-def _facts() -> dict[str, dict[str, Any]]:
-    return {h: {"ram_bytes": 8 << 30, "cpus": 2} for h in HOSTS}
+def _facts() -> dict[str, HostFacts]:
+    return {h: HostFacts(ram_bytes=8 << 30, cpus=2) for h in HOSTS}
 
 
 def _lab(busy: dict[str, set[int]] | None = None) -> tuple[FakeExecutor, FakeGluster]:
@@ -55,7 +56,7 @@ def collect(store: Store, ex: FakeExecutor, engine: FakeEngine, plan: PlanFile |
     plan = plan or _plan()
     cluster = _cluster()
     ex.cluster = cluster
-    return Collector(ex, plan, expand(plan, cluster), store, facts_fn=_facts,  # type: ignore[arg-type]
+    return Collector(ex, plan, expand(plan, cluster), store, facts_fn=_facts,
                      engines={"iozone": engine}, **kw).run()
 
 

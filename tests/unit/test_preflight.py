@@ -11,6 +11,7 @@ import pytest
 
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ConfigError, ParseError
+from gluster_model.hardware.facts import HostFacts
 from gluster_model.preflight import clock_offsets, judge_host, parse_probe_output, probe_script
 
 PROBE = (Path(__file__).parent.parent / "data" / "probe" / "lab_node1.txt").read_text()
@@ -99,12 +100,12 @@ def test_cpus_are_scored_once_per_machine_and_limit_and_machines_at_once(tmp_pat
 
     from ..fakes import FakeExecutor
 
-    same = {"cpus": 2, "cpu_quota_cores": None}
-    lab = {"a": {**same, "boot_id": "m1"}, "b": {**same, "boot_id": "m1"}, "c": {**same, "boot_id": "m1"}}
+    same = HostFacts(cpus=2, cpu_quota_cores=None)
+    lab = {a: same.model_copy(update={"boot_id": "m1"}) for a in "abc"}
     assert score_plan(lab, ["a", "b", "c"]) == [[["a", "b", "c"]]]  # one machine, one limit: one score
-    lab["c"] = {**lab["c"], "cpu_quota_cores": 0.5}  # a node under its own quota is scored apart, after
+    lab["c"] = lab["c"].model_copy(update={"cpu_quota_cores": 0.5})  # a node under its own quota is scored apart, after
     assert score_plan(lab, ["a", "b", "c"]) == [[["a", "b"], ["c"]]]
-    own = {a: {**same, "boot_id": f"m-{a}"} for a in "abc"}  # machines of their own: each at once
+    own = {a: same.model_copy(update={"boot_id": f"m-{a}"}) for a in "abc"}  # machines of their own: each at once
     assert score_plan(own, ["a", "b", "c"]) == [[["a"]], [["b"]], [["c"]]]
     # no boot id known: each host alone, all one after another (they may share cores)
     assert score_plan({}, ["a", "b", "c"]) == [[["a"], ["b"], ["c"]]]
@@ -112,8 +113,8 @@ def test_cpus_are_scored_once_per_machine_and_limit_and_machines_at_once(tmp_pat
     c = cluster_from_data({"servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
                           "c.yaml", tmp_path)
     ex = FakeExecutor(cluster=c).on(r"sha256sum", "80000000\n80000000\n80000000\n")  # 32 MiB in 80 ms
-    facts = {f"10.0.0.{i}": {**same, "boot_id": "m1"} for i in (1, 2, 3)}
-    scores = cpu_scores(ex, facts)  # type: ignore[arg-type]
+    facts = {f"10.0.0.{i}": same.model_copy(update={"boot_id": "m1"}) for i in (1, 2, 3)}
+    scores = cpu_scores(ex, facts)
     assert len(ex.ran(r"sha256sum")) == 1 and set(scores) == set(facts)
     assert len(set(scores.values())) == 1 and list(scores.values())[0] == pytest.approx(32 * 2**20 / 0.08 / 1e6)
     ex2 = FakeExecutor(cluster=c).on(r"sha256sum", "80000000\n")

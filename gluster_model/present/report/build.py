@@ -104,10 +104,11 @@ def _campaign_section(doc: Doc, store: Store, views: list[CampaignView]) -> None
     hosts: dict[str, dict[str, Any]] = {}
     for v in views:
         for h in v.hosts:
-            hosts.setdefault(h["address"], {"host": h["address"], "name": h["name"], "roles": h["roles"],
-                                            "cpus": h["cpus"], "RAM (GiB)": (h["ram_bytes"] or 0) / 2**30,
-                                            "kernel": h["kernel"], "gluster": h["gluster_version"],
-                                            "NIC (Mbit/s)": h["nic_speed_mbps"]})
+            f = h.facts
+            hosts.setdefault(h.address, {"host": h.address, "name": h.name, "roles": "+".join(h.roles),
+                                         "cpus": f.cpus, "RAM (GiB)": (f.ram_bytes or 0) / 2**30,
+                                         "kernel": f.kernel, "gluster": f.gluster_version,
+                                         "NIC (Mbit/s)": f.nic_speed_mbps})
     doc.table(pd.DataFrame(list(hosts.values())), "hosts (facts gathered at the start of each campaign)")
     base = baselines(store, [v.name for v in views])
     if not base.empty:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...bench.workload import LATER_SETTINGS
 from ...plan.factors import show_features
+from ...store.identity import StoredHost
 from ...store.store import Store
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ class CampaignView:
     created: Any
     runs: dict[str, int] = field(default_factory=dict)   # status -> count
     trials: int = 0
-    hosts: list[dict[str, Any]] = field(default_factory=list)
+    hosts: list[StoredHost] = field(default_factory=list)
     description: str = ""
 
 

@@ -1,0 +1,98 @@
+"""A host's facts as one typed record: what a probe found reads back unchanged through the store, every release's
+record still reads, and the hardware key of given facts is the one the untyped code made (baselines stay found)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import insert
+
+from gluster_model.campaign.records import hardware_key
+from gluster_model.config.cluster import cluster_from_data
+from gluster_model.hardware.facts import HostFacts
+from gluster_model.preflight import judge_host, parse_probe_output
+from gluster_model.store import schema
+from gluster_model.store.store import open_store
+
+PROBE = (Path(__file__).parent.parent / "data" / "probe" / "lab_node1.txt").read_text()
+BRICK = "/tmp/lab1/nodes/1/bricks"
+
+
+def _cluster():  # type: ignore[no-untyped-def]
+    return cluster_from_data({"servers": [{"host": "10.0.0.1", "brick_paths": [BRICK]},
+                                          {"host": "10.0.0.2", "brick_paths": ["/b"]}]}, "t.yaml", Path("/"))
+
+
+def _probed() -> dict[str, Any]:
+    """What gather_facts makes of a captured probe of a lab node, before it is typed."""
+    c = _cluster()
+    rep = judge_host(c.hosts[0], parse_probe_output(PROBE), list(c.servers), 0)
+    return {"name": "node1", "roles": ["server"], **rep.facts, "cpu_score": 412.5}
+
+
+def _key_as_before(cluster_name: str, facts: dict[str, dict[str, Any]], setting: tuple[tuple[str, str], ...] = ()
+                   ) -> str:
+    """The hardware key as the release before typed facts computed it from dictionaries (written out again here,
+    sharing nothing with campaign.records)."""
+    hosts = []
+    for address, f in sorted(facts.items()):
+        bricks = f.get("bricks") or {}
+        row = [address, f.get("cpu_model"), f.get("cpus"), f.get("ram_bytes"), f.get("nic"), f.get("nic_speed_mbps"),
+               f.get("nic_mtu"), sorted((p, b.get("fstype")) for p, b in bricks.items())]
+        limits = {"cpu_quota_cores": f.get("cpu_quota_cores"),
+                  "throttle": sorted((p, sorted(b["throttle"].items())) for p, b in bricks.items()
+                                     if b.get("throttle"))}
+        hosts.append(row + ([limits] if any(limits.values()) else []))
+    doc = {"cluster": cluster_name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def test_a_probed_hosts_facts_read_back_as_they_were_found() -> None:
+    raw = _probed()
+    facts = HostFacts.read(raw)
+    assert json.loads(json.dumps(facts.record())) == json.loads(json.dumps(raw))
+    assert facts.gluster_version == "10.3" and facts.cpus and facts.ram_bytes and facts.ram_bytes > 1 << 30
+    assert facts.brick_fstypes and facts.brick_fstypes[0] in ("ext4", "xfs", "tmpfs", "overlay")
+    assert facts.version("iperf3") == raw["iperf3_version"] and facts.version("nonesuch") is None
+
+
+@pytest.mark.parametrize("extra", [
+    {},
+    {"cpu_quota_cores": 0.5},
+    {"cpu_quota_cores": 1, "ram_limit_bytes": 1 << 30},
+    {"bricks": {BRICK: {"free_bytes": 10, "fstype": "ext4", "throttle": {"write_bps": 60_000_000}}}},
+    {"nic": None, "nic_mtu": None, "cpu_model": None},
+])
+def test_the_hardware_key_of_typed_facts_is_the_key_the_dictionaries_gave(extra: dict[str, Any]) -> None:
+    raw = {"10.0.0.1": {**_probed(), **extra}, "10.0.0.2": {"name": "b", "roles": ["server"], "cpus": 4,
+                                                           "ram_bytes": 8 << 30, "nic": "eth0", "nic_mtu": 1500}}
+    typed = {a: HostFacts.read(f) for a, f in raw.items()}
+    c = _cluster()
+    assert hardware_key(c, typed) == _key_as_before(c.name, raw)
+    setting = (("link", "1gbit"),)
+    assert hardware_key(c, typed, setting) == _key_as_before(c.name, raw, setting) != hardware_key(c, typed)
+    # a changed fact that the key holds changes it
+    moved = {**typed, "10.0.0.2": typed["10.0.0.2"].model_copy(update={"nic_mtu": 9000})}
+    assert hardware_key(c, moved) != hardware_key(c, typed)
+
+
+def test_the_store_keeps_typed_facts_and_reads_an_older_releases_record(tmp_path: Path) -> None:
+    with open_store(tmp_path / "s.db") as st:
+        cid = st.ensure_campaign("c", "p", "0" * 64, {}, "t", {"name": "t"}, "0")
+        st.put_hosts(cid, {"10.0.0.1": HostFacts.read(_probed())})
+        (host,) = st.hosts(cid)
+        assert (host.address, host.name, host.roles) == ("10.0.0.1", "node1", ["server"])
+        assert host.facts == HostFacts.read(_probed())
+        # a record as an earlier release wrote it, with a fact this one does not know and one of a tool
+        old = {"name": "n2", "roles": ["client", "server"], "cpus": 2, "disk_scheduler": "mq-deadline",
+               "iozone_version": "Version $Revision: 3.506 $"}
+        with st.tx() as conn:
+            conn.execute(insert(schema.hosts).values(campaign_id=cid, address="10.0.0.2", name="n2",
+                                                     roles="client+server", facts=old))
+        _, second = st.hosts(cid)
+        assert second.roles == ["client", "server"] and second.facts.cpus == 2
+        assert second.facts.record() == old and second.facts.version("iozone") == old["iozone_version"]
