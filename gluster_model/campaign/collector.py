@@ -139,12 +139,11 @@ class Collector:
         """
         t0 = time.monotonic()
         missing = self._missing_baselines(key)
-        network = self._measure_baselines(cid, key, missing & {"network"})
+        network = self._measure_baselines(missing & {"network"})
         if network:
-            self.store.add_baselines(network)
+            self.store.add_baselines(key, cid, network)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baselines")
-        pending: Future[list[dict[str, Any]]] | None = pool.submit(self._measure_baselines, cid, key,
-                                                                    missing & {"disk"})
+        pending: Future[list[Measured]] | None = pool.submit(self._measure_baselines, missing & {"disk"})
 
         def stored() -> None:
             nonlocal pending
@@ -156,7 +155,7 @@ class Collector:
             finally:
                 pool.shutdown(wait=True)
             if rows:
-                self.store.add_baselines(rows)
+                self.store.add_baselines(key, cid, rows)
             summary.baseline_seconds = time.monotonic() - t0
 
         try:
@@ -258,12 +257,12 @@ class Collector:
 
     def _missing_baselines(self, key: str) -> set[str]:
         """The kinds of baseline the plan wants and the store lacks for this hardware."""
-        have = {row["kind"] for row in self.store.baselines(key) if row["error"] is None}
+        have = {b.kind for b in self.store.baselines(key) if b.error is None}
         b = self.plan.baselines
         return {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
 
-    def _measure_baselines(self, cid: int, key: str, kinds: set[str]) -> list[dict[str, Any]]:
-        """Measure the baselines of ``kinds``, as rows for the store (no store access: may run in a thread); a
+    def _measure_baselines(self, kinds: set[str]) -> list[Measured]:
+        """Measure the baselines of ``kinds``, for the store (no store access: may run in a thread); a
         measurement something disturbed is measured again (``baselines.measured_alone``)."""
         b = self.plan.baselines
         hosts = [h.address for h in self.cluster.hosts]
@@ -280,7 +279,7 @@ class Collector:
             found += again("disk baseline", lambda: [m for brick in run_disk(self.ex, b.fio,
                                                                             progress=self.report.status)
                                                      for m in brick.measured()])
-        return [dict(hardware_key=key, campaign_id=cid, **vars(m)) for m in found]
+        return found
 
     # -- one run --------------------------------------------------------------------------------------------
     def _run_one(self, run_id: int, run: RunSpec, points: dict[str, str]) -> tuple[str, float, int]:

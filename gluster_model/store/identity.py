@@ -16,6 +16,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from ..bench.engine import Measured
 from ..hardware.facts import HostFacts
 
 
@@ -85,6 +86,17 @@ class CampaignInfo:
         return cls(Purpose.parse(str(row.get("purpose") or Purpose.TRAINING.value)),
                    tuple((str(k), str(v)) for k, v in dict(setting).items()),
                    str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""), look)
+
+
+@dataclass(frozen=True)
+class StoredBaseline(Measured):
+    """One baseline as the store kept it: the measurement, the hardware it describes (its key) and the campaign
+    that measured it (None once that campaign was deleted: the hardware's figures stay)."""
+
+    id: int = 0
+    hardware_key: str = ""
+    campaign_id: int | None = None
+    measured_at: datetime | None = None
 
 
 @dataclass(frozen=True)

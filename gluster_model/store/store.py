@@ -23,8 +23,10 @@ from sqlalchemy.exc import (ArgumentError, DatabaseError, IntegrityError, NoSuch
 
 from ..errors import ConfigError, StoreError
 from . import schema as t
+from ..bench.engine import Measured
 from ..hardware.facts import HostFacts
-from .identity import CampaignInfo, StoredCampaign, StoredHost, legacy_info, legacy_look
+from .identity import (CampaignInfo, StoredBaseline, StoredCampaign, StoredHost, legacy_info,
+                       legacy_look)
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -249,17 +251,26 @@ class Store:
                                                 .order_by(t.design_log.c.id)).mappings()]
 
     # -- baselines ------------------------------------------------------------------------------------------
-    def baselines(self, hardware_key: str) -> list[dict[str, Any]]:
+    def baselines(self, hardware_key: str) -> list[StoredBaseline]:
+        """Every baseline measured of the hardware ``hardware_key``, in the order they were kept (a disturbed or
+        failed one with its error)."""
         with self.tx() as c:
-            return [dict(r) for r in c.execute(select(t.baselines).where(t.baselines.c.hardware_key == hardware_key)
-                                                .order_by(t.baselines.c.id)).mappings()]
+            rows = c.execute(select(t.baselines).where(t.baselines.c.hardware_key == hardware_key)
+                             .order_by(t.baselines.c.id)).mappings().all()
+        return [StoredBaseline(str(r["kind"]), str(r["host"]), str(r["target"]), str(r["test"]),
+                               None if r["value"] is None else float(r["value"]), str(r["unit"]), r["error"],
+                               decompress(r["raw"]) if r["raw"] else None, id=int(r["id"]),
+                               hardware_key=str(r["hardware_key"]), campaign_id=r["campaign_id"],
+                               measured_at=r["measured_at"]) for r in rows]
 
-    def add_baselines(self, rows: Sequence[dict[str, Any]]) -> None:
+    def add_baselines(self, hardware_key: str, campaign_id: int | None, found: Sequence[Measured]) -> None:
+        """Baselines measured of the hardware ``hardware_key`` by a campaign, in one transaction."""
         with self.tx() as c:
-            for r in rows:
-                raw = r.get("raw")
-                c.execute(t.baselines.insert().values(**{**r, "raw": compress(raw) if raw else None,
-                                                         "measured_at": now()}))
+            for m in found:
+                c.execute(t.baselines.insert().values(
+                    hardware_key=hardware_key, campaign_id=campaign_id, kind=m.kind, host=m.host, target=m.target,
+                    test=m.test, value=m.value, unit=m.unit, error=m.error, raw=compress(m.raw) if m.raw else None,
+                    measured_at=now()))
 
     # -- runs -----------------------------------------------------------------------------------------------
     def register_runs(self, campaign_id: int, runs: Sequence[Any]) -> dict[str, tuple[int, str]]:

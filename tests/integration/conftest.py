@@ -16,6 +16,7 @@ import yaml
 
 from gluster_model.campaign.baselines import DISTURBED
 from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
+from gluster_model.store.identity import StoredBaseline
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -105,10 +106,10 @@ def kept_trials(trials: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [t for t in trials if not t["outlier"]]
 
 
-def kept_baselines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A store's baseline rows less the measurements something disturbed (on a busy machine collect keeps them
+def kept_baselines(rows: list[StoredBaseline]) -> list[StoredBaseline]:
+    """A store's baselines less the measurements something disturbed (on a busy machine collect keeps them
     as errors that say so and measures again, by design); any other error stays, for the test to see."""
-    return [b for b in rows if not str(b["error"] or "").startswith(DISTURBED)]
+    return [b for b in rows if not (b.error or "").startswith(DISTURBED)]
 
 
 def glmodel(*args: str, check: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:

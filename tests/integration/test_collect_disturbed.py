@@ -20,6 +20,7 @@ import yaml
 from gluster_model.errors import StoreError
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
+from gluster_model.store.identity import StoredBaseline
 
 from .conftest import glmodel
 
@@ -144,12 +145,12 @@ def _run_id(store: str) -> int:
         return int(st.runs(int(camp.id))[0]["id"])
 
 
-def _network_rows(store: str) -> list[dict[str, object]]:
+def _network_rows(store: str) -> list[StoredBaseline]:
     try:
         with open_store(store, create=False) as st:
             camp = st.campaign("disturbed@lab")
             return [] if camp is None else [b for b in st.baselines(str(camp.hardware_key))
-                                            if b["kind"] == "network"]
+                                            if b.kind == "network"]
     except StoreError:  # collect is still creating the store
         return []
 
@@ -165,15 +166,15 @@ def test_a_baseline_measured_beside_a_cpu_hog_is_kept_as_an_error_and_measured_a
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(2)]
     store, out = _collect_beside(lab, tmp_path, hogs, plan, until=lambda s: bool(_network_rows(s)))
     rows = _network_rows(store)
-    disturbed = [b for b in rows if str(b["error"] or "").startswith("disturbed: ")]
-    kept = [b for b in rows if b["error"] is None]
+    disturbed = [b for b in rows if str(b.error or "").startswith("disturbed: ")]
+    kept = [b for b in rows if b.error is None]
     # Both measurements whole (every pair, both directions, and the round trips), the first marked disturbed
     # by the hogs (on a busy machine others may be named beside them).
     assert disturbed and len(disturbed) == len(kept), rows
-    assert all(any(f"(pid {h.pid})" in str(b["error"]) for h in hogs) for b in disturbed), disturbed
-    assert {(b["host"], b["target"], b["test"]) for b in disturbed} == {(b["host"], b["target"], b["test"])
+    assert all(any(f"(pid {h.pid})" in str(b.error) for h in hogs) for b in disturbed), disturbed
+    assert {(b.host, b.target, b.test) for b in disturbed} == {(b.host, b.target, b.test)
                                                                         for b in kept}
-    assert all(b["value"] for b in disturbed + kept)
+    assert all(b.value for b in disturbed + kept)
     assert "network baseline disturbed" in " ".join(out.split()) and "after 1 re-measurement(s); kept" in \
         " ".join(out.split()), out
     # Only the kept measurement reaches the table the models read.

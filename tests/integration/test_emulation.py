@@ -165,10 +165,10 @@ def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path)
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
         baselines = kept_baselines(st.baselines(campaign.hardware_key))
-    disks = {(b["host"], b["test"]): b["value"] for b in baselines if b["kind"] == "disk"
-             and b["test"] in ("seq_read", "seq_write")}
+    disks = {(b.host, b.test): b.value for b in baselines if b.kind == "disk"
+             and b.test in ("seq_read", "seq_write")}
     assert len(disks) == 6 and all(51e6 <= v <= 69e6 for v in disks.values()), disks
-    rows = [b for b in baselines if b["kind"] == "network" and b["test"] == "write"]
+    rows = [b for b in baselines if b.kind == "network" and b.test == "write"]
     table = tmp_path / "emu.csv"
     glmodel("export", "--store", str(store), "--format", "csv", "--out", str(table), check=True)
     import pandas as pd
@@ -177,7 +177,7 @@ def _recorded_and_undone(lab: LabState, tmp_path: Path, cf: Path, records: Path)
     assert len(ram) == 1 and ram.iloc[0] == 0.5  # the effective limit a command on the host sees, as a fact
     sent: dict[str, float] = {}
     for b in rows:  # every pair at once: a host's two pairs share its NIC
-        sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
+        sent[b.host] = sent.get(b.host, 0.0) + (b.value or 0.0)
     # a shaped link is a ceiling: a busy machine measures less, never more (0.70 of it still tells 300mbit from
     # the next setting a plan would have; all three hosts read 0.25 once while the machine was busy)
     assert len(sent) == 3 and all(0.21e9 <= v <= 0.31e9 for v in sent.values()), sent
@@ -253,11 +253,11 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
     assert "0 failed" in done.stdout and _shaped(lab) == [] and _throttled(lab) == [] and _grouped(lab) == {}
     with open_store(str(store), create=False) as st:
         (campaign,) = st.campaigns()
-        rows = [b for b in kept_baselines(st.baselines(campaign.hardware_key)) if b["kind"] == "network"
-                and b["test"] == "write"]
+        rows = [b for b in kept_baselines(st.baselines(campaign.hardware_key)) if b.kind == "network"
+                and b.test == "write"]
     sent: dict[str, float] = {}
     for b in rows:  # every pair at once: a host's two pairs share its NIC
-        sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
+        sent[b.host] = sent.get(b.host, 0.0) + (b.value or 0.0)
     assert len(sent) == 3 and all(0.175e9 <= v <= 0.26e9 for v in sent.values()), sent  # a ceiling, as above
     table = tmp_path / "shares.csv"
     glmodel("export", "--store", str(store), "--format", "csv", "--out", str(table), check=True)
@@ -386,9 +386,9 @@ def test_emulation_composes_with_the_limits_a_host_has_and_puts_them_back(ext4_b
                 rows = kept_baselines(st.baselines(c.hardware_key))
                 sent: dict[str, float] = {}
                 for b in rows:
-                    if b["kind"] == "network" and b["test"] == "write":
-                        sent[b["host"]] = sent.get(b["host"], 0.0) + (b["value"] or 0.0)
-                disks = [b["value"] for b in rows if b["kind"] == "disk" and b["test"] in ("seq_read", "seq_write")]
+                    if b.kind == "network" and b.test == "write":
+                        sent[b.host] = sent.get(b.host, 0.0) + (b.value or 0.0)
+                disks = [b.value for b in rows if b.kind == "disk" and b.test in ("seq_read", "seq_write")]
                 figures[key] = (max(sent.values()), max(disks))
         # never faster than today (the lab's limits are ceilings: a busy machine measures less, never more)
         assert figures["today"][0] <= 0.42e9 and figures["today"][1] <= 66e6, figures
@@ -483,8 +483,8 @@ def test_emulation_on_cgroup_v2_limits_cpu_and_disks_and_is_undone(ext4_bricks: 
     with open_store(str(store), create=False) as st:
         camps = {("v2" if "=10%" in c.name else "today"): c for c in st.campaigns()}
         scores = {k: min(float(h.facts.cpu_score or 0) for h in st.hosts(int(c.id))) for k, c in camps.items()}
-        disks = [(b["host"], b["value"]) for b in kept_baselines(st.baselines(camps["v2"].hardware_key))
-                 if b["kind"] == "disk" and b["test"] in ("seq_read", "seq_write")]
+        disks = [(b.host, b.value) for b in kept_baselines(st.baselines(camps["v2"].hardware_key))
+                 if b.kind == "disk" and b.test in ("seq_read", "seq_write")]
     # a fifth of the cores: the CPU score well under half of today's (a busy machine lowers both)
     assert scores["v2"] < 0.5 * scores["today"], scores
     # io.max holds fio's O_DIRECT figures at the setting (a ceiling: a busy machine measures less, never more)

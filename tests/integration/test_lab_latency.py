@@ -131,9 +131,9 @@ def test_a_plan_varies_latency_and_the_store_keeps_the_measured_round_trips(lab_
         names = {c.name: c for c in st.campaigns()}
         rtts = {}
         for name, c in names.items():
-            rows = [b for b in kept_baselines(st.baselines(c.hardware_key)) if b["test"] == "rtt"]
-            assert len(rows) == 6 and all(b["error"] is None and b["unit"] == "ms" for b in rows), rows
-            rtts["1ms" if "latency=1ms" in name else "none"] = [b["value"] for b in rows]
+            rows = [b for b in kept_baselines(st.baselines(c.hardware_key)) if b.test == "rtt"]
+            assert len(rows) == 6 and all(b.error is None and b.unit == "ms" for b in rows), rows
+            rtts["1ms" if "latency=1ms" in name else "none"] = [b.value for b in rows]
         frame = trial_frame(st)
     assert set(rtts) == {"none", "1ms"}, names
     # the delay is a floor every round trip of the 1 ms setting pays; an unshaped one is under 1 ms but for what

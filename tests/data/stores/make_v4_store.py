@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from gluster_model.bench.engine import Measured
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.plan.file import PlanFile, expand
 from gluster_model.store import TrialRecord, open_store
@@ -30,9 +31,7 @@ with open_store(out) as st:
                                  {"name": "lab", "hosts": []}, "0.9.0")
         key = f"hw-{name}"
         st.set_hardware_key(cid, key)
-        st.add_baselines([{"hardware_key": key, "campaign_id": cid, "kind": "network", "host": "10.9.0.3",
-                           "target": "10.9.0.1", "test": "write", "value": scale * 1e9, "unit": "bit/s",
-                           "error": None, "raw": None, "measured_at": now()}])
+        st.add_baselines(key, cid, [Measured("network", "10.9.0.3", "10.9.0.1", "write", scale * 1e9, "bit/s")])
         status = st.register_runs(cid, runs)
         for i, r in enumerate(runs):
             rid = status[r.config_hash][0]

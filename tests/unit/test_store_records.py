@@ -1,5 +1,6 @@
-"""A host's facts as one typed record: what a probe found reads back unchanged through the store, every release's
-record still reads, and the hardware key of given facts is the one the untyped code made (baselines stay found)."""
+"""A host's facts and a baseline as typed records: what a probe found reads back unchanged through the store, every
+release's record still reads, the hardware key of given facts is the one the untyped code made (baselines stay
+found), and a baseline comes back as it was measured, with its hardware and campaign."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import insert
 
+from gluster_model.bench.engine import Measured
 from gluster_model.campaign.records import hardware_key
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.hardware.facts import HostFacts
@@ -96,3 +98,17 @@ def test_the_store_keeps_typed_facts_and_reads_an_older_releases_record(tmp_path
         _, second = st.hosts(cid)
         assert second.roles == ["client", "server"] and second.facts.cpus == 2
         assert second.facts.record() == old and second.facts.version("iozone") == old["iozone_version"]
+
+
+def test_baselines_go_in_as_measured_and_come_back_with_their_hardware_and_campaign(tmp_path: Path) -> None:
+    found = [Measured("network", "10.0.0.2", "10.0.0.1", "write", 9.4e8, "bit/s", raw='{"end": {}}'),
+             Measured("disk", "10.0.0.1", BRICK, "seq_read", None, "B/s", error="disturbed: a hog (pid 7)")]
+    with open_store(tmp_path / "s.db") as st:
+        cid = st.ensure_campaign("c", "p", "0" * 64, {}, "t", {"name": "t"}, "0")
+        st.add_baselines("hw-1", cid, found)
+        st.add_baselines("hw-2", None, found[:1])
+        kept = st.baselines("hw-1")
+        assert [Measured(b.kind, b.host, b.target, b.test, b.value, b.unit, b.error, b.raw) for b in kept] == found
+        assert {(b.hardware_key, b.campaign_id) for b in kept} == {("hw-1", cid)} and kept[0].id < kept[1].id
+        assert all(b.measured_at is not None for b in kept)
+        assert [b.campaign_id for b in st.baselines("hw-2")] == [None] and st.baselines("hw-0") == []
