@@ -9,9 +9,9 @@ A cluster file's ``emulation: {allow: true}`` lets a plan's hardware factors run
   partitions, LVM/device-mapper and md);
 - ``ram``, ``cpu``: every host gets a group with that memory limit and CPU quota holding its Gluster processes
   and everything glmodel runs there afterwards (``group``);
-- ``latency``: every packet arriving on the host's cluster NIC is held that long (``delayer``, a standard-library
-  Python file written to the record directory and started there; an iptables NFQUEUE rule feeds it, with
-  ``--queue-bypass`` so that packets pass undelayed, never dropped, should it die). Needs iptables and python3.
+- the knobs set by commands on a host (``hardware/knobs/``): ``latency`` (every packet arriving on the host's
+  cluster NIC held that long by the standard-library ``delayer``, its source written beside the record; needs
+  iptables and python3), ``mtu``: the same commands the lab runs in its nodes, what the host had put back.
 
 Each cgroup controller where the host has it: a v1 hierarchy, else the unified (v2) one (``group``: on v2 the
 disks' throttle is the group's ``io.max``, made with its RAM and CPU limits). What a host has already (a block
@@ -52,7 +52,7 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
 from .knob import whole
-from .settings import DISK_LIMITS, STEPPED, KnobValue, show_delay
+from .settings import DISK_LIMITS, STEPPED, KnobValue
 
 DISK_KNOBS = DISK_LIMITS  # knob -> its block-throttle limit (``settings.KNOB_LIST``)
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
@@ -124,6 +124,7 @@ def status_script(record: str) -> str:
 
 
 _GROUP = re.compile(r"rmdir \S*/(glmodel-emu-[A-Za-z0-9-]+)")
+_DELAYED = re.compile(r"iptables -D INPUT -i (\S+) -j NFQUEUE ")  # an undo line taking a delay's rule away
 _THROTTLED = re.compile(r"(\d+:\d+) 0\b.*blkio\.throttle")  # an undo line: the device's entry set to 0
 
 
@@ -135,8 +136,7 @@ def describe_record(text: str) -> tuple[int, str]:
             ln.endswith(" root")]
     disks = list(dict.fromkeys(m.group(1) for ln in lines if (m := _THROTTLED.search(ln))))
     groups = list(dict.fromkeys(m.group(1) for ln in lines if (m := _GROUP.search(ln))))
-    delayed = [ln.split(" -i ", 1)[1].split()[0] for ln in lines if ln.startswith("iptables -D INPUT -i ")
-               and " NFQUEUE " in ln]
+    delayed = list(dict.fromkeys(m.group(1) for ln in lines if (m := _DELAYED.search(ln))))
     words = [f"link shaping on {', '.join(nics)}"] if nics else []
     words += [f"packet delay on {', '.join(delayed)}"] if delayed else []
     words += [f"disk throttle on {', '.join(disks)}"] if disks else []
@@ -211,33 +211,6 @@ def link_plan(nic: Nic, rate: int | Share, labelled_gbps: float | None = None,
     return removal_argv(nic.name), shaping_argv(nic.name, rate), rate
 
 
-def delay_plan(cluster: ClusterSpec, nic: Nic, delay_us: int) -> tuple[list[list[str]], list[list[str]], str]:
-    """(undo, do, in words) that hold every packet arriving on ``nic`` for ``delay_us`` (pure): the delayer's
-    source written beside the host's record (root's alone), started detached, waited for until its queue is
-    bound, then the rule that feeds it. Undone rule first, then the process and its files."""
-    from pathlib import Path
-
-    from . import delayer
-
-    script = cluster.emulation_file(nic.host, "delayer.py")
-    pidfile = cluster.emulation_file(nic.host, "delayer.pid")
-    rule = delayer.input_rule(nic.name)
-    source = Path(delayer.__file__).read_text()
-    s, p = shlex.quote(script), shlex.quote(pidfile)
-    # the delayer ends within its loop's 0.2 s wait after SIGTERM; the undo waits for it (up to 5 s)
-    undo = [["iptables", "-D", *rule],
-            ["sh", "-c", f'pid=$(cat {p} 2>/dev/null); if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; i=0; '
-                         f'while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do i=$((i+1)); sleep 0.1; done; fi; '
-                         f'rm -f {p} {s}']]
-    do = [["sh", "-c", f"umask 077 && rm -f {p} && printf '%s' {shlex.quote(source)} > {s}"],
-          ["sh", "-c", f"setsid nohup python3 {s} --queue {delayer.QUEUE} --delay-us {int(delay_us)} --ready {p} "
-                       f"</dev/null >/dev/null 2>&1 &"],
-          ["sh", "-c", f"i=0; while [ ! -s {p} ]; do i=$((i+1)); if [ $i -gt 100 ]; then echo 'the packet "
-                       f"delayer (python3) did not start' >&2; exit 1; fi; sleep 0.1; done"],
-          ["iptables", "-A", *rule]]
-    return undo, do, f"packets received on {nic.name} held {show_delay(delay_us)}"
-
-
 def disk_plan(host: str, cgroup: str, devices: list[BrickDevice], limits: Mapping[str, int | Share],
               measured: Mapping[str, Mapping[str, float]]) -> tuple[list[list[str]], list[list[str]], str]:
     """(undo, do, in words) that throttle every device under the host's bricks to ``limits`` (pure).
@@ -302,8 +275,8 @@ def disk_limits(host: str, devices: list[BrickDevice], limits: Mapping[str, int 
 
 def _host_plan(executor: Executor, address: str, rate: int | Share | None,
                limits: Mapping[str, int | Share], ram: int | Share | None,
-               cpu: float | Share | None, delay: int | None = None,
-               stepped: Mapping[str, KnobValue] | None = None) -> tuple[list[list[str]], list[list[str]], str]:
+               cpu: float | Share | None, stepped: Mapping[str, KnobValue] | None = None
+               ) -> tuple[list[list[str]], list[list[str]], str]:
     """What one host needs for the setting: (undo, do, what is changed, in words)."""
     cluster = executor.cluster
     host = cluster.host(address)
@@ -311,28 +284,29 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
     do: list[list[str]] = []
     words = []
     stepped = {k: v for k, v in (stepped or {}).items() if v is not None}
-    nic = find_nic(executor, host) if rate is not None or delay is not None or stepped else None
-    # what the NIC has already, in one round trip: its traffic control, the queues its packets go to, and the
-    # value of every knob set by commands on it (each read's one line, prefixed with its knob)
+    nic = find_nic(executor, host) if rate is not None or stepped else None
+    # what the NIC has already, in one round trip: its traffic control, and what every knob set by commands
+    # on it has (each read's one line, prefixed with its knob)
     reads = ""
     for k in stepped:
         step = STEPPED[k].step
         if step is not None and nic is not None:
             reads += f'; echo "step {k}: $({step.read(nic.name)})"'
-    seen = (executor.run(address, shell(f"{state_script(nic.name)}; iptables -S INPUT 2>/dev/null | "
-                                        f"sed 's/^/input: /'{reads}; true"), timeout=30).stdout
+    seen = (executor.run(address, shell(f"{state_script(nic.name)}{reads}; true"), timeout=30).stdout
             if nic is not None else "")
+    files = cluster.emulation_file(address, "")  # the knobs' own files go beside the record
     for knob, value in stepped.items():  # knobs set by commands: what the host had is put back after
         step = STEPPED[knob].step
         assert step is not None and nic is not None
         was = next((ln.removeprefix(f"step {knob}: ") for ln in seen.splitlines() if ln.startswith(f"step {knob}: ")),
                    "")
         try:
-            undo, do = undo + step.restore(was, nic.name), do + step.apply(value, nic.name)
+            undo, do = undo + step.restore(was, nic.name, files), do + step.apply(value, nic.name, files)
         except ValueError as exc:
             raise EmulationError(f"{address}: {knob}: {exc}") from None
         show = STEPPED[knob].show
-        words.append(f"{knob} {show(value) if show is not None else value} (was {was.strip()})")
+        words.append(step.say(value, nic.name) if step.say is not None else
+                     f"{knob} {show(value) if show is not None else value} (was {was.strip()})")
     if rate is not None and nic is not None:
         label = host.hardware.network.gbps if host.hardware.network else None
         had = parse_state(seen)
@@ -340,14 +314,6 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
         kept = f" (its own {show_rate(had[1])} kept as a ceiling)" if had[1] is not None else ""
         undo, do = undo + u, do + d
         words.append(f"NIC {nic.name} {show_rate(bits)}{kept}")  # beside a stepped knob's words, not over them
-    if delay is not None and nic is not None:
-        if any(ln.startswith("input: ") and "NFQUEUE" in ln for ln in seen.splitlines()):  # a lab's delay, or the host's own queue: two delayers would fight for packets
-            raise EmulationError(f"{address}: packets arriving on it already go to an NFQUEUE (iptables -S INPUT); "
-                                 "glmodel does not add a delay of its own there: remove the latency factor for "
-                                 "this cluster, or take that rule away first")
-        u, d, said = delay_plan(cluster, nic, delay)
-        undo, do = undo + u, do + d
-        words.append(said)
     bricks = list(host.brick_paths) if host.is_server else []
     io: dict[str, dict[str, int]] = {}
     if limits and bricks:
@@ -470,20 +436,17 @@ def apply_hardware(executor: Executor, knobs: Mapping[str, KnobValue | Share]) -
     looked at and every value checked before any host is changed.
     """
     cluster = executor.cluster
-    unknown = set(knobs) - {"link", "ram", "cpu", "latency", *DISK_KNOBS, *STEPPED}
+    unknown = set(knobs) - {"link", "ram", "cpu", *DISK_KNOBS, *STEPPED}
     if unknown:
         raise EmulationError(f"{cluster.name}: {', '.join(sorted(unknown))} cannot be emulated on a cluster "
                              f"(glmodel emulates {', '.join(EMULATED)})")
     restore(executor, strict=True)
-    if isinstance(knobs.get("latency"), Share):
-        raise EmulationError(f"{cluster.name}: latency is a delay (e.g. 250us), not a share of a host's hardware")
-    rate, ram, delay = (_whole(knobs, k) for k in ("link", "ram", "latency"))
+    rate, ram = (_whole(knobs, k) for k in ("link", "ram"))
     cpu = knobs.get("cpu")
     if not (cpu is None or isinstance(cpu, Share | int | float)):
         raise EmulationError(f"{cluster.name}: cpu {cpu!r} is not a parsed number of cores")
     limits = {DISK_KNOBS[k]: v if isinstance(v, Share) else int(v) for k, v in knobs.items()
               if k in DISK_KNOBS and v is not None}
-    assert not isinstance(delay, Share)
     stepped: dict[str, KnobValue] = {}
     for k in STEPPED:
         v = knobs.get(k)
@@ -491,10 +454,10 @@ def apply_hardware(executor: Executor, knobs: Mapping[str, KnobValue | Share]) -
             raise EmulationError(f"{cluster.name}: {k} is a value of its own, not a share of a host's hardware")
         if v is not None:
             stepped[k] = v
-    if rate is None and not limits and ram is None and cpu is None and delay is None and not stepped:
+    if rate is None and not limits and ram is None and cpu is None and not stepped:
         return {}
     plans, errors = executor.map([h.address for h in cluster.hosts],
-                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu, delay, stepped))
+                                 lambda a: _host_plan(executor, a, rate, limits, ram, cpu, stepped))
     if errors:
         host, exc = next(iter(errors.items()))
         raise exc if isinstance(exc, GlmodelError) else EmulationError(f"{host}: {exc}")

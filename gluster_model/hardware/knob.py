@@ -5,9 +5,9 @@ A knob set by commands (``step``) needs nothing else: the lab's nodes and a clus
 commands (on a node in its network namespace, on a host over SSH), the value a host had is read before the first
 change and put back by the knob's own ``restore``, and the CLI option, plan factor, lab state and emulation's
 record all follow from the entry. A new such knob is one module in ``hardware/knobs/`` defining ``KNOB`` (found
-there at import; ``hardware/knobs/mtu.py`` is one). The knobs with mechanisms of their own (tc shaping, block
-throttles, cgroups, the delayer) are entries of ``hardware.settings.KNOB_LIST`` with those mechanisms in ``lab/``
-and ``hardware/emulation.py``.
+there at import; ``hardware/knobs/mtu.py`` and ``latency.py`` are). The knobs with mechanisms of their own (tc
+shaping, block throttles, cgroups) are entries of ``hardware.settings.KNOB_LIST`` with those mechanisms in
+``lab/`` and ``hardware/emulation.py``.
 """
 
 from __future__ import annotations
@@ -35,14 +35,19 @@ def whole(knob: str, value: object) -> int | None:
 class HostStep:
     """How a knob of a host's NIC is read, set and put back, as commands run as root on the host (a cluster's
     over SSH, a lab node's in its network namespace). ``nic`` is the interface holding the host's cluster
-    address, its name checked before it reaches a command."""
+    address, its name checked before it reaches a command; ``files`` the prefix of a path for any file the knob
+    keeps on the host (a program it runs, a pid file): root's alone, one set per host (a lab node's directory,
+    or beside a cluster host's emulation record). ``restore`` may refuse (ValueError, saying why) what the host
+    had when the knob cannot be put back over it: nothing has been changed yet when it is asked."""
 
-    read: Callable[[str], str]                   # nic -> a shell line printing, on one line, the value it has now
-    apply: Callable[[KnobValue, str], list[Argv]]  # (parsed value, nic) -> commands that set it
-    restore: Callable[[str, str], list[Argv]]      # (what ``read`` printed, nic) -> commands that put it back
+    read: Callable[[str], str]                          # nic -> a shell line printing, on one line, what it has
+    apply: Callable[[KnobValue, str, str], list[Argv]]  # (parsed value, nic, files) -> commands that set it
+    restore: Callable[[str, str, str], list[Argv]]      # (what ``read`` printed, nic, files) -> commands undoing it
     # connections opened before the change may not survive it (a smaller MTU: a peer keeps sending segments
     # of the size agreed before, which the NIC now drops without a word): reconnect to the host after it
     reconnect: bool = False
+    # (value, nic) -> what was done, in words, for the host's line (else "<knob> <value> (was <what it had>)")
+    say: Callable[[KnobValue, str], str] | None = None
 
 
 @dataclass(frozen=True)

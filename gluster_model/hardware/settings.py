@@ -10,8 +10,10 @@ disk_read, disk_write   bytes/s: 40MB/s, 150MB/s, unlimited
 disk_read_iops, ..      operations/s: 500, unlimited
 ram                     bytes: 512MB, 2GB, unlimited
 cpu                     cores: 0.25, 1, unlimited
-latency                 delay per packet received: 250us, 1ms, none
 ======================  ==============================================
+
+The knobs set by commands on a host (``hardware/knobs/``: latency, a delay per packet received such as 250us,
+1ms or none; mtu) bring their own parsers.
 
 RAM and CPU are bounded by what the machine that gets them has: this machine for a lab node
 (``on_this_machine``), each host's own on a cluster (checked there by ``emulation``).
@@ -97,33 +99,6 @@ def show_cpu(cores: float | None) -> str:
     return "unlimited" if cores is None else f"{cores:g}"
 
 
-MAX_DELAY_US = 1_000_000  # a second each way: beyond any network a Gluster volume spans
-
-
-def parse_delay(text: str) -> int | None:
-    """'0.5ms', '500us', '2ms' -> microseconds of delay added to each packet a node receives; 'none' or '0' ->
-    None (no delay added)."""
-    t = str(text).strip().lower().replace(" ", "")
-    if t in ("none", "off", "0", "0ms", "0us"):
-        return None
-    for unit, scale in (("us", 1), ("µs", 1), ("ms", 1000), ("s", 1_000_000)):
-        if t.endswith(unit):
-            try:
-                value = float(t[: -len(unit)]) * scale
-            except ValueError:
-                break
-            if not 1 <= value <= MAX_DELAY_US or value != value:
-                raise ValueError(f"{text!r}: a delay is 1us to 1s (or none)")
-            return int(round(value))
-    raise ValueError(f"{text!r} is not a delay (use e.g. 500us, 0.5ms, 2ms, or none)")
-
-
-def show_delay(us: int | None) -> str:
-    if us is None:
-        return "none"
-    return f"{us // 1000}ms" if us % 1000 == 0 else f"{us / 1000:g}ms" if us % 100 == 0 else f"{us}us"
-
-
 _DISK = ("disk_read_mbps", "disk_write_mbps", "disk_randread_iops", "disk_randwrite_iops")
 
 
@@ -169,8 +144,6 @@ KNOB_LIST: tuple[Knob, ...] = (
          parse_ram, show_ram, moves=("client_ram_gb",), emulated=True),
     Knob("cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.", parse_cpu, show_cpu,
          moves=("cpu_score",), emulated=True),
-    Knob("latency", "Delay added to every packet a node receives (a round trip gains twice it): 250us, 1ms, none.",
-         parse_delay, show_delay, moves=("network_rtt_ms",), emulated=True, shares=False),
     *_plugged(),  # the knobs set by commands on a host, one module each (hardware/knobs/)
 )
 # The knobs set by commands on a host, by name (lab/hardware.py and emulation run their steps).

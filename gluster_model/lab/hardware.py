@@ -16,8 +16,11 @@ disk_read, disk_write   bytes/s: 40MB/s, 150MB/s, unlimited             disk (bl
 disk_read_iops, ..      operations/s: 500, unlimited                    disk
 ram                     bytes: 512MB, 2GB, unlimited                    ram (memory)
 cpu                     cores: 0.25, 1, unlimited                       cpu (cpu quota)
-latency                 delay per packet received: 250us, 1ms, none     latency (NFQUEUE)
+latency, mtu, ..        as each knob of ``hardware/knobs/`` reads it    its own commands
 ======================  ==============================================  ================
+
+A knob of ``hardware/knobs/`` (set by commands on a host: ``hardware.knob.HostStep``) is set on a node by the
+very commands that set it on a cluster's host, run in the node's namespace (``set_stepped``).
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from ..errors import LabError
 from ..hardware.knob import whole
 from ..hardware.link import parse_rate, show_rate
 from ..hardware.settings import (DISK_LIMITS, KNOBS, PAIRS, STEPPED, KnobValue, KnobValues, parse_backing,
-                                 parse_setting, show_cpu, show_delay, show_ram)
-from . import bricks, cgroups, cpu, disk, latency, links, ram
+                                 parse_setting, show_cpu, show_ram)
+from . import bricks, cgroups, cpu, disk, links, ram
 from .clusterfile import write_cluster_file
 from .netns import NIC, in_netns
 from .run import Progress, quiet
@@ -63,8 +66,6 @@ def set_hardware(state: LabState, addresses: Sequence[str], settings: Mapping[st
         set_backing(state, {a: str(backing or state.backing.get(a, "dir")) for a in addresses}, brick_size)
     if "link" in settings:
         set_links(state, {a: _whole(settings, "link") for a in addresses})
-    if "latency" in settings:
-        set_latency(state, {a: _whole(settings, "latency") for a in addresses})
     disk_knobs = {k: v for k, v in settings.items() if k in DISK_LIMITS}
     if disk_knobs:
         for a in addresses:
@@ -121,15 +122,10 @@ def set_links(state: LabState, rates: Mapping[str, int | None]) -> None:
         write_cluster_file(state)  # its network label follows the shaping (the models use measured speeds)
 
 
-def set_latency(state: LabState, delays: Mapping[str, int | None]) -> None:
-    """Give nodes a delay on every packet they receive (µs; None: none; see latency); its process runs in
-    the node's namespace, which lab down ends."""
-    _per_node(state, state.latency, delays, lambda a, delay: latency.install(state.node(a), delay))
-
-
 def set_stepped(state: LabState, knob: str, values: Mapping[str, KnobValue]) -> None:
-    """Give nodes a knob set by commands (``hardware.knob.HostStep``), run in each node's namespace on its NIC;
-    None puts back what the node had, read before the first change and recorded with the value."""
+    """Give nodes a knob set by commands (``hardware.knob.HostStep``), run in each node's namespace on its NIC
+    with its files in the node's directory (a process it starts runs in the namespace: lab down ends it); None
+    puts back what the node had, read before the first change and recorded with the value."""
     step = STEPPED[knob].step
     assert step is not None
     state.check_known(values)
@@ -137,15 +133,23 @@ def set_stepped(state: LabState, knob: str, values: Mapping[str, KnobValue]) -> 
     for address, value in values.items():
         node = state.node(address)
         entry = table.get(address)
-        if value is None:
-            if entry is None:
-                continue  # never changed here: nothing to put back
-            commands = step.restore(str(entry["was"]), NIC)
-            del table[address]
-        else:
-            was = entry["was"] if entry else _in_node(node.netns, ["sh", "-c", step.read(NIC)]).strip()
-            commands = step.apply(value, NIC)
-            table[address] = {"value": value, "was": was}
+        files = f"{node.path}/"
+        try:
+            if value is None:
+                if entry is None:
+                    continue  # never changed here: nothing to put back
+                commands = step.restore(str(entry["was"]), NIC, files)
+                del table[address]
+            else:
+                if entry is None:
+                    was = _in_node(node.netns, ["sh", "-c", step.read(NIC)]).strip()
+                    step.restore(was, NIC, files)  # refuses what it could not put back, before any change
+                else:
+                    was = entry["was"]
+                commands = step.apply(value, NIC, files)
+                table[address] = {"value": value, "was": was}
+        except ValueError as exc:
+            raise LabError(f"{address}: {knob}: {exc}") from None
         state.save()  # recorded before it is changed
         for argv in commands:
             _in_node(node.netns, argv)
@@ -208,7 +212,6 @@ def node_settings(state: LabState, address: str) -> dict[str, str]:
             "disk": disk.show_limits(state.disk.get(address, {})),
             "ram": show_ram(state.ram.get(address)),
             "cpu": show_cpu(state.cpu.get(address)),
-            "latency": show_delay(state.latency.get(address)),
             **{k: str(knob.show(_stepped_value(state, k, address)) if knob.show else "")
                for k, knob in STEPPED.items()}}
 
@@ -224,7 +227,6 @@ def snapshot(state: LabState) -> dict[str, KnobValues]:
     return {n.address: {"link": state.links.get(n.address), "backing": state.backing.get(n.address, "dir"),
                         **{k: state.disk.get(n.address, {}).get(key) for k, key in DISK_LIMITS.items()},
                         "ram": state.ram.get(n.address), "cpu": state.cpu.get(n.address),
-                        "latency": state.latency.get(n.address),
                         **{k: _stepped_value(state, k, n.address) for k in STEPPED}}
             for n in state.nodes}
 

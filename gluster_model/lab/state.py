@@ -88,7 +88,6 @@ class LabState:
     throttles: list[list[str]] = field(default_factory=list)
     ram: dict[str, int] = field(default_factory=dict)  # address -> bytes of memory its processes may use
     cpu: dict[str, float] = field(default_factory=dict)  # address -> CPU cores its processes may use
-    latency: dict[str, int] = field(default_factory=dict)  # address -> µs each packet it receives is held
     cgroups: list[str] = field(default_factory=list)  # cgroup directories the lab created, parents first
     # knobs set by commands (hardware.knob.HostStep): knob -> address -> {"value": set, "was": what the node had},
     # "was" read before the first change, so setting the knob to None puts exactly that back
@@ -136,6 +135,9 @@ class LabState:
             raw = json.loads(path.read_text())
             nodes = [NodeState(**n) for n in raw.pop("nodes")]
             known = {f.name for f in fields(cls)}
+            # a lab of an earlier release kept its delays in a table of their own: now a knob set by commands
+            for address, us in (raw.pop("latency", None) or {}).items():
+                raw.setdefault("stepped", {}).setdefault("latency", {})[address] = {"value": us, "was": "none"}
             return cls(nodes=nodes, **{k: v for k, v in raw.items() if k in known})
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise LabError(f"{path}: not a glmodel lab state file ({exc}); remove {lab_dir} by hand if it is stale") from None

@@ -7,12 +7,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gluster_model.hardware.delayer import input_rule
 from gluster_model.lab import LabState
-from gluster_model.lab.latency import RULE
 from gluster_model.lab.lifecycle import lab_pids
-from gluster_model.lab.netns import in_netns
+from gluster_model.lab.netns import NIC, in_netns
 
 from .conftest import glmodel, kept_baselines, lab_processes
+
+RULE = input_rule(NIC)  # the rule a node's delay adds to its INPUT chain (as a cluster host's)
+
+
+def _delays(lab: LabState) -> dict[str, object]:
+    """Each node's delay as the lab's state records it (the latency knob's entries)."""
+    state = LabState.load(lab.path)
+    assert state is not None
+    return {a: e["value"] for a, e in state.stepped.get("latency", {}).items()}
+
 
 # Median time of 15 TCP connects (a SYN and its SYN-ACK: one round trip) from inside a node's namespace.
 _RTT = """
@@ -51,9 +61,8 @@ def test_latency_lengthens_every_round_trip_and_goes_away_whole(lab_put_back: La
         # Each node holds what it receives for 1 ms: the SYN at the server, the SYN-ACK at the client.
         with_delay = _rtt_ms(lab, 1, 2), _rtt_ms(lab, 3, 1)
         assert all(2.0 <= r < SLOW_MS for r in with_delay), with_delay
-        state = LabState.load(lab.path)
-        assert state is not None and state.latency == {n.address: 1000 for n in lab.nodes}
-        delayers = lab_processes(lab, r"gluster_model\.hardware\.delayer .*--delay-us 1000")
+        assert _delays(lab) == {n.address: 1000 for n in lab.nodes}
+        delayers = lab_processes(lab, r"delayer\.py --queue \d+ --delay-us 1000")
         assert len(delayers) == len(lab.nodes), delayers
         # lab down finds them with the nodes' other processes
         assert {int(d.split()[0]) for d in delayers} <= set(lab_pids(lab.path))
@@ -67,9 +76,9 @@ def test_latency_lengthens_every_round_trip_and_goes_away_whole(lab_put_back: La
     finally:
         glmodel("lab", "node", "--dir", str(lab.path), "--latency", "none", check=True)
     assert _rtt_ms(lab, 1, 2) < 1.0
-    assert lab_processes(lab, r"gluster_model\.hardware\.delayer") == []
+    assert lab_processes(lab, r"delayer") == []
     assert all(" ".join(RULE[1:]) not in _rules(lab, i) for i in (1, 2, 3))
-    assert LabState.load(lab.path).latency == {}  # type: ignore[union-attr]
+    assert _delays(lab) == {}
 
 
 def test_a_bad_delay_is_one_line(lab: LabState) -> None:
@@ -143,6 +152,5 @@ def test_a_plan_varies_latency_and_the_store_keeps_the_measured_round_trips(lab_
     slow = frame["campaign"].str.contains("latency=1ms")
     assert frame.loc[slow, "network_rtt_ms"].min() >= 2.0 and frame.loc[~slow, "network_rtt_ms"].max() < 1.0
     assert frame.loc[slow, "file_create"].mean() < 0.8 * frame.loc[~slow, "file_create"].mean(), frame
-    state = LabState.load(lab.path)
-    assert state is not None and state.latency == {}
+    assert _delays(lab) == {}
     assert lab_processes(lab, r"delayer") == []

@@ -9,7 +9,8 @@ import struct
 import pytest
 
 from gluster_model.hardware import delayer
-from gluster_model.hardware.settings import parse_delay, parse_setting, show_delay
+from gluster_model.hardware.knobs.latency import KNOB, parse_delay, show_delay
+from gluster_model.hardware.settings import STEPPED, parse_setting
 
 
 def _attrs(body: bytes) -> dict[int, bytes]:
@@ -73,26 +74,60 @@ def test_a_bad_delay_says_what_is_allowed(text: str, says: str) -> None:
 
 def test_a_hosts_delay_is_recorded_rule_first_and_started_before_its_rule() -> None:
     """The undo takes the rule away before the delayer (packets then pass), the do starts the delayer and waits
-    for its bound queue before the rule that feeds it exists, and the record reads back in words."""
+    for its bound queue before the rule that feeds it exists, and the record reads back in words; the knob is
+    one set by commands (``hardware/knobs/latency.py``), the same on a cluster's host as on a lab node."""
     import shlex
 
     from pathlib import Path
 
     from gluster_model.config.cluster import cluster_from_data
-    from gluster_model.hardware.emulation import Nic, apply_script, delay_plan, describe_record
+    from gluster_model.hardware.emulation import _host_plan, apply_script, describe_record
 
+    from ..fakes import FakeExecutor
+
+    assert STEPPED["latency"] is KNOB and KNOB.step is not None and not KNOB.shares
     cluster = cluster_from_data({"name": "c", "emulation": {"allow": True, "record_dir": "/var/lib/glm/"},
                                  "servers": [{"host": "10.0.0.2", "brick_paths": ["/b"]}]}, "c.yaml", Path("."))
-    undo, do, words = delay_plan(cluster, Nic("10.0.0.2", "eth1", None), 250)
-    rule = delayer.input_rule("eth1")
-    assert undo[0] == ["iptables", "-D", *rule] and "kill" in undo[1][2]
-    assert do[-1] == ["iptables", "-A", *rule] and "--delay-us 250" in do[1][2] and "-s " in do[2][2]
-    assert "python3 /var/lib/glm/emulation-10.0.0.2.delayer.py --queue 27182" in do[1][2]
+    ex = FakeExecutor(cluster=cluster)
+    ex.on(r"getent ahostsv4", "dev=eth1\nmtu=1500\n")
+    ex.on(r"tc qdisc show", "qdisc: qdisc noqueue 0: root refcnt 2\nstep latency: none\n")
+    undo, do, words = _host_plan(ex, "10.0.0.2", None, {}, None, None, {"latency": 250})
+    rule = shlex.join(delayer.input_rule("eth1"))
+    assert len(undo) == 1 and undo[0][:2] == ["sh", "-c"]
+    assert undo[0][2].index(f"iptables -D {rule}") < undo[0][2].index("kill")  # the rule goes first
+    assert do[-1] == ["iptables", "-A", *delayer.input_rule("eth1")]
+    started = next(a[2] for a in do if "setsid" in " ".join(a))
+    assert "python3 /var/lib/glm/emulation-10.0.0.2.delayer.py --queue 27182 --delay-us 250" in started
+    waits = next(i for i, a in enumerate(do) if "-s " in " ".join(a))
+    assert do.index(next(a for a in do if "setsid" in " ".join(a))) < waits < len(do) - 1
     assert words == "packets received on eth1 held 250us"
     script = apply_script(cluster.emulation_file("10.0.0.2", "undo"), undo, do)
     recorded = "\n".join(shlex.join(a) for a in undo)
     assert script.index("printf") < script.index("iptables -A")
-    assert describe_record(recorded) == (2, "packet delay on eth1")
+    assert describe_record(recorded) == (1, "packet delay on eth1")
+    # a lab node: the same commands, its files in the node's directory
+    assert KNOB.step.apply(250, "eth0", "/lab/nodes/1/")[-1] == ["iptables", "-A", *delayer.input_rule("eth0")]
+    assert any("/lab/nodes/1/delayer.py" in " ".join(a) for a in KNOB.step.apply(250, "eth0", "/lab/nodes/1/"))
+
+
+def test_a_host_whose_packets_already_go_to_a_queue_is_refused_before_anything_changes() -> None:
+    """Two readers of one NFQUEUE would fight for its packets: a host whose INPUT chain feeds one already (its
+    own IPS, or a delay glmodel did not record) is refused, naming the rule, at planning time."""
+    from pathlib import Path
+
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.hardware.emulation import EmulationError, _host_plan
+
+    from ..fakes import FakeExecutor
+
+    cluster = cluster_from_data({"name": "c", "emulation": {"allow": True},
+                                 "servers": [{"host": "10.0.0.2", "brick_paths": ["/b"]}]}, "c.yaml", Path("."))
+    ex = FakeExecutor(cluster=cluster)
+    ex.on(r"getent ahostsv4", "dev=eth1\nmtu=1500\n")
+    ex.on(r"tc qdisc show", "step latency: queued: -A INPUT -i eth1 -j NFQUEUE --queue-num 0\n")
+    with pytest.raises(EmulationError, match="10.0.0.2: latency: packets arriving on eth1 already go to an NFQUEUE"):
+        _host_plan(ex, "10.0.0.2", None, {}, None, None, {"latency": 250})
+    assert KNOB.step is not None and KNOB.step.restore("none", "eth1", "/x/")  # nothing there: ours is undone
 
 
 def test_the_delayers_cpu_counts_as_the_network_not_as_load() -> None:

@@ -325,7 +325,7 @@ def test_a_link_and_a_stepped_knob_on_one_host_are_both_said() -> None:
     ex = FakeExecutor(cluster=spec)
     ex.on(r"getent ahostsv4", "dev=eno1\nmtu=1500\nspeed=10000\n")
     ex.on(r"tc qdisc show", "qdisc: qdisc noqueue 0: root refcnt 2\nstep mtu: 1500\n")
-    undo, do, words = _host_plan(ex, "10.0.0.1", 10**9, {}, None, None, None, {"mtu": 9000})
+    undo, do, words = _host_plan(ex, "10.0.0.1", 10**9, {}, None, None, {"mtu": 9000})
     assert "mtu 9000 (was 1500)" in words and "NIC eno1 1gbit" in words, words
     assert ["ip", "link", "set", "dev", "eno1", "mtu", "1500"] in undo and ["ip", "link", "set", "dev", "eno1", "mtu",
                                                                           "9000"] in do

@@ -15,7 +15,7 @@ from gluster_model.plan.file import PlanFile, expand
 
 
 def test_the_mtu_knob_is_found_and_reaches_every_place_a_knob_is_named() -> None:
-    assert STEPPED == {"mtu": KNOB} and "mtu" in KNOBS and "mtu" in EMULATED and "mtu" in LAB_FACTORS
+    assert STEPPED["mtu"] is KNOB and "mtu" in KNOBS and "mtu" in EMULATED and "mtu" in LAB_FACTORS
     assert any(k.name == "mtu" for k in OPTIONS)
     assert parse_setting("mtu", "9000") == {"mtu": 9000} and parse_setting("mtu", "default") == {"mtu": None}
     assert canonical("mtu", " 1400 ") == "1400"
@@ -27,14 +27,14 @@ def test_the_mtu_knob_is_found_and_reaches_every_place_a_knob_is_named() -> None
 def test_its_commands_read_set_and_put_back_the_nic_and_refuse_what_was_not_read() -> None:
     step = KNOB.step
     assert step is not None
-    assert step.apply(1400, "eth0") == [["ip", "link", "set", "dev", "eth0", "mtu", "1400"]]
-    assert step.restore("1500\n", "eth0") == [["ip", "link", "set", "dev", "eth0", "mtu", "1500"]]
+    assert step.apply(1400, "eth0", "/x/") == [["ip", "link", "set", "dev", "eth0", "mtu", "1400"]]
+    assert step.restore("1500\n", "eth0", "/x/") == [["ip", "link", "set", "dev", "eth0", "mtu", "1500"]]
     assert step.read("eth0").startswith("ip -o link show dev eth0 |")
     assert "'a;b'" in step.read("a;b")  # quoted, should a name ever get here unchecked
     with pytest.raises(ValueError, match="could not be read"):
-        step.restore("", "eth0")
+        step.restore("", "eth0", "/x/")
     with pytest.raises(ValueError, match="is not an MTU"):
-        step.apply("20000", "eth0")
+        step.apply("20000", "eth0", "/x/")
 
 
 def test_a_plan_sets_it_on_a_cluster_that_allows_emulation_never_as_a_share() -> None:

@@ -3,6 +3,8 @@ setting becomes (pure builders; the real kernel is exercised by tests/integratio
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gluster_model.errors import LabError
@@ -137,3 +139,21 @@ def test_a_plan_records_the_lab_before_it_and_a_later_plan_puts_back_that_not_a_
     second = lab_snapshot(cluster, notes.append)
     assert second.lab == first.lab and second.lab is not None and second.lab["10.213.1.1"]["link"] is None
     assert notes and "puts it back" in notes[0]
+
+
+def test_a_lab_of_an_earlier_release_keeps_its_delays_as_the_latency_knobs_entries(tmp_path: Path) -> None:
+    """An earlier release kept each node's delay in a table of its own; loaded now, it is the latency knob's
+    record (what ``lab down``, ``lab status`` and a plan's restore read), the delay the node had before it none."""
+    import json
+
+    from gluster_model.lab.hardware import node_settings, snapshot
+    from gluster_model.lab.state import STATE_FILE, LabState
+
+    node = {"index": 1, "address": "10.213.1.1", "dir": str(tmp_path / "nodes" / "1"), "netns": "glm-x-1"}
+    old = {"dir": str(tmp_path), "ssh_port": 22, "nodes": [node], "status": "up", "latency": {"10.213.1.1": 1000}}
+    (tmp_path / STATE_FILE).write_text(json.dumps(old))
+    state = LabState.load(tmp_path)
+    assert state is not None
+    assert state.stepped == {"latency": {"10.213.1.1": {"value": 1000, "was": "none"}}}
+    assert node_settings(state, "10.213.1.1")["latency"] == "1ms"
+    assert snapshot(state)["10.213.1.1"]["latency"] == 1000

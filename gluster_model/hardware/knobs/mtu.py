@@ -33,11 +33,11 @@ def _read(nic: str) -> str:
     return f"ip -o link show dev {shlex.quote(nic)} | sed -n 's/.* mtu \\([0-9]*\\) .*/\\1/p'"
 
 
-def _apply(value: KnobValue, nic: str) -> list[Argv]:
+def _apply(value: KnobValue, nic: str, files: str) -> list[Argv]:
     return [["ip", "link", "set", "dev", nic, "mtu", str(parse_mtu(str(value)))]]
 
 
-def _restore(was: str, nic: str) -> list[Argv]:
+def _restore(was: str, nic: str, files: str) -> list[Argv]:
     had = was.strip()
     if not had.isdigit():
         raise ValueError(f"the MTU {nic} had could not be read ({had[:40]!r})")
