@@ -180,5 +180,5 @@ def test_a_baseline_measured_beside_a_cpu_hog_is_kept_as_an_error_and_measured_a
     # Only the kept measurement reaches the table the models read.
     with open_store(store, create=False) as st:
         table = st.baseline_table()
-    assert sorted(b["value"] for b in table if b["kind"] == "network") == sorted(b["value"] for b in kept)
+    assert sorted(b["value"] for b in table if b["kind"] == "network") == sorted(b.value for b in kept)
     assert any(b["kind"] == "disk" for b in table), table
