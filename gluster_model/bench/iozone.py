@@ -264,7 +264,7 @@ class Watch:
 
 
 def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
-                  startup_timeout: float, progress: Callable[[], Mapping[str, int]],
+                  startup_timeout: float, progress: Callable[[], ChildrenLook | Mapping[str, int]],
                   expected: Sequence[str] = ()) -> Watch:
     """Wait for the iozone master. It is stopped (its whole process group) at the timeout; when a child's ssh
     failed and the master had not finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the
@@ -278,7 +278,10 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
     short trial's time on the lab; nothing it measures comes after its results.
 
     The children are looked at every half ``startup_timeout`` and never in a trial shorter than that: a look
-    every few seconds from the start slowed short O_DIRECT reads."""
+    every few seconds from the start slowed short O_DIRECT reads. A client that answers neither of two looks in a
+    row (each waits 20 s for it) has gone silent: the trial is stalled then, without waiting for the others' I/O
+    to stop too (a replica's other copies go on for Gluster's ping timeout, 42 s, and a child on the silent host
+    never ends)."""
     streams = _Streams(proc)
     deadline = started + timeout
     failed_at: float | None = None
@@ -286,6 +289,7 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
     step = startup_timeout / 2
     next_look: float = started + step
     seen: list[Mapping[str, int]] = [{}]  # I/O per child process at each look, none at the start
+    unanswered: frozenset[str] = frozenset()  # the clients the last look did not reach
     while True:
         try:
             proc.wait(timeout=0.1)
@@ -304,12 +308,17 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
         if lost and failed_at is None:
             failed_at = now
         stalled = False
+        silent: frozenset[str] = frozenset()
         if now >= next_look and complete_at is None:
-            seen.append(progress())
+            look = progress()
+            seen.append(look.io if isinstance(look, ChildrenLook) else look)
+            now_unanswered = look.unanswered if isinstance(look, ChildrenLook) else frozenset()
+            silent, unanswered = unanswered & now_unanswered, now_unanswered
             # No I/O over the last two intervals, each judged on its own: a look that lands between two tests
             # finds no child at all (the last test's have ended, the next one's are not yet started), which
             # must not make the whole window look idle.
-            stalled = len(seen) >= 3 and not io_moved(seen[-3], seen[-2]) and not io_moved(seen[-2], seen[-1])
+            stalled = bool(silent) or (len(seen) >= 3 and not io_moved(seen[-3], seen[-2])
+                                       and not io_moved(seen[-2], seen[-1]))
             next_look = now + step
         if not (now >= deadline or stalled or (failed_at is not None and now - failed_at >= CHILD_GRACE_S)):
             continue
@@ -320,6 +329,9 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
             codes = ", ".join(dict.fromkeys(str(c) for _, c in lost))
             return Watch(out, err, f"iozone's child on {hosts} ended early (ssh exit {codes}): the node dropped, or "
                                    "the child was killed or could not start; the master was stopped", lost[0][0])
+        if silent:
+            return Watch(out, err, f"iozone's children on {', '.join(sorted(silent))} answered neither of two looks "
+                                   f"({now - started:.0f}s after it started); stopped", stalled=True)
         if stalled:
             what = "did no I/O in" if not any(seen[-1].values()) else "did no more I/O in the last"
             return Watch(out, err, f"iozone's children {what} {startup_timeout:.0f}s ({now - started:.0f}s after "
@@ -379,9 +391,19 @@ def io_moved(before: Mapping[str, int], after: Mapping[str, int]) -> bool:
     return any(n > before.get(key, 0) for key, n in after.items())
 
 
-def children_io(executor: Executor, clients: list[Host], master: str) -> dict[str, int]:
+@dataclass(frozen=True)
+class ChildrenLook:
+    """One look at a trial's iozone children: bytes each has read and written so far, keyed by client and pid,
+    and the clients that did not answer the look (a host gone silent: down, hung, its packets dropped)."""
+
+    io: dict[str, int]
+    unanswered: frozenset[str] = frozenset()
+
+
+def children_io(executor: Executor, clients: list[Host], master: str) -> ChildrenLook:
     """Bytes each iozone child process serving ``master`` has read and written so far (rchar + wchar of
-    /proc/PID/io, sockets included), keyed by client and pid; a client that does not answer adds none."""
+    /proc/PID/io, sockets included), keyed by client and pid; a client that does not answer adds none, and is
+    named."""
     pattern = shlex.quote(reap_argv(master)[-1])
     script = (f"for p in $(pgrep -f {pattern}); do awk -v p=$p '/^(rchar|wchar):/ {{s += $2}} "
               "END {if (NR) printf \"%s %d\\n\", p, s}' /proc/$p/io 2>/dev/null; done")
@@ -393,7 +415,7 @@ def children_io(executor: Executor, clients: list[Host], master: str) -> dict[st
             pid, _, n = line.partition(" ")
             if pid.isdigit() and n.isdigit():
                 out[f"{address}:{pid}"] = int(n)
-    return out
+    return ChildrenLook(out, frozenset(h.address for h in clients) - set(found))
 
 
 def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str) -> str:

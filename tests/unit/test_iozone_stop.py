@@ -85,6 +85,20 @@ def test_a_new_test_phase_is_progress_although_its_fresh_processes_have_counted_
     assert next(looks) == {"c1:30": 1}  # stopped at the seventh look, only after the last phase stood still
 
 
+def test_a_client_that_answers_neither_of_two_looks_stalls_the_trial_while_others_still_write(tmp_path: Path) -> None:
+    """A host gone silent (its packets dropped) holds its child forever, while a replica's other copies go on for
+    Gluster's ping timeout: the trial is stalled at the second look the host misses in a row, naming it, and a
+    look it misses once (a slow answer) is not a stall."""
+    C = iozone.ChildrenLook
+    looks = iter([C({"c1:10": 10, "c2:11": 10}), C({"c1:10": 20}, frozenset({"c2"})), C({"c1:10": 30, "c2:11": 30}),
+                  C({"c1:10": 40}, frozenset({"c2"})), C({"c1:10": 50}, frozenset({"c2"})), C({"c1:10": 60})])
+    proc = _group("sleep 300")
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: next(looks))
+    assert watch.stalled and watch.failure is not None
+    assert watch.failure.startswith("iozone's children on c2 answered neither of two looks"), watch.failure
+    assert next(looks) == C({"c1:10": 60})  # stopped at the fifth look, the second that c2 missed in a row
+
+
 def test_io_moved_counts_growth_and_new_processes_only() -> None:
     assert iozone.io_moved({"a:1": 5}, {"a:1": 6})
     assert iozone.io_moved({"a:1": 5}, {"a:2": 1})
