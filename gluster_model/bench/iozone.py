@@ -264,7 +264,7 @@ class Watch:
 
 
 def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
-                  startup_timeout: float, progress: Callable[[], ChildrenLook | Mapping[str, int]],
+                  startup_timeout: float, progress: Callable[[], ChildrenLook],
                   expected: Sequence[str] = ()) -> Watch:
     """Wait for the iozone master. It is stopped (its whole process group) at the timeout; when a child's ssh
     failed and the master had not finished ``CHILD_GRACE_S`` later (it would wait for the lost child until the
@@ -311,9 +311,8 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
         silent: frozenset[str] = frozenset()
         if now >= next_look and complete_at is None:
             look = progress()
-            seen.append(look.io if isinstance(look, ChildrenLook) else look)
-            now_unanswered = look.unanswered if isinstance(look, ChildrenLook) else frozenset()
-            silent, unanswered = unanswered & now_unanswered, now_unanswered
+            seen.append(look.io)
+            silent, unanswered = unanswered & look.unanswered, look.unanswered
             # No I/O over the last two intervals, each judged on its own: a look that lands between two tests
             # finds no child at all (the last test's have ended, the next one's are not yet started), which
             # must not make the whole window look idle.

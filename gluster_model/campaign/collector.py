@@ -31,6 +31,7 @@ from ..gluster.apply import (apply_volume, brick_status, heal_pending, remount, 
 from ..gluster.cli import GlusterVersion
 from ..gluster.space import brick_free, shortfall
 from ..gluster.volume import VolumeConfig, VolumePlan, client_keeps_file_data, plan_volume
+from ..hardware.facts import HostFacts
 from ..plan.factors import RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..plan.protocol import next_step
@@ -44,7 +45,6 @@ from ..store.identity import Look, Purpose
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, snapshot, summary
-from ..hardware.facts import HostFacts
 from ..preflight import gather_facts
 
 

@@ -70,7 +70,3 @@ class HostFacts(BaseModel):
     @property
     def brick_fstypes(self) -> list[str | None]:
         return [b.fstype for b in (self.bricks or {}).values()]
-
-    @property
-    def roles_set(self) -> set[str]:
-        return set(self.roles)

@@ -17,6 +17,8 @@ from gluster_model.bench import iozone
 from gluster_model.bench.iozone_ports import MASTER_PORTS, Holder, free_master_port, holders
 from gluster_model.errors import GlmodelError
 
+C = iozone.ChildrenLook  # one look at a trial's children: their I/O, and the clients that did not answer
+
 
 def _group(script: str) -> subprocess.Popen[str]:
     """A shell in its own session that forks a background child, as iozone's master forks its listener."""
@@ -56,7 +58,7 @@ def test_a_start_that_does_no_io_is_stopped_and_its_whole_group_ends(tmp_path: P
     looks: list[float] = []
     started = time.monotonic()
     watch = iozone._watch_master(proc, started, 600, tmp_path / "ended", 1.0,
-                                 lambda: looks.append(time.monotonic()) or {})
+                                 lambda: looks.append(time.monotonic()) or C({}))
     assert watch.stalled and watch.failure is not None and watch.failure.startswith(
         "iozone's children did no I/O in 1s")
     assert time.monotonic() - started < 1.0 + iozone.STOP_GRACE_S + 3
@@ -69,7 +71,7 @@ def test_children_that_stop_doing_io_are_stopped_and_a_long_phase_that_does_io_i
     counts = iter([10, 20, 30, 40, 40, 40, 40])  # I/O grows for four looks, then stands still
     proc = _group("sleep 300")
     watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4,
-                                 lambda: {"c1:100": next(counts)})
+                                 lambda: C({"c1:100": next(counts)}))
     assert watch.stalled and watch.failure is not None and "did no more I/O in the last 0s" in watch.failure
     assert next(counts) == 40  # stopped at the sixth look: two looks without growth
 
@@ -80,7 +82,7 @@ def test_a_new_test_phase_is_progress_although_its_fresh_processes_have_counted_
     looks = iter([{"c1:10": 500, "c2:11": 400}, {"c1:10": 700, "c2:11": 600}, {"c1:20": 5, "c2:21": 3},
                   {"c1:20": 90, "c2:21": 40}, {"c1:30": 1}, {"c1:30": 1}, {"c1:30": 1}, {"c1:30": 1}])
     proc = _group("sleep 300")
-    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: next(looks))
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: C(next(looks)))
     assert watch.stalled and watch.failure is not None
     assert next(looks) == {"c1:30": 1}  # stopped at the seventh look, only after the last phase stood still
 
@@ -89,7 +91,6 @@ def test_a_client_that_answers_neither_of_two_looks_stalls_the_trial_while_other
     """A host gone silent (its packets dropped) holds its child forever, while a replica's other copies go on for
     Gluster's ping timeout: the trial is stalled at the second look the host misses in a row, naming it, and a
     look it misses once (a slow answer) is not a stall."""
-    C = iozone.ChildrenLook
     looks = iter([C({"c1:10": 10, "c2:11": 10}), C({"c1:10": 20}, frozenset({"c2"})), C({"c1:10": 30, "c2:11": 30}),
                   C({"c1:10": 40}, frozenset({"c2"})), C({"c1:10": 50}, frozenset({"c2"})), C({"c1:10": 60})])
     proc = _group("sleep 300")
@@ -111,14 +112,14 @@ def test_the_watchdog_never_looks_at_a_trial_shorter_than_half_its_timeout(tmp_p
     proc = _group("sleep 1.5; echo done")
     looks: list[int] = []
     watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 4.0,
-                                 lambda: looks.append(1) or {})
+                                 lambda: looks.append(1) or C({}))
     assert watch.failure is None and watch.stdout.strip() == "done" and looks == []
 
 
 def test_a_timeout_stops_the_group_with_sigterm_first(tmp_path: Path) -> None:
     marker = tmp_path / "term"
     proc = _group(f"trap 'echo term > {marker}; exit 0' TERM; while :; do sleep 0.1; done")
-    watch = iozone._watch_master(proc, time.monotonic(), 1.0, tmp_path / "ended", 600, lambda: {"c:1": 1})
+    watch = iozone._watch_master(proc, time.monotonic(), 1.0, tmp_path / "ended", 600, lambda: C({"c:1": 1}))
     assert watch.failure == "timed out after 1s" and not watch.stalled
     assert marker.read_text().strip() == "term"  # iozone's handler gets to clean up
     assert _gone(proc.pid)
@@ -178,7 +179,7 @@ def test_a_look_between_two_tests_that_finds_no_child_does_not_stop_the_trial(tm
     # and the trial (its write already done) was stopped as if it had never started.
     looks = iter([{"c1:10": 500}, {}, {"c1:20": 7}, {"c1:20": 7}, {"c1:20": 7}, {"c1:20": 7}])
     proc = _group("sleep 300")
-    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: next(looks))
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 0.4, lambda: C(next(looks)))
     assert watch.stalled and "did no more I/O" in (watch.failure or "")
     assert next(looks) == {"c1:20": 7}  # stopped at the fifth look: the two intervals before it idle
 
@@ -193,12 +194,12 @@ def test_a_master_is_ended_once_its_last_expected_result_is_printed(tmp_path: Pa
     proc = _group(f"trap 'echo term > {marker}; exit 0' TERM; printf '{block}'; sleep 30 & wait; "
                   "echo 'iozone test complete.'")
     started = time.monotonic()
-    watch = iozone._watch_master(proc, started, 600, tmp_path / "ended", 600, lambda: {}, ["write"])
+    watch = iozone._watch_master(proc, started, 600, tmp_path / "ended", 600, lambda: C({}), ["write"])
     assert watch.ended_after_results and watch.failure is None
     assert time.monotonic() - started < iozone.RESULTS_GRACE_S + 2
     assert "Min xfer" in watch.stdout and "complete" not in watch.stdout
     assert marker.read_text().strip() == "term" and _gone(proc.pid)
     # a master that has not printed every expected result is left to run
     proc = _group(f"printf '{block}'; sleep 0.8; echo 'iozone test complete.'")
-    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 600, lambda: {}, ["write", "read"])
+    watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 600, lambda: C({}), ["write", "read"])
     assert not watch.ended_after_results and "iozone test complete." in watch.stdout
