@@ -186,7 +186,9 @@ def set_backing(state: LabState, kinds: Mapping[str, str], size: int | None = No
         if state.disk.get(address) and wanted[address] in ("dir", "tmpfs"):
             raise LabError(f"{address} has disk limits, which need a block device; remove them first "
                            f"(`--disk unlimited`) or choose ext4 or xfs")
-    state.brick_size = size
+    if size != state.brick_size:
+        state.brick_size = size
+        state.save()  # a later backing's size, whether or not a node changes now
     for address in changed:
         n = state.node(address)
         old = disk.device_of(n)

@@ -16,6 +16,7 @@ import yaml
 
 from gluster_model.campaign.baselines import DISTURBED
 from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
+from gluster_model.lab.hardware import set_backing
 from gluster_model.store.identity import StoredBaseline
 
 
@@ -36,6 +37,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
         yield state
     finally:
         lab_down(lab_dir)
+
+
+@pytest.fixture(autouse=True)
+def brick_size_put_back(lab: LabState) -> Iterator[None]:
+    """The lab's brick size (the size of the loop image a node gets when it needs a block device, such as for a
+    disk limit) as it was before the test: a test that backs bricks with 64 MB of tmpfs and then puts back the
+    directory leaves that size behind, and a later test's disk limit would get a 64 MB brick."""
+    before = (LabState.load(lab.path) or lab).brick_size
+    yield
+    now = LabState.load(lab.path)
+    if now is not None and now.brick_size != before and not now.backing:
+        set_backing(now, {n.address: "dir" for n in now.nodes}, before)
 
 
 @pytest.fixture

@@ -157,3 +157,17 @@ def test_a_lab_of_an_earlier_release_keeps_its_delays_as_the_latency_knobs_entri
     assert state.stepped == {"latency": {"10.213.1.1": {"value": 1000, "was": "none"}}}
     assert node_settings(state, "10.213.1.1")["latency"] == "1ms"
     assert snapshot(state)["10.213.1.1"]["latency"] == 1000
+
+
+def test_a_brick_size_given_without_a_change_of_backing_is_kept(tmp_path: Path) -> None:
+    """`lab brick --backing dir --size 1GB` on nodes already on the directory changes no node, but the size is
+    the next backing's (a disk limit gives a node an ext4 image of it): it is saved, not lost with the process."""
+    from gluster_model.lab.hardware import set_backing
+    from gluster_model.lab.state import LabState, NodeState
+
+    state = LabState(str(tmp_path), 22, [NodeState(1, "10.213.1.1", str(tmp_path / "nodes" / "1"))],
+                     brick_size=64 << 20)
+    state.save()
+    assert set_backing(state, {"10.213.1.1": "dir"}, 1 << 30) == []
+    again = LabState.load(tmp_path)
+    assert again is not None and again.brick_size == 1 << 30
