@@ -1,5 +1,5 @@
-"""The stages proof (experiments/upgrade_proof/plan_stages.yaml): upgrades of a today bound by round trips or CPU,
-collected through emulation on the lab addressed as a plain cluster, as a user collects.
+"""The stages proof (experiments/upgrade_proof/plan_stages.yaml): upgrades of a today bound by round trips, CPU,
+links or disk IOPS, collected through emulation on the lab addressed as a plain cluster, as a user collects.
 
 ``whatif``: the what-if file verify measures, from the template fixed before the data
 (whatif_stages/<today>.template.yaml) and today's measured inputs in the store: each candidate's nominal figures
@@ -33,7 +33,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "experiments" / "upgrade_proof" / "whatif_stages"
-INPUTS = ("network_rtt_ms", "network_gbps", "cpu_score")
+INPUTS = ("network_rtt_ms", "network_gbps", "cpu_score", "disk_randwrite_iops", "disk_randread_iops", "disk_write_mbps",
+          "disk_read_mbps")
 SMALL_MOVE = 0.03  # an upgrade that moved throughput by less than this is reported apart
 
 

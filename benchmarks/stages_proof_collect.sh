@@ -14,7 +14,10 @@ todays=("$@")
 glmodel=${GLMODEL:-$here/.venv/bin/glmodel}
 python=$here/.venv/bin/python
 lab=${GLMODEL_LAB_DIR:-$out/lab}
-[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --dir "$lab"
+# an IOPS limit holds a brick's writes only on a block device of its own: the iops today's bricks are ext4 loops
+backing=dir
+for t in "${todays[@]}"; do [ "$t" = iops ] && backing=ext4; done
+[ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --backing "$backing" --dir "$lab"
 plain=$out/plain.yaml
 # the lab as a user's cluster: no lab state to change hardware with, emulation allowed, a veth's speed given
 "$python" - "$lab" "$plain" "$out/records" <<'PY'
