@@ -37,9 +37,9 @@ def measure(cluster_file: Path, plan: PlanFile, store_dir: Path) -> None:
         started = time.monotonic()
         summary = Collector(ex, plan, expanded, st).run()
         wall = time.monotonic() - started
-        trials = [t for r in st.runs() for t in st.trials(int(r["id"]))]
-    trial_wall = sum(t["seconds"] for t in trials)
-    engine = sum(t["engine_seconds"] for t in trials)
+        trials = [t for r in st.runs() for t in st.trials(r.id)]
+    trial_wall = sum(t.seconds for t in trials)
+    engine = sum(t.engine_seconds for t in trials)
     runs_wall = wall - summary.baseline_seconds
     print(f"{len(expanded.runs)} run(s) ({summary.done} done, {summary.failed} failed), {len(trials)} trial(s), "
           f"{len(expanded.volumes)} volume(s)")

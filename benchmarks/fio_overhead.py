@@ -51,8 +51,8 @@ def measure(cluster_file: Path, trials: int, store_dir: Path) -> dict[str, dict[
                 raise SystemExit(f"{label}: {summary.failures}")
             camp = st.campaign(f"overhead{i}@{spec.name}")
             assert camp is not None
-            secs = [float(t["engine_seconds"]) for r in st.runs(camp.id) for t in st.trials(int(r["id"]))
-                    if t["status"] == "ok" and not t["outlier"]]
+            secs = [float(t.engine_seconds) for r in st.runs(camp.id) for t in st.trials(r.id)
+                    if t.status == "ok" and not t.outlier]
             out[label] = {"median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs),
                           "trials": len(secs)}
     return out

@@ -41,7 +41,7 @@ from ..units import gluster_size, parse_size
 from .baselines import measured_alone
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
-from ..store.identity import Look, Purpose
+from ..store.identity import Look, Purpose, RunStatus
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, snapshot, summary
@@ -215,7 +215,7 @@ class Collector:
                 raise
             return
         except BaseException:
-            self.store.finish_run(run_id, "failed", error="interrupted")
+            self.store.finish_run(run_id, RunStatus.FAILED, error="interrupted")
             raise
         times.append(time.monotonic() - t_run)
         summary.done += 1
@@ -238,7 +238,7 @@ class Collector:
         position = summary.already_done + summary.done + summary.failed + 1
         host, command = describe_failure(exc.errors[0] if isinstance(exc, MultiHostError) and exc.errors else exc)
         host = host or _host_named(str(exc), self.cluster)
-        self.store.finish_run(run_id, "failed", error=str(exc), error_host=host, error_command=command)
+        self.store.finish_run(run_id, RunStatus.FAILED, error=str(exc), error_host=host, error_command=command)
         summary.failed += 1
         summary.failures.append(f"{run.label}: {exc}")
         self.report.run_finished(position, summary.total, run, f"FAILED on {host or '?'}: {exc}", False)
@@ -406,7 +406,7 @@ class Collector:
         if disturbed_kept:
             unstable, reason = True, "; ".join([*([reason] if unstable else []), *disturbed_kept])
         rg = regime(workload, self.client_ram, clients_used)
-        self.store.finish_run(run_id, "done", regime=rg, unstable=unstable)
+        self.store.finish_run(run_id, RunStatus.DONE, regime=rg, unstable=unstable)
         means = {m: sum(v[m] for _, v in kept) / len(kept) for m in kept[0][1]} if kept else {}
         line = (f"{run.label}: " + ", ".join(show_stored(m, v) for m, v in means.items()) +
                 f" over {len(kept)} trial(s) [{rg}{', UNSTABLE: ' + reason if unstable else ''}]"

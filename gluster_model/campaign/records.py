@@ -11,7 +11,7 @@ from ..config.cluster import ClusterSpec
 from ..hardware.facts import HostFacts
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
-from ..store.identity import CampaignInfo, Look, Purpose, Setting
+from ..store.identity import CampaignInfo, Look, Purpose, RunStatus, Setting
 from ..store.store import Store
 
 LabSetting = Setting
@@ -53,7 +53,7 @@ def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:
     if existing is None:
         return 0
     planned = {r.config_hash for r in expanded.runs}
-    return sum(1 for r in store.runs(existing.id) if r["status"] == "done" and r["config_hash"] in planned)
+    return sum(1 for r in store.runs(existing.id) if r.status == RunStatus.DONE and r.config_hash in planned)
 
 
 def cluster_record(cluster: ClusterSpec) -> dict[str, Any]:

@@ -347,10 +347,10 @@ def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = N
     names = (name, f"{name}.more", *(confirm_look(name, k) for k in range(1, last + 1)))
     parts = [c for c in map(store.campaign, names) if c]
     runs = {c.name: store.runs(c.id) for c in parts}
-    features = {str(r["config_hash"]): dict(r["features"]) for rs in runs.values() for r in rs}
+    features = {r.config_hash: dict(r.features) for rs in runs.values() for r in rs}
     decisions = [str(e["reason"]) for c in parts for e in store.design_log(c.id)]
     per_campaign = {c.name: _trials(store, c.name, metric) for c in parts}  # each read once
-    confirm = [str(r["config_hash"]) for r in runs.get(names[2], [])]
+    confirm = [r.config_hash for r in runs.get(names[2], [])]
     return judge_search(metric, options, per_campaign, features, names[2:], confirm,
                         sum(map(len, runs.values())), decisions)
 

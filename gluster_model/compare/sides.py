@@ -140,7 +140,7 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
                             f"sides measured (its looks: {have}); collect a plan whose design names `sides`")
     a, b = read_side(store, looks["A"]), read_side(store, looks["B"])
     runs = {side: [r for c in looks[side] for r in store.runs(c.id)] for side in "AB"}  # each read once
-    features = {side: [dict(r["features"]) for r in runs[side]] for side in "AB"}
+    features = {side: [dict(r.features) for r in runs[side]] for side in "AB"}
     keys = {k for f in features["A"] + features["B"] for k in f}
     apart = sorted(k for k in keys if not {str(f.get(k)) for f in features["A"]} &
                    {str(f.get(k)) for f in features["B"]})
@@ -154,8 +154,8 @@ def interleaved(store: Store, campaign: str | None) -> tuple[Side, Side, list[st
     def key(f: dict[str, Any]) -> str:
         return repr(sorted((k, str(v)) for k, v in f.items() if k not in apart))
 
-    by_key = {key(dict(r["features"])): str(r["config_hash"]) for r in runs["A"]}
-    partner = {str(r["config_hash"]): by_key.get(key(dict(r["features"])), str(r["config_hash"])) for r in runs["B"]}
+    by_key = {key(dict(r.features)): r.config_hash for r in runs["A"]}
+    partner = {r.config_hash: by_key.get(key(dict(r.features)), r.config_hash) for r in runs["B"]}
     if not b.frame.empty:
         b.frame = b.frame.assign(config_hash=b.frame["config_hash"].map(lambda h: partner.get(str(h), h)))
     return a, b, apart

@@ -123,7 +123,7 @@ class RunSpec:
         return show_features(self.features)
 
 
-def show_features(features: dict[str, Level]) -> str:
+def show_features(features: Mapping[str, Level]) -> str:
     """'layout=replicate, replica=3, shard=off, file_size=4MB, ...' for tables and logs."""
     return ", ".join(f"{k}={_show(v)}" for k, v in features.items())
 

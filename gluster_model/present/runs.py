@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..plan.factors import show_features
+from ..store.identity import StoredMeasurement
 from ..store.views import DesignLog, RunDetail, RunList
 from ..text import printable
 from ..units import gluster_size
@@ -18,9 +19,9 @@ def runs_table(runs: RunList, title: str) -> Any:
     for col in ("id", "campaign", "status", "trials", "regime", "features", "error"):
         table.add_column(col)
     for r in runs.rows:
-        err = f"{r['error_host'] or ''}: {r['error']}" if r["error"] else ""
-        table.add_row(str(r["id"]), r["campaign"], r["status"] + (" (unstable)" if r["unstable"] else ""),
-                      str(runs.trials[int(r["id"])]), r["regime"] or "", show_features(r["features"]), err)
+        err = f"{r.error_host or ''}: {r.error}" if r.error else ""
+        table.add_row(str(r.id), r.campaign, r.status.value + (" (unstable)" if r.unstable else ""),
+                      str(runs.trials[r.id]), r.regime or "", show_features(r.features), err)
     return table
 
 
@@ -40,23 +41,32 @@ def design_lines(log: DesignLog) -> list[str]:
 
 def run_lines(detail: RunDetail) -> list[str]:
     run = detail.run
-    out = [f"run {run['id']} of {run['campaign']}: {run['status']}, attempt {run['attempts']}, "
-           f"regime {run['regime']}" + (", UNSTABLE" if run["unstable"] else "")]
-    if run["error"]:
-        out.append(f"  error on {run['error_host']}: {run['error']}")
-        if run["error_command"]:
-            out.append(f"  command: {run['error_command']}")
-    out.append("  config: " + json.dumps(run["config"], sort_keys=True))
+    out = [f"run {run.id} of {run.campaign}: {run.status.value}, attempt {run.attempts}, "
+           f"regime {run.regime}" + (", UNSTABLE" if run.unstable else "")]
+    if run.error:
+        out.append(f"  error on {run.error_host}: {run.error}")
+        if run.error_command:
+            out.append(f"  command: {run.error_command}")
+    out.append("  config: " + json.dumps(run.config, sort_keys=True))
     for t in detail.trials:
-        flags = ",".join(f for f, on in (("warm-up", t["warmup"]), ("outlier", t["outlier"])) if on)
-        figs = "  ".join(f"{m['metric']} {m['value'] / 1024:,.1f}" for m in t["measurements"])
-        size = gluster_size(t["file_size"]) if t["file_size"] else "?"
-        out.append(f"  trial {t['idx']:3d} {t['status']:6s} {t['seconds']:6.1f}s {size:>7s} {flags:16s} {figs} MB/s"
-                   + (f"  error: {t['error']}" if t["error"] else ""))
-        if t.get("flagged_because"):
-            out.append(f"            flagged: {printable(t['flagged_because'])}")
-        elif (t.get("context") or {}).get("disturbed"):
-            out.append("            disturbed: " + printable("; ".join(t["context"]["disturbed"])))
+        flags = ",".join(f for f, on in (("warm-up", t.warmup), ("outlier", t.outlier)) if on)
+        figs = "  ".join(_figure(m) for m in t.measurements)
+        size = gluster_size(t.file_size) if t.file_size else "?"
+        out.append(f"  trial {t.idx:3d} {t.status:6s} {t.seconds:6.1f}s {size:>7s} {flags:16s} {figs}"
+                   + (f"  error: {t.error}" if t.error else ""))
+        disturbed = (t.context or {}).get("disturbed")
+        if t.flagged_because:
+            out.append(f"            flagged: {printable(t.flagged_because)}")
+        elif disturbed:
+            out.append("            disturbed: " + printable("; ".join(disturbed)))
     if detail.raw is not None:
         out.append(detail.raw)
     return out
+
+
+def _figure(m: StoredMeasurement) -> str:
+    """One measurement in its own unit: a rate stored in kB/s as MB/s, anything else as stored (IOPS, files/s,
+    a latency percentile in µs), whole numbers in full."""
+    if m.unit == "kB/s":
+        return f"{m.metric} {m.value / 1024:,.1f} MB/s"
+    return f"{m.metric} {m.value:,.0f} {'µs' if m.unit == 'us' else m.unit}"

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..bench.engine import Measured
 from ..hardware.facts import HostFacts
+from ..plan.factors import Level
 
 
 class Purpose(str, Enum):
@@ -162,6 +163,97 @@ class StoredCampaign:
                    row.get("created_at"), row.get("updated_at"),
                    str(row["hardware_key"]) if row.get("hardware_key") else None,
                    CampaignInfo.from_row(row))
+
+
+class RunStatus(str, Enum):
+    """Where a run stands: planned, being measured (or killed while it was), measured, or given up on."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run as the store keeps it: its campaign, identity (configuration hash, volume), state, the features it
+    was measured at and its effective configuration, and the failure that ended it (host and command) if one did."""
+
+    id: int
+    campaign_id: int
+    campaign: str  # the campaign's name
+    seq: int
+    config_hash: str
+    volume_key: str
+    status: RunStatus
+    attempts: int
+    unstable: bool
+    regime: str | None  # cached | uncached | direct, once measured
+    features: Mapping[str, Level]  # the plan's factors as the run set them (``RunSpec.features``)
+    config: Mapping[str, Any]      # the effective configuration, as recorded
+    error: str | None = None
+    error_host: str | None = None
+    error_command: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> StoredRun:
+        """From a ``runs`` row joined with its campaign's name (``campaign``)."""
+        features, config = row.get("features"), row.get("config")
+        return cls(int(row["id"]), int(row["campaign_id"]), str(row.get("campaign") or ""), int(row["seq"]),
+                   str(row["config_hash"]), str(row["volume_key"]), RunStatus(str(row["status"])),
+                   int(row.get("attempts") or 0), bool(row.get("unstable")), row.get("regime"),
+                   features if isinstance(features, dict) else {}, config if isinstance(config, dict) else {},
+                   row.get("error"), row.get("error_host"), row.get("error_command"), row.get("started_at"),
+                   row.get("finished_at"))
+
+
+@dataclass(frozen=True)
+class StoredMeasurement:
+    """One metric of a trial: its value in its unit, and the slowest and fastest client's where kept."""
+
+    metric: str
+    value: float
+    unit: str
+    min_value: float | None = None
+    max_value: float | None = None
+
+
+@dataclass(frozen=True)
+class StoredTrial:
+    """One trial as the store keeps it: its place in the run, whether it was a warm-up or flagged an outlier (and
+    why), its outcome, the file size it used, its timings, the engine's argv, what could have disturbed it, and
+    its measurements."""
+
+    id: int
+    run_id: int
+    idx: int
+    warmup: bool
+    outlier: bool
+    status: str  # ok | failed
+    error: str | None
+    file_size: int
+    started_at: datetime | None
+    seconds: float
+    engine_seconds: float
+    argv: tuple[str, ...]
+    context: Mapping[str, Any] | None
+    flagged_because: str | None
+    measurements: tuple[StoredMeasurement, ...] = ()
+
+    def value(self, metric: str) -> float | None:
+        """The measurement of ``metric`` in its stored unit (None: not measured)."""
+        return next((m.value for m in self.measurements if m.metric == metric), None)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], measurements: tuple[StoredMeasurement, ...] = ()) -> StoredTrial:
+        argv = row.get("argv")
+        return cls(int(row["id"]), int(row["run_id"]), int(row["idx"]), bool(row["warmup"]), bool(row["outlier"]),
+                   str(row["status"]), row.get("error"), int(row["file_size"]), row.get("started_at"),
+                   float(row["seconds"]), float(row["engine_seconds"]),
+                   tuple(str(a) for a in argv) if isinstance(argv, list) else (), row.get("context"),
+                   row.get("flagged_because"), measurements)
 
 
 SETTING_PREFIX = "setting_"  # an exported table's column per hardware knob a campaign set: setting_link, ...

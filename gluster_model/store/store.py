@@ -25,8 +25,8 @@ from ..errors import ConfigError, StoreError
 from . import schema as t
 from ..bench.engine import Measured
 from ..hardware.facts import HostFacts
-from .identity import (CampaignInfo, StoredBaseline, StoredCampaign, StoredHost, legacy_info,
-                       legacy_look)
+from .identity import (CampaignInfo, RunStatus, StoredBaseline, StoredCampaign, StoredHost, StoredMeasurement,
+                       StoredRun, StoredTrial, legacy_info, legacy_look)
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -325,38 +325,41 @@ class Store:
             c.execute(update(t.trials).where(t.trials.c.run_id == run_id, t.trials.c.idx.in_(list(idxs)))
                       .values(outlier=True, flagged_because=because))
 
-    def finish_run(self, run_id: int, status: str, *, regime: str | None = None, unstable: bool = False,
+    def finish_run(self, run_id: int, status: RunStatus, *, regime: str | None = None, unstable: bool = False,
                    error: str | None = None, error_host: str | None = None, error_command: str | None = None) -> None:
         with self.tx() as c:
             c.execute(update(t.runs).where(t.runs.c.id == run_id).values(
-                status=status, regime=regime, unstable=unstable, error=error, error_host=error_host,
+                status=RunStatus(status).value, regime=regime, unstable=unstable, error=error, error_host=error_host,
                 error_command=error_command, finished_at=now()))
 
     # -- reads ----------------------------------------------------------------------------------------------
-    def runs(self, campaign_id: int | None = None) -> list[dict[str, Any]]:
+    def runs(self, campaign_id: int | None = None) -> list[StoredRun]:
+        """The runs of a campaign (or of every campaign), in the campaigns' and then the plan's order."""
         q = select(t.runs, t.campaigns.c.name.label("campaign")).join(t.campaigns)
         if campaign_id is not None:
             q = q.where(t.runs.c.campaign_id == campaign_id)
         with self.tx() as c:
-            return [dict(r) for r in c.execute(q.order_by(t.runs.c.campaign_id, t.runs.c.seq)).mappings()]
+            rows = list(c.execute(q.order_by(t.runs.c.campaign_id, t.runs.c.seq)).mappings())
+        return [StoredRun.from_row(dict(r)) for r in rows]
 
-    def run(self, run_id: int) -> dict[str, Any] | None:
+    def run(self, run_id: int) -> StoredRun | None:
         with self.tx() as c:
             row = c.execute(select(t.runs, t.campaigns.c.name.label("campaign")).join(t.campaigns)
                             .where(t.runs.c.id == run_id)).mappings().first()
-        return dict(row) if row else None
+        return StoredRun.from_row(dict(row)) if row else None
 
-    def trials(self, run_id: int) -> list[dict[str, Any]]:
+    def trials(self, run_id: int) -> list[StoredTrial]:
+        """A run's trials in order, each with its measurements."""
         with self.tx() as c:
-            rows = [dict(r) for r in c.execute(select(t.trials).where(t.trials.c.run_id == run_id)
-                                               .order_by(t.trials.c.idx)).mappings()]
-            ms = c.execute(select(t.measurements).join(t.trials).where(t.trials.c.run_id == run_id)).mappings()
-            by_trial: dict[int, list[dict[str, Any]]] = {}
+            rows = list(c.execute(select(t.trials).where(t.trials.c.run_id == run_id)
+                                  .order_by(t.trials.c.idx)).mappings())
+            ms = c.execute(select(t.measurements).join(t.trials).where(t.trials.c.run_id == run_id)
+                           .order_by(t.measurements.c.id)).mappings()
+            by_trial: dict[int, list[StoredMeasurement]] = {}
             for m in ms:
-                by_trial.setdefault(int(m["trial_id"]), []).append(dict(m))
-        for r in rows:
-            r["measurements"] = by_trial.get(int(r["id"]), [])
-        return rows
+                by_trial.setdefault(int(m["trial_id"]), []).append(StoredMeasurement(
+                    str(m["metric"]), float(m["value"]), str(m["unit"]), m["min_value"], m["max_value"]))
+        return [StoredTrial.from_row(dict(r), tuple(by_trial.get(int(r["id"]), ()))) for r in rows]
 
     def trial_counts(self, campaign_id: int | None = None) -> dict[int, int]:
         """Trials stored per run id (one query, for listings)."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..plan.factors import show_features
+from .identity import StoredRun, StoredTrial
 from .store import Store
 
 
@@ -22,20 +23,21 @@ def campaign_id(store: Store, name: str) -> int:
 
 @dataclass
 class RunList:
-    rows: list[dict[str, Any]]
+    rows: list[StoredRun]
     trials: dict[int, int]  # run id -> trials stored
 
     def to_json(self) -> list[dict[str, Any]]:
-        keys = ("id", "campaign", "status", "attempts", "regime", "unstable", "features", "error", "error_host",
-                "error_command")
-        return [{k: r[k] for k in keys} | {"trials": self.trials[int(r["id"])]} for r in self.rows]
+        return [{"id": r.id, "campaign": r.campaign, "status": r.status.value, "attempts": r.attempts,
+                 "regime": r.regime, "unstable": r.unstable, "features": dict(r.features), "error": r.error,
+                 "error_host": r.error_host, "error_command": r.error_command, "trials": self.trials[r.id]}
+                for r in self.rows]
 
 
 def run_list(store: Store, campaign: str | None = None, status: str | None = None) -> RunList:
     cid = campaign_id(store, campaign) if campaign is not None else None
-    rows = [r for r in store.runs(cid) if status is None or r["status"] == status]
+    rows = [r for r in store.runs(cid) if status is None or r.status == status]
     per_run = store.trial_counts(cid)
-    return RunList(rows, {int(r["id"]): per_run.get(int(r["id"]), 0) for r in rows})
+    return RunList(rows, {r.id: per_run.get(r.id, 0) for r in rows})
 
 
 @dataclass
@@ -54,13 +56,13 @@ def design_log(store: Store, campaign: str) -> DesignLog:
     log = store.design_log(cid)
     if not log:
         raise NotFound(f"campaign {campaign} has no design log (it did not use an adaptive design)")
-    return DesignLog(campaign, log, {r["config_hash"]: show_features(r["features"]) for r in store.runs(cid)})
+    return DesignLog(campaign, log, {r.config_hash: show_features(r.features) for r in store.runs(cid)})
 
 
 @dataclass
 class RunDetail:
-    run: dict[str, Any]
-    trials: list[dict[str, Any]]
+    run: StoredRun
+    trials: list[StoredTrial]
     raw: str | None  # the raw output of the trial asked for
 
 
@@ -71,9 +73,9 @@ def run_detail(store: Store, run_id: int, raw_trial: int | None = None) -> RunDe
     trials = store.trials(run_id)
     raw = None
     if raw_trial is not None:
-        match = [t for t in trials if t["idx"] == raw_trial]
+        match = [t for t in trials if t.idx == raw_trial]
         if not match:
             raise NotFound(f"run {run_id} has no trial {raw_trial} (trials: "
-                           f"{', '.join(str(t['idx']) for t in trials)})")
-        raw = store.raw_output(int(match[0]["id"]), "iozone")
+                           f"{', '.join(str(t.idx) for t in trials)})")
+        raw = store.raw_output(match[0].id, "iozone")
     return RunDetail(run, trials, raw)

@@ -17,7 +17,7 @@ import yaml
 from gluster_model.campaign.baselines import DISTURBED
 from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
 from gluster_model.lab.hardware import set_backing
-from gluster_model.store.identity import StoredBaseline
+from gluster_model.store.identity import StoredBaseline, StoredTrial
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -110,13 +110,13 @@ def lab_throttle_lines(lab: LabState) -> str:
                    if line.split() and line.split()[0] in devices)
 
 
-def kept_trials(trials: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def kept_trials(trials: list[StoredTrial]) -> list[StoredTrial]:
     """The trials a run kept. On a busy machine collect flags a trial that another process disturbed and
     measures it again, by design: the flagged one stays in the store with its reason, checked here, and is not
     a trial stored twice."""
-    flagged = [t for t in trials if t["outlier"]]
-    assert all(t["flagged_because"] for t in flagged), [t["idx"] for t in flagged if not t["flagged_because"]]
-    return [t for t in trials if not t["outlier"]]
+    flagged = [t for t in trials if t.outlier]
+    assert all(t.flagged_because for t in flagged), [t.idx for t in flagged if not t.flagged_because]
+    return [t for t in trials if not t.outlier]
 
 
 def kept_baselines(rows: list[StoredBaseline]) -> list[StoredBaseline]:
@@ -190,6 +190,6 @@ def completes_on_second_attempt(lab: LabState, plan: Path, store: str) -> None:
     assert "1 run(s) done now" in again.stdout
     with open_store(store, create=False) as st:
         (run,) = st.runs()
-        assert run["status"] == "done" and run["attempts"] == 2
+        assert run.status == "done" and run.attempts == 2
         # one kept; a trial disturbed by a busy machine is flagged with its reason and measured again
-        assert [t["status"] for t in kept_trials(st.trials(int(run["id"])))] == ["ok"]
+        assert [t.status for t in kept_trials(st.trials(run.id))] == ["ok"]

@@ -17,6 +17,7 @@ import yaml
 
 from gluster_model.lab import LabState, find_node, start_sshd, stop_sshd
 from gluster_model.store import open_store
+from gluster_model.store.identity import StoredTrial
 from gluster_model.campaign.sizing import sizing_step
 
 from .conftest import glmodel, kept_trials, lab_processes, ssh_client_connections
@@ -88,14 +89,14 @@ def test_collect_exact_store_then_resume_does_nothing(lab: LabState, plan_file: 
         c = st.campaign("ci@lab")
         assert c is not None and "ssh" not in str(c.cluster)  # no SSH settings in the store
         runs = st.runs(int(c.id))
-        assert {(r["layout"], r["record_size"]) for r in runs} == {
+        assert {(r.features["layout"], r.features["record_size"]) for r in runs} == {
             (lay, rs) for lay in ("distribute", "replicate") for rs in (16 << 10, 64 << 10)}
-        assert all(r["attempts"] == 1 and r["regime"] == "cached" for r in runs)
+        assert all(r.attempts == 1 and r.regime == "cached" for r in runs)
         for r in runs:
-            trials = kept_trials(st.trials(int(r["id"])))
-            assert len(trials) == 2 and len({t["idx"] for t in trials}) == 2
-            assert all(m["metric"] == "write" and m["value"] > 0 and m["unit"] == "kB/s"
-                       for t in trials for m in t["measurements"])
+            trials = kept_trials(st.trials(r.id))
+            assert len(trials) == 2 and len({t.idx for t in trials}) == 2
+            assert all(m.metric == "write" and m.value > 0 and m.unit == "kB/s"
+                       for t in trials for m in t.measurements)
         kinds = {b["kind"] for b in st.baseline_table()}
         assert kinds == {"network", "disk"}
     _no_volumes_left(lab)
@@ -212,8 +213,8 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
     before = _counts(store, "ci@lab")
     assert before["runs_done"] >= 1 and before.get("runs_running", 0) == 1  # the killed run never finished
     with open_store(store) as st:
-        done_before = {r["config_hash"] for r in st.runs() if r["status"] == "done"}
-        killed = {r["config_hash"] for r in st.runs() if r["status"] == "running"}
+        done_before = {r.config_hash for r in st.runs() if r.status == "done"}
+        killed = {r.config_hash for r in st.runs() if r.status == "running"}
     glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_file), "--store", store, timeout=900,
             check=True)
     assert _counts(store, "ci@lab") == EXPECTED  # nothing lost, nothing twice
@@ -221,9 +222,9 @@ def test_sigkill_mid_campaign_then_resume(lab: LabState, plan_file: Path, tmp_pa
         for r in st.runs():
             # Runs finished before the kill were not run again; the killed one was (a second attempt, from
             # trial 0); the ones never started ran once.
-            assert r["attempts"] == (2 if r["config_hash"] in killed else 1), (r["config_hash"], done_before)
-            kept = kept_trials(st.trials(int(r["id"])))
-            assert len(kept) == 2 and len({t["idx"] for t in kept}) == 2
+            assert r.attempts == (2 if r.config_hash in killed else 1), (r.config_hash, done_before)
+            kept = kept_trials(st.trials(r.id))
+            assert len(kept) == 2 and len({t.idx for t in kept}) == 2
     _no_volumes_left(lab)
     _no_iozone_children_left(lab)
 
@@ -242,10 +243,10 @@ def _mid_run(store: str, done_before: int = 0) -> bool:
     try:
         with open_store(store, create=False) as st:
             runs = st.runs()
-            running = [r for r in runs if r["status"] == "running"]
-            done = sum(r["status"] == "done" for r in runs)
+            running = [r for r in runs if r.status == "running"]
+            done = sum(r.status == "done" for r in runs)
             return (done >= done_before and len(running) == 1
-                    and len(kept_trials(st.trials(int(running[0]["id"])))) == 1)
+                    and len(kept_trials(st.trials(running[0].id))) == 1)
     except Exception:  # no store or campaign yet
         return False
 
@@ -281,8 +282,8 @@ def test_dropped_node_recorded_then_completed(lab: LabState, small_plan: Path, t
         start_sshd(n2, lab)
     assert proc.returncode == 1 and "run(s) failed" in err
     with open_store(store) as st:
-        failed = [r for r in st.runs() if r["status"] == "failed"]
-    assert failed and all(r["error_host"] == "10.213.1.2" for r in failed), [(r["error_host"], r["error"]) for r in failed]
+        failed = [r for r in st.runs() if r.status == "failed"]
+    assert failed and all(r.error_host == "10.213.1.2" for r in failed), [(r.error_host, r.error) for r in failed]
     again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store", store,
                     timeout=900, check=True)
     assert f"{len(failed)} run(s) done now" in again.stdout
@@ -332,8 +333,8 @@ def test_postgresql_going_away_mid_campaign_loses_nothing(lab: LabState, small_p
                 assert [c.name for c in st.campaigns()] == ["cismall@lab"]
             _wait_mid_run(proc, server.url, done_before=1)  # the first run is done and the second runs
             with open_store(server.url, create=False) as st:
-                committed = {(t["run_id"], t["idx"]) for r in st.runs() for t in st.trials(int(r["id"]))
-                             if r["status"] == "done"}
+                committed = {(t.run_id, t.idx) for r in st.runs() for t in st.trials(r.id)
+                             if r.status == "done"}
             assert committed
             server.stop()
             _, err = proc.communicate(timeout=300)
@@ -350,7 +351,7 @@ def test_postgresql_going_away_mid_campaign_loses_nothing(lab: LabState, small_p
                 timeout=900, check=True)
         assert _counts(server.url, "cismall@lab") == SMALL_EXPECTED
         with open_store(server.url, create=False) as st:
-            kept = {(t["run_id"], t["idx"]) for r in st.runs() for t in st.trials(int(r["id"]))}
+            kept = {(t.run_id, t.idx) for r in st.runs() for t in st.trials(r.id)}
         assert committed <= kept  # what a finished run had committed before the server went is still there
 
 
@@ -376,10 +377,10 @@ def test_ctrl_c_records_the_interrupted_run_and_exits_130(lab: LabState, plan_fi
     _no_iozone_children_left(lab)
     with open_store(store) as st:
         runs = st.runs()
-        interrupted = [r for r in runs if r["error"] == "interrupted"]
-        assert len(interrupted) == 1 and interrupted[0]["status"] == "failed"
-        assert len(st.trials(int(interrupted[0]["id"]))) >= 1  # the committed trial is kept
-        assert all(r["status"] in ("pending", "done") for r in runs if r is not interrupted[0])
+        interrupted = [r for r in runs if r.error == "interrupted"]
+        assert len(interrupted) == 1 and interrupted[0].status == "failed"
+        assert len(st.trials(interrupted[0].id)) >= 1  # the committed trial is kept
+        assert all(r.status in ("pending", "done") for r in runs if r is not interrupted[0])
     _no_volumes_left(lab)
 
 
@@ -398,24 +399,24 @@ def test_auto_sizing_grows_by_the_rate_until_the_data_phase_lasts_the_target(lab
             timeout=900, check=True)
     with open_store(store, create=False) as st:
         (run,) = st.runs()
-        trials = st.trials(int(run["id"]))
-    sizing = [t for t in kept_trials(trials) if t["warmup"]]
-    measured = [t for t in kept_trials(trials) if not t["warmup"]]
+        trials = st.trials(run.id)
+    sizing = [t for t in kept_trials(trials) if t.warmup]
+    measured = [t for t in kept_trials(trials) if not t.warmup]
     assert len(sizing) >= 2 and len(measured) == 1  # 3 x 4 MiB cannot take 0.25 s at lab speeds
 
-    def data_phase(t: dict) -> float:  # seconds the write moved data: 3 threads' bytes over the aggregate rate
-        (m,) = t["measurements"]
-        return 3 * t["file_size"] / 1024 / m["value"]
+    def data_phase(t: StoredTrial) -> float:  # seconds the write moved data: 3 threads' bytes over the aggregate rate
+        (m,) = t.measurements
+        return 3 * t.file_size / 1024 / m.value
 
-    sizes = [t["file_size"] for t in sizing]
+    sizes = [t.file_size for t in sizing]
     assert sizes[0] == 4 << 20 and all(b % a == 0 and (b // a) & (b // a - 1) == 0 and 2 <= b // a <= 16
                                        for a, b in zip(sizes, sizes[1:]))  # powers of two, at most 16x a step
     assert all(data_phase(t) < target for t in sizing[:-1])
     # each step the one the last trial's rate asked for (the largest power of two short of 16x otherwise)
     assert [b // a for a, b in zip(sizes, sizes[1:])] == [
-        sizing_step(t["file_size"], data_phase(t), target, 256 << 20) for t in sizing[:-1]]
-    assert data_phase(sizing[-1]) >= target or sizing[-1]["file_size"] * 2 > 256 << 20
-    assert measured[0]["file_size"] == sizing[-1]["file_size"]
+        sizing_step(t.file_size, data_phase(t), target, 256 << 20) for t in sizing[:-1]]
+    assert data_phase(sizing[-1]) >= target or sizing[-1].file_size * 2 > 256 << 20
+    assert measured[0].file_size == sizing[-1].file_size
     # The dry-run estimate now learns from these trials (two or more sizes).
     dry = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan_path), "--store", store,
                   "--dry-run", check=True)

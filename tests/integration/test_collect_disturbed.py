@@ -20,7 +20,7 @@ import yaml
 from gluster_model.errors import StoreError
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
-from gluster_model.store.identity import StoredBaseline
+from gluster_model.store.identity import StoredBaseline, StoredTrial
 
 from .conftest import glmodel
 
@@ -31,7 +31,7 @@ PLAN = {"name": "disturbed", "factors": {"layout": "replicate", "replica": 3, "f
         "baselines": {"network": False, "disk": False}}
 
 
-def _trials(store: str, starting: bool = False) -> list[dict[str, object]]:
+def _trials(store: str, starting: bool = False) -> list[StoredTrial]:
     """The run's trials; with ``starting``, none while collect is still creating the store (the file exists
     before its tables do)."""
     if starting:
@@ -44,11 +44,11 @@ def _trials(store: str, starting: bool = False) -> list[dict[str, object]]:
         if camp is None:
             return []
         runs = st.runs(int(camp.id))
-        return st.trials(int(runs[0]["id"])) if runs else []
+        return st.trials(runs[0].id) if runs else []
 
 
 def _first_flagged(store: str) -> bool:
-    return any(t["outlier"] for t in _trials(store, starting=True))
+    return any(t.outlier for t in _trials(store, starting=True))
 
 
 def _collect_beside(lab: LabState, tmp_path: Path, hogs: list[subprocess.Popen[bytes]],
@@ -95,13 +95,13 @@ def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: Lab
     # What the store kept and why. On a busy machine other processes may be named too (the runner's own
     # neighbours): the test asks that its own hog is, and that the hog is not behind the kept trial.
     trials = _trials(store)
-    first, kept = trials[0], [t for t in trials if not t["outlier"]]
-    assert first["outlier"] and len(kept) == 1, trials
-    because = str(first["flagged_because"])
+    first, kept = trials[0], [t for t in trials if not t.outlier]
+    assert first.outlier and len(kept) == 1, trials
+    because = str(first.flagged_because)
     assert because.startswith("disturbed: ") and "other processes used" in because, because
     assert any(f"(pid {h.pid})" in because for h in hogs), because
     assert "disturbed trial(s) flagged and measured again" in " ".join(out.split()), out
-    ctx = kept[0]["context"]
+    ctx = kept[0].context
     assert isinstance(ctx, dict) and ctx["heal_pending"] == 0
     assert not any(f"pid {h.pid}" in str(ctx["disturbed"]) for h in hogs), ctx["disturbed"]
     assert set(ctx["hosts"]) == {"10.213.1.1", "10.213.1.2", "10.213.1.3"}
@@ -131,18 +131,18 @@ def test_processes_shorter_than_a_trial_are_seen_through_the_parent_that_reaps_t
     spawners = [subprocess.Popen([sys.executable, "-c", SPAWNER], start_new_session=True) for _ in range(2)]
     store, _ = _collect_beside(lab, tmp_path, spawners, plan)
     trials = _trials(store)
-    first, kept = trials[0], [t for t in trials if not t["outlier"]]
-    assert first["outlier"] and len(kept) == 1, trials
-    because = str(first["flagged_because"])
+    first, kept = trials[0], [t for t in trials if not t.outlier]
+    assert first.outlier and len(kept) == 1, trials
+    because = str(first.flagged_because)
     assert because.startswith("disturbed: ") and any(f"(pid {s.pid})" in because for s in spawners), because
-    assert not any(f"pid {s.pid}" in str(kept[0]["context"]) for s in spawners)
+    assert not any(f"pid {s.pid}" in str(kept[0].context) for s in spawners)
 
 
 def _run_id(store: str) -> int:
     with open_store(store, create=False) as st:
         camp = st.campaign("disturbed@lab")
         assert camp is not None
-        return int(st.runs(int(camp.id))[0]["id"])
+        return st.runs(int(camp.id))[0].id
 
 
 def _network_rows(store: str) -> list[StoredBaseline]:

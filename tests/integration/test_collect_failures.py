@@ -70,8 +70,8 @@ def test_a_brick_process_that_dies_mid_trial_is_named_and_the_campaign_completes
     assert f"brick process(es) not running after the trial: {first.address}:" in text, text
     with open_store(store, create=False) as st:
         (run,) = st.runs()
-        assert run["status"] == "failed" and "\n" not in (run["error"] or "")
-        assert run["error_host"] == first.address and "not running after the trial" in run["error"]
+        assert run.status == "failed" and "\n" not in (run.error or "")
+        assert run.error_host == first.address and "not running after the trial" in run.error
     assert lab_processes(lab, r"iozone -[+]s") == []
     assert lab_processes(lab, r"glusterfsd") == []  # the volume is gone, and with it its brick processes
     completes_on_second_attempt(lab, plan, store)
@@ -147,7 +147,7 @@ def test_glusterd_killed_mid_trial_keeps_the_trial_and_names_the_volume_it_could
         assert proc.returncode == 0 and "Traceback" not in text, text
         with open_store(store, create=False) as st:
             (run,) = st.runs()
-            assert run["status"] == "done" and kept_trials(st.trials(int(run["id"])))  # the trial is kept
+            assert run.status == "done" and kept_trials(st.trials(run.id))  # the trial is kept
         said = re.search(r"volume (gm\w+) was not torn down \(" + re.escape(first.address)
                          + r": `gluster volume info (gm\w+)`", text)
         assert said is not None and said.group(1) == said.group(2), text
@@ -193,7 +193,7 @@ def test_a_server_whose_packets_are_dropped_mid_trial_is_named_and_the_campaign_
     assert f"FAILED on {silent.address}: trial 0" in text and f"no answer from {silent.address} within" in text, text
     with open_store(store, create=False) as st:
         (run,) = st.runs()
-        assert run["status"] == "failed" and run["error_host"] == silent.address and "\n" not in run["error"]
+        assert run.status == "failed" and run.error_host == silent.address and "\n" not in run.error
     assert "was not torn down" in text and f"({silent.address}: no answer from" in text, text
     # the server answers again once its glusterd has its peers back (a volume's stop and delete need every
     # peer: right after the flush they may still be reconnecting, and the teardown would fail again)

@@ -16,6 +16,7 @@ import yaml
 from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState, find_node
 from gluster_model.store import open_store
+from gluster_model.store.identity import StoredRun, StoredTrial
 
 from .conftest import glmodel, kept_trials, lab_processes
 
@@ -37,8 +38,7 @@ def _collect(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[su
     return done, store
 
 
-def _done_run(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[str, dict[str, Any],
-                                                                            list[dict[str, Any]]]:
+def _done_run(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[str, StoredRun, list[StoredTrial]]:
     """Collect a one-run plan that must succeed: its store, its run and the trials the run kept."""
     done, store = _collect(lab, tmp_path, plan)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -46,35 +46,35 @@ def _done_run(lab: LabState, tmp_path: Path, plan: Mapping[str, Any]) -> tuple[s
         camp = st.campaign(f"{plan['name']}@lab")
         assert camp is not None
         (run,) = st.runs(int(camp.id))
-        assert run["status"] == "done"
-        return store, run, kept_trials(st.trials(int(run["id"])))
+        assert run.status == "done"
+        return store, run, kept_trials(st.trials(run.id))
 
 
 def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, tmp_path: Path) -> None:
     store, run, trials = _done_run(lab, tmp_path, PLAN)
     with open_store(store, create=False) as st:
-        listings = [st.raw_output(int(t["id"]), "listing") or "" for t in trials]
+        listings = [st.raw_output(t.id, "listing") or "" for t in trials]
         frame = trial_frame(st, "fioci@lab")
     assert len(trials) == 2
     clients = [f"10.213.1.{n}" for n in (1, 2, 3)]
     for t, listing in zip(trials, listings):
-        m = {x["metric"]: x for x in t["measurements"]}
+        m = {x.metric: x for x in t.measurements}
         for metric in ("write", "read"):
-            assert m[metric]["unit"] == "kB/s" and m[metric]["value"] > 0
-            assert m[f"{metric}.iops"]["unit"] == "op/s"
+            assert m[metric].unit == "kB/s" and m[metric].value > 0
+            assert m[f"{metric}.iops"].unit == "op/s"
             # one 16 KB I/O per operation: IOPS and kB/s are the same figure, as fio counted it
-            assert abs(m[f"{metric}.iops"]["value"] * 16 - m[metric]["value"]) <= 0.02 * m[metric]["value"]
-            assert m[f"{metric}.p99_us"]["value"] >= m[f"{metric}.p50_us"]["value"] > 0
+            assert abs(m[f"{metric}.iops"].value * 16 - m[metric].value) <= 0.02 * m[metric].value
+            assert m[f"{metric}.p99_us"].value >= m[f"{metric}.p50_us"].value > 0
         for metric in SMALL:
-            assert m[metric]["unit"] == "files/s" and m[metric]["value"] > 0, metric
+            assert m[metric].unit == "files/s" and m[metric].value > 0, metric
             # the sum over the three clients, with the slowest and fastest client's own rate
-            assert m[metric]["min_value"] <= m[metric]["value"] / 3 <= m[metric]["max_value"], metric
+            assert m[metric].min_value <= m[metric].value / 3 <= m[metric].max_value, metric
         # a create on a replica-3 volume is a round trip to every brick; a stat after it is served from
         # md-cache, a listing from readdirp: both are much faster than creating
-        assert m["file_stat"]["value"] > 2 * m["file_create"]["value"]
-        assert m["file_list"]["value"] > m["file_create"]["value"]
+        assert m["file_stat"].value > 2 * m["file_create"].value
+        assert m["file_list"].value > m["file_create"].value
         # every client ran its own server, reached at its own address; the listing named each client's count
-        argv = " ".join(t["argv"])
+        argv = " ".join(t.argv)
         assert all(f"--client=ip:{c},8765" in argv for c in clients), argv
         assert all(f"{c}: " in listing for c in clients), listing
     assert set(SMALL) <= set(frame.columns) and frame["file_create"].gt(0).all() and len(frame) == 2
@@ -90,12 +90,12 @@ def test_a_shared_read_has_every_client_read_the_first_clients_file(lab: LabStat
             "workload": {"tests": ["write", "read"]}, "protocol": {**PLAN["protocol"], "repetitions": 1}}
     store, run, (trial,) = _done_run(lab, tmp_path, plan)
     with open_store(store, create=False) as st:
-        writes = st.raw_output(int(trial["id"]), "fio_jobs") or ""
-        jobs = st.raw_output(int(trial["id"]), "fio_shared_read_jobs") or ""
-    assert run["features"]["shared_read"] is True
-    m = {x["metric"]: x for x in trial["measurements"]}
+        writes = st.raw_output(trial.id, "fio_jobs") or ""
+        jobs = st.raw_output(trial.id, "fio_shared_read_jobs") or ""
+    assert run.features["shared_read"] is True
+    m = {x.metric: x for x in trial.measurements}
     # the sum over three readers, each of which read (a reader of nothing would have no figure, or fail the run)
-    assert m["read"]["min_value"] > 0 and m["read"]["value"] >= 3 * m["read"]["min_value"]
+    assert m["read"].min_value > 0 and m["read"].value >= 3 * m["read"].min_value
     per_client = jobs.split("# ")[1:]
     assert len(per_client) == 3
     own = [re.search(r"^directory=(\S+)/(\S+)$", job, re.M) for job in per_client]
@@ -135,9 +135,9 @@ def test_a_fio_server_that_cannot_listen_is_named_in_one_line(lab: LabState, tmp
         camp = st.campaign("fiobusy@lab")
         assert camp is not None
         (run,) = st.runs(int(camp.id))
-        (trial,) = st.trials(int(run["id"]))
-    assert run["status"] == "failed" and trial["status"] == "failed"
-    error = run["error"] or ""
+        (trial,) = st.trials(run.id)
+    assert run.status == "failed" and trial.status == "failed"
+    error = run.error or ""
     assert "\n" not in error and node.address in error and "port 8765 is held by another program" in error, error
     assert lab_processes(lab, r"fio --server") == []
     with socket.socket() as s:  # and the port is free again once the holder is gone

@@ -53,31 +53,31 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
         confirm_runs = st.runs(int(confirm.id))
         frame = pd.concat([trial_frame(st, c) for c in ("searchci@lab.confirm", "searchci@lab.confirm2")
                            if st.campaign(c) is not None], ignore_index=True)
-        counts = {int(r["id"]): len(kept_trials(st.trials(int(r["id"])))) for r in confirm_runs}
-        screened_trials = [len(kept_trials(st.trials(int(r["id"])))) for r in screening]
+        counts = {r.id: len(kept_trials(st.trials(r.id))) for r in confirm_runs}
+        screened_trials = [len(kept_trials(st.trials(r.id))) for r in screening]
         all_runs = sum(len(st.runs(int(c.id))) for c in st.campaigns())
         every = pd.concat([trial_frame(st, str(c.name)) for c in st.campaigns()], ignore_index=True)
     # round 0 is the defaults and one change per option level, each decided (logged) before it ran
     reasons = [e["reason"] for e in log if e["round"] == 0]
     assert reasons[0] == "defaults" and sorted(reasons[1:]) == ["screening: read_ahead=True",
                                                                 "screening: read_hash_mode=3"]
-    assert {e["config_hash"] for e in log if e["round"] == 0} <= {r["config_hash"] for r in screening}
+    assert {e["config_hash"] for e in log if e["round"] == 0} <= {r.config_hash for r in screening}
     assert all(n >= 3 for n in screened_trials)
     # the confirmation: its own campaign, twice the protocol's trials, the defaults always among its runs
     assert "searchci@lab.confirm" in names and all(n == 6 for n in counts.values())
-    defaults_hash = screening[0]["config_hash"]
-    assert defaults_hash in {r["config_hash"] for r in confirm_runs}
+    defaults_hash = screening[0].config_hash
+    assert defaults_hash in {r.config_hash for r in confirm_runs}
     assert result.runs == all_runs <= 6
     if result.changed:  # the answer is recomputed from the confirmation's stored runs
         # the two arms in the order the search's name draws, the second look (where there is one) the other way
-        order = [r["config_hash"] for r in confirm_runs]
+        order = [r.config_hash for r in confirm_runs]
         assert (order[0] != defaults_hash) == first_look_reversed("searchci@lab")
         looks = [frame[frame["campaign"] == c] for c in ("searchci@lab.confirm", "searchci@lab.confirm2")]
         if not looks[1].empty:
             with open_store(store, create=False) as st:
                 second = st.campaign("searchci@lab.confirm2")
                 assert second is not None
-                assert [r["config_hash"] for r in st.runs(int(second.id))] == order[::-1]
+                assert [r.config_hash for r in st.runs(int(second.id))] == order[::-1]
         # the ratio of the arms' mean run log, each run one look: computed here from the trials alone
         centre = {}
         for is_defaults in (True, False):
@@ -106,5 +106,5 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
     assert again.returncode == 0, again.stderr[-2000:]
     with open_store(store, create=False) as st:
         assert sum(len(st.runs(int(c.id))) for c in st.campaigns()) == all_runs
-        trials_after = sum(len(st.trials(int(r["id"]))) for c in st.campaigns() for r in st.runs(int(c.id)))
+        trials_after = sum(len(st.trials(r.id)) for c in st.campaigns() for r in st.runs(int(c.id)))
     assert trials_after >= 3 * all_runs

@@ -42,10 +42,10 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
         camp = st.campaign("toobig@lab")
         assert camp is not None
         (run,) = st.runs(int(camp.id))
-        assert st.trials(int(run["id"])) == []
-    error = run["error"] or ""
+        assert st.trials(run.id) == []
+    error = run.error or ""
     # 3 files of 48 MB on each brick of the replica set, 10% headroom: 158 MB against 64 MB of tmpfs.
-    assert run["status"] == "failed" and "\n" not in error
+    assert run.status == "failed" and "\n" not in error
     assert error.startswith("3 file(s) of 48 MB need 158 MB on a brick (with 10% headroom) but 10.213.1.1:"), error
     assert error.endswith("refused before iozone starts (a smaller file_size or fewer threads, or larger bricks)")
     assert all(f"10.213.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
@@ -86,8 +86,8 @@ def test_a_disk_that_fills_during_a_trial_fails_the_run_in_one_line_and_collect_
         assert "the brick filesystem filled during the trial (free now: 10.213.1." in text, text
         with open_store(store, create=False) as st:
             (run,) = st.runs()
-            assert run["status"] == "failed" and "\n" not in (run["error"] or "")
-            assert "filled during the trial" in run["error"] and run["error_host"] in {n.address for n in lab.nodes}
+            assert run.status == "failed" and "\n" not in (run.error or "")
+            assert "filled during the trial" in run.error and run.error_host in {n.address for n in lab.nodes}
         assert lab_processes(lab, r"iozone -[+]s") == []
         completes_on_second_attempt(lab, plan, store)
     finally:

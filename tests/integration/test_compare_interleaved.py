@@ -54,10 +54,10 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
         for c in camps:
             (run,) = st.runs(int(c.id))
             side = str(c.side)
-            assert run["features"]["write_behind"] is (side == "A") and run["status"] == "done"
-            trials = kept_trials(st.trials(int(run["id"])))
+            assert run.features["write_behind"] is (side == "A") and run.status == "done"
+            trials = kept_trials(st.trials(run.id))
             assert len(trials) == 3
-            logs[side].append([math.log(float(next(m["value"] for m in t["measurements"] if m["metric"] == "write")))
+            logs[side].append([math.log(float(next(m.value for m in t.measurements if m.metric == "write")))
                                for t in trials])
     out = glmodel("compare", "--store", store, "--against", "sides", "--json")
     assert out.returncode == 1, out.stdout[-2000:] + out.stderr

@@ -129,6 +129,6 @@ def test_sigint_and_sigterm_mid_trial_leave_no_iozone_and_no_port_and_the_next_c
         camp = st.campaign("stops@lab")
         assert camp is not None
         (run,) = st.runs(int(camp.id))
-        assert run["status"] == "done"
-        trials = st.trials(int(run["id"]))
-    assert [t["status"] for t in trials][-1] == "ok"
+        assert run.status == "done"
+        trials = st.trials(run.id)
+    assert [t.status for t in trials][-1] == "ok"

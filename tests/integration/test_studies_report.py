@@ -38,12 +38,12 @@ def _trials(store: str, campaign: str) -> list[dict]:
         assert camp is not None
         out = []
         for run in st.runs(int(camp.id)):
-            for t in st.trials(int(run["id"])):
-                if t["warmup"] or t["outlier"] or t["status"] != "ok":
+            for t in st.trials(run.id):
+                if t.warmup or t.outlier or t.status != "ok":
                     continue
-                for m in t["measurements"]:
-                    out.append({**run["features"], "file_size_trial": t["file_size"], "metric": m["metric"],
-                                "value": m["value"], "unit": m["unit"], "idx": t["idx"]})
+                for m in t.measurements:
+                    out.append({**run.features, "file_size_trial": t.file_size, "metric": m.metric,
+                                "value": m.value, "unit": m.unit, "idx": t.idx})
         return out
 
 
@@ -77,9 +77,9 @@ def test_read_cost_runs_three_sigma_protocol_and_report_matches_store(study_stor
         camp = st.campaign("read_cost.quick@lab")
         assert camp is not None
         for run in st.runs(int(camp.id)):
-            trials = st.trials(int(run["id"]))
-            assert sum(t["warmup"] for t in trials) >= 2  # the warm-ups ran first (again after a rejection)
-            assert sum(1 for t in trials if not t["warmup"] and not t["outlier"]) == 11
+            trials = st.trials(run.id)
+            assert sum(t.warmup for t in trials) >= 2  # the warm-ups ran first (again after a rejection)
+            assert sum(1 for t in trials if not t.warmup and not t.outlier) == 11
     md = (report / "report.md").read_text()
     table = _md_table(md, "read throughput per file size")
     assert [r["file size"] for r in table] == ["1MB", "10MB", "100MB"]
@@ -123,11 +123,11 @@ def test_replication_overhead_percent_matches_hand_computation(study_store: str,
     with open_store(study_store, create=False) as st:
         camp = st.campaign("replication_overhead.quick@lab")
         assert camp is not None
-        degraded = [r for r in st.runs(int(camp.id)) if r["features"].get("degraded")]
-        trial = st.trials(int(degraded[0]["id"]))[0]
-        assert "degraded: stopped brick" in (st.raw_output(int(trial["id"]), "dd") or "")
+        degraded = [r for r in st.runs(int(camp.id)) if r.features.get("degraded")]
+        trial = st.trials(degraded[0].id)[0]
+        assert "degraded: stopped brick" in (st.raw_output(trial.id, "dd") or "")
         # The brick came back each time: every run after a degraded one ran with all bricks up and finished.
-        assert all(r["status"] == "done" for r in st.runs(int(camp.id)))
+        assert all(r.status == "done" for r in st.runs(int(camp.id)))
 
 
 def test_concurrent_reads_keep_every_readers_time(study_store: str, report: Path, lab: LabState) -> None:
@@ -147,12 +147,12 @@ def test_block_size_sweep_auto_sizes_and_finds_plateau(study_store: str, report:
         camp = st.campaign("block_size_sweep.quick@lab")
         assert camp is not None
         for run in st.runs(int(camp.id)):
-            trials = st.trials(int(run["id"]))
-            measured = [t for t in trials if not t["warmup"]]
+            trials = st.trials(run.id)
+            measured = [t for t in trials if not t.warmup]
             # the doubling stopped once the data phase passed the target (or at the cap), never before
-            assert measured and all(t["file_size"] >= run["record_size"] for t in trials)
-            sizes = [t["file_size"] for t in trials]
-            assert sizes == sorted(sizes) and all(s % run["record_size"] == 0 for s in sizes)  # whole blocks
+            assert measured and all(t.file_size >= int(run.features["record_size"]) for t in trials)
+            sizes = [t.file_size for t in trials]
+            assert sizes == sorted(sizes) and all(s % int(run.features["record_size"]) == 0 for s in sizes)  # whole blocks
     md = (report / "report.md").read_text()
     table = _md_table(md, "throughput (MB/s) against block size")
     assert table[0]["block_size"] == "1" and table[-1]["block_size"] == "plateau from"

@@ -95,17 +95,17 @@ def test_tuned_options_are_built_measured_and_judged_against_the_defaults(lab: L
     # Each scenario was built as asked: the defaults volume with io-cache off, the tuned one with it on, the
     # workload the same.
     with open_store(store, create=False) as st:
-        runs = {bool(r["io_cache"]): r for r in st.runs()}
+        runs = {bool(r.features.get("io_cache")): r for r in st.runs()}
         # the measured gain recomputed from the store's own kept trials (MB/s of each read), not from verify
         means = {}
         for on, r in runs.items():
-            reads = [m["value"] * _UNIT_SCALE[m["unit"]] for t in kept_trials(st.trials(int(r["id"])))
-                     for m in t["measurements"] if m["metric"] == "read"]
+            reads = [m.value * _UNIT_SCALE[m.unit] for t in kept_trials(st.trials(r.id))
+                     for m in t.measurements if m.metric == "read"]
             assert reads, r
             means[on] = sum(reads) / len(reads)
     assert set(runs) == {False, True}
-    assert {r["record_size"] for r in runs.values()} == {1 << 20}
-    assert {r["file_size"] for r in runs.values()} == {8 << 20}
+    assert {r.features["record_size"] for r in runs.values()} == {1 << 20}
+    assert {r.features["file_size"] for r in runs.values()} == {8 << 20}
     assert tuned["gain_measured"] == pytest.approx(means[True] - means[False], rel=1e-6)
     text = glmodel("verify", "--cluster", str(lab.cluster_file), "--model", str(model), "--scenarios",
                    str(advice_file), "--plan", str(plan), "--store", store, "--metric", "read").stdout

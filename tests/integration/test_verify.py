@@ -95,7 +95,7 @@ def _first_run_done(store: str) -> bool:
         return False
     try:
         with open_store(store, create=False) as st:
-            return any(r["status"] == "done" for r in st.runs())
+            return any(r.status == "done" for r in st.runs())
     except Exception:  # created but not yet migrated
         return False
 
@@ -158,7 +158,7 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
     with open_store(store, create=False) as st:
         first = st.campaign(v["campaigns"][0])
         assert first is not None  # measured before the kill, not again
-        assert [r["attempts"] for r in st.runs(int(first.id))] == [1]
+        assert [r.attempts for r in st.runs(int(first.id))] == [1]
     # Again: resumed from the store, nothing measured twice.
     again = json.loads(glmodel("verify", "--cluster", cf, "--model", str(model), "--scenarios", q,
                                "--plan", plan, "--store", store, "--json", check=True, timeout=300).stdout)

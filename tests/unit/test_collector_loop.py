@@ -16,6 +16,7 @@ from gluster_model.config.cluster import ClusterSpec, cluster_from_data
 from gluster_model.errors import GlmodelError
 from gluster_model.plan.file import PlanFile, expand
 from gluster_model.hardware.facts import HostFacts
+from gluster_model.store.identity import StoredRun
 from gluster_model.store.store import Store, open_store
 from gluster_model.units import parse_size
 
@@ -60,10 +61,10 @@ def collect(store: Store, ex: FakeExecutor, engine: FakeEngine, plan: PlanFile |
                      engines={"iozone": engine}, **kw).run()
 
 
-def _runs(store: Store) -> list[dict[str, Any]]:
+def _runs(store: Store) -> list[StoredRun]:
     campaign = store.campaign("loop@fake")
     assert campaign is not None
-    return sorted(store.runs(int(campaign.id)), key=lambda r: int(r["id"]))
+    return sorted(store.runs(int(campaign.id)), key=lambda r: r.id)
 
 
 @pytest.fixture
@@ -76,8 +77,8 @@ def test_every_run_is_measured_stored_and_its_volume_removed(store: Store) -> No
     summary = collect(store, ex, engine)
     assert (summary.done, summary.failed, summary.trials) == (2, 0, 4)
     runs = _runs(store)
-    assert [(r["status"], r["attempts"]) for r in runs] == [("done", 1), ("done", 1)]
-    assert [len(store.trials(int(r["id"]))) for r in runs] == [2, 2]
+    assert [(r.status, r.attempts) for r in runs] == [("done", 1), ("done", 1)]
+    assert [len(store.trials(r.id)) for r in runs] == [2, 2]
     # One volume for both runs (they differ only in the workload), created once and removed at the end.
     assert len(gluster.created) == 1 and gluster.volumes == {}
     assert engine.after_runs == 2 and all(r.drop_caches and r.startup_timeout == 60 + 1.5 for r in engine.requests)
@@ -89,14 +90,14 @@ def test_an_interrupted_campaign_resumes_with_the_interrupted_run_only(store: St
     with pytest.raises(KeyboardInterrupt):  # Ctrl-C during the second run's first trial
         collect(store, ex, FakeEngine([OK, OK, KeyboardInterrupt()]))
     first = _runs(store)
-    assert [(r["status"], r["error"]) for r in first] == [("done", None), ("failed", "interrupted")]
+    assert [(r.status, r.error) for r in first] == [("done", None), ("failed", "interrupted")]
     assert gluster.volumes == {}  # the volume is torn down on the way out, too
 
     engine = FakeEngine([OK])
     summary = collect(store, ex, engine)
     assert (summary.already_done, summary.done, summary.trials) == (1, 1, 2)
-    assert [parse_size(r.workload.record_size) for r in engine.requests] == [first[1]["features"]["record_size"]] * 2
-    assert [(r["status"], r["attempts"]) for r in _runs(store)] == [("done", 1), ("done", 2)]
+    assert [parse_size(r.workload.record_size) for r in engine.requests] == [first[1].features["record_size"]] * 2
+    assert [(r.status, r.attempts) for r in _runs(store)] == [("done", 1), ("done", 2)]
 
     again = FakeEngine([OK])
     calls = len(ex.calls)
@@ -110,20 +111,20 @@ def test_a_failed_trial_fails_its_run_with_the_host_and_the_campaign_goes_on_the
     summary = collect(store, ex, FakeEngine(["iozone's child on 10.9.0.2 ended early (ssh exit 255)", OK]))
     assert (summary.done, summary.failed) == (1, 1)
     failed, done = _runs(store)
-    assert failed["status"] == "failed" and done["status"] == "done"
-    assert failed["error_host"] == "10.9.0.2" and "ended early" in failed["error"]
+    assert failed.status == "failed" and done.status == "done"
+    assert failed.error_host == "10.9.0.2" and "ended early" in failed.error
 
     engine = FakeEngine([OK])
     summary = collect(store, ex, engine)
     assert (summary.already_done, summary.done, len(engine.requests)) == (1, 1, 2)
-    assert [(r["status"], r["attempts"]) for r in _runs(store)] == [("done", 2), ("done", 1)]
+    assert [(r.status, r.attempts) for r in _runs(store)] == [("done", 2), ("done", 1)]
 
 
 def test_fail_fast_stops_at_the_first_failed_run(store: Store) -> None:
     ex, gluster = _lab()
     with pytest.raises(GlmodelError, match="disk full"):
         collect(store, ex, FakeEngine(["disk full"]), fail_fast=True)
-    assert [r["status"] for r in _runs(store)] == ["failed", "pending"] and gluster.volumes == {}
+    assert [r.status for r in _runs(store)] == ["failed", "pending"] and gluster.volumes == {}
 
 
 def test_an_outlier_is_flagged_and_measured_again(store: Store) -> None:
@@ -132,19 +133,19 @@ def test_an_outlier_is_flagged_and_measured_again(store: Store) -> None:
     engine = FakeEngine([OK, OK, {"write": 100.0}, OK, OK, OK, OK])
     summary = collect(store, ex, engine, plan)
     assert summary.done == 2 and len(engine.requests) == 7  # 3 + 1 replacement, then 3
-    trials = store.trials(int(_runs(store)[0]["id"]))
-    assert [t["outlier"] for t in trials] == [False, False, True, False]
-    assert "RSD" in trials[2]["flagged_because"]
+    trials = store.trials(_runs(store)[0].id)
+    assert [t.outlier for t in trials] == [False, False, True, False]
+    assert "RSD" in trials[2].flagged_because
 
 
 def test_a_disturbed_trial_is_flagged_and_measured_again(store: Store) -> None:
     ex, _ = _lab(busy={"10.9.0.3": {0}})  # something used a CPU on node 3 during the first trial
     summary = collect(store, ex, FakeEngine([OK]))
     assert summary.done == 2 and summary.trials == 5
-    trials = store.trials(int(_runs(store)[0]["id"]))
-    assert [t["outlier"] for t in trials] == [True, False, False]
-    assert trials[0]["flagged_because"].startswith("disturbed: 10.9.0.3: other processes used")
-    assert "stress (pid 4242)" in trials[0]["flagged_because"]
+    trials = store.trials(_runs(store)[0].id)
+    assert [t.outlier for t in trials] == [True, False, False]
+    assert trials[0].flagged_because.startswith("disturbed: 10.9.0.3: other processes used")
+    assert "stress (pid 4242)" in trials[0].flagged_because
 
 
 def test_a_host_that_cannot_create_the_volume_fails_each_run_of_it_by_name(store: Store) -> None:
@@ -153,5 +154,5 @@ def test_a_host_that_cannot_create_the_volume_fails_each_run_of_it_by_name(store
     engine = FakeEngine([OK])
     summary = collect(store, ex, engine)
     assert (summary.done, summary.failed) == (0, 2) and engine.requests == []
-    assert [r["error_host"] for r in _runs(store)] == ["10.9.0.2", "10.9.0.2"]
-    assert all("connection lost" in r["error"] for r in _runs(store))
+    assert [r.error_host for r in _runs(store)] == ["10.9.0.2", "10.9.0.2"]
+    assert all("connection lost" in r.error for r in _runs(store))

@@ -172,7 +172,7 @@ def _odd_store(path: Path, campaigns: list[tuple[str, float, str, str]]) -> None
     from gluster_model.config.cluster import cluster_from_data
     from gluster_model.plan.file import PlanFile, expand
     from gluster_model.store import TrialRecord, open_store
-    from gluster_model.store.identity import CampaignInfo
+    from gluster_model.store.identity import CampaignInfo, RunStatus
     from gluster_model.store.store import now
 
     cluster = cluster_from_data({"name": "c1", "servers": [{"host": "10.9.0.1", "brick_paths": ["/b"]}],
@@ -192,7 +192,7 @@ def _odd_store(path: Path, campaigns: list[tuple[str, float, str, str]]) -> None
                                                   started_at=now(), seconds=2.0, engine_seconds=1.8, argv=["x"],
                                                   measurements=[(metric, scale * 1000 * (1 + i) * (1 + 0.01 * k),
                                                                  unit, None, None)], raw={}))
-                st.finish_run(rid, "done", regime="direct")
+                st.finish_run(rid, RunStatus.DONE, regime="direct")
 
 
 def test_small_file_rates_are_compared_in_their_unit_and_zero_rates_refused_in_one_line(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from gluster_model.dataset import trial_frame
 from gluster_model.errors import StoreError
 from gluster_model.plan.file import PlanFile, expand
 from gluster_model.store import TrialRecord, open_store
+from gluster_model.store.identity import RunStatus, StoredMeasurement
 from gluster_model.store.migrate import STEPS, current_version, migrate
 from gluster_model.store.store import now, redact, store_url
 
@@ -83,14 +84,23 @@ def test_campaign_runs_trials_round_trip(store_at: str, tmp_path: Path) -> None:
         st.add_trial(rid, _trial(1, 2048.0))
         st.add_trial(rid, _trial(2, 4096.0))
         st.flag_outliers(rid, [2], "test")
-        st.finish_run(rid, "done", regime="cached")
+        st.finish_run(rid, RunStatus.DONE, regime="cached")
         assert st.counts(cid) == {"runs_done": 1, "runs_pending": 3, "trials": 3, "measurements": 6,
                                   "raw_outputs": 3}
         assert st.counts(cid, flagged=False) == {"runs_done": 1, "runs_pending": 3, "trials": 2, "measurements": 4,
                                                  "raw_outputs": 2, "trials_flagged": 1}
         trials = st.trials(rid)
-        assert [t["outlier"] for t in trials] == [False, False, True]
-        raw = st.raw_output(int(trials[1]["id"]), "iozone")
+        assert [t.outlier for t in trials] == [False, False, True]
+        assert [t.warmup for t in trials] == [True, False, False] and trials[2].flagged_because == "test"
+        # each measurement as it was added, the slowest and fastest client's figure with it (None: not given)
+        assert trials[1].measurements == (StoredMeasurement("write", 2048.0, "kB/s", 2048.0 / 3, 1024.0),
+                                          StoredMeasurement("read", 4096.0, "kB/s", None, None))
+        assert trials[1].argv == ("iozone", "-t", "3") and trials[1].file_size == 1 << 22
+        run = st.run(rid)
+        assert run is not None and run.status is RunStatus.DONE and run.regime == "cached" and run.attempts == 1
+        assert run.features == runs[0].features and run.campaign == "t@c" and run.config_hash == runs[0].config_hash
+        assert [r.status for r in st.runs(cid)].count(RunStatus.PENDING) == 3 and st.run(10_000) is None
+        raw = st.raw_output(trials[1].id, "iozone")
         assert raw == "Children see throughput ... " * 200
         frame = trial_frame(st)
         # Only the measured, non-outlier trial of the finished run: 2048 kB/s = 2.0 MB/s.
@@ -317,7 +327,7 @@ def test_a_shared_read_is_a_column_of_its_own_and_false_where_a_run_had_none(sto
             rid = status[run.config_hash][0]
             st.start_run(rid)
             st.add_trial(rid, _trial(0, 1000.0 * (k + 1)))
-            st.finish_run(rid, "done", regime="uncached")
+            st.finish_run(rid, RunStatus.DONE, regime="uncached")
         frame = trial_frame(st).sort_values("write")
     assert str(frame["shared_read"].dtype) == "boolean" and frame["shared_read"].tolist() == [False, True]
 
@@ -344,7 +354,7 @@ def test_the_dry_run_estimates_a_run_the_store_measured_at_what_its_trials_took(
         st.start_run(rid)
         for i in range(3):
             st.add_trial(rid, _trial(i, 2048.0))
-        st.finish_run(rid, "done", regime="cached")
+        st.finish_run(rid, RunStatus.DONE, regime="cached")
     seen = preview(cluster, plan, expanded, "t@c", store_at)
     one = estimate_seconds(type(expanded)([expanded.runs[0]]), plan.protocol, baselines=False,
                            cost=TrialCost(volume_s=0))
