@@ -259,9 +259,16 @@ class Store:
                              .order_by(t.baselines.c.id)).mappings().all()
         return [StoredBaseline(str(r["kind"]), str(r["host"]), str(r["target"]), str(r["test"]),
                                None if r["value"] is None else float(r["value"]), str(r["unit"]), r["error"],
-                               decompress(r["raw"]) if r["raw"] else None, id=int(r["id"]),
+                               self._baseline_raw(dict(r)) if r["raw"] else None, id=int(r["id"]),
                                hardware_key=str(r["hardware_key"]), campaign_id=r["campaign_id"],
                                measured_at=r["measured_at"]) for r in rows]
+
+    def _baseline_raw(self, row: Mapping[str, Any]) -> str:
+        try:
+            return decompress(row["raw"])
+        except zlib.error:
+            raise StoreError(f"{self.where}: the raw output of baseline {row['id']} ({row['kind']} {row['test']} on "
+                             f"{row['host']}) is damaged (not zlib data); restore the store from a copy") from None
 
     def add_baselines(self, hardware_key: str, campaign_id: int | None, found: Sequence[Measured]) -> None:
         """Baselines measured of the hardware ``hardware_key`` by a campaign, in one transaction."""

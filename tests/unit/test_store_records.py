@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import insert, update
 
 from gluster_model.bench.engine import Measured
 from gluster_model.campaign.records import hardware_key
 from gluster_model.config.cluster import cluster_from_data
+from gluster_model.errors import StoreError
 from gluster_model.hardware.facts import HostFacts
 from gluster_model.preflight import judge_host, parse_probe_output
 from gluster_model.store import schema
@@ -112,3 +113,16 @@ def test_baselines_go_in_as_measured_and_come_back_with_their_hardware_and_campa
         assert {(b.hardware_key, b.campaign_id) for b in kept} == {("hw-1", cid)} and kept[0].id < kept[1].id
         assert all(b.measured_at is not None for b in kept)
         assert [b.campaign_id for b in st.baselines("hw-2")] == [None] and st.baselines("hw-0") == []
+
+
+def test_a_damaged_raw_baseline_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A baseline's raw output that is not zlib data (a damaged page) is refused naming the baseline, as a
+    trial's is, not a zlib traceback."""
+    found = [Measured("network", "10.0.0.2", "10.0.0.1", "write", 9.4e8, "bit/s", raw='{"end": {}}')]
+    with open_store(tmp_path / "s.db") as st:
+        st.add_baselines("hw-1", None, found)
+        with st.tx() as conn:
+            conn.execute(update(schema.baselines).values(raw=b"not zlib"))
+        with pytest.raises(StoreError, match=r"baseline 1 \(network write on 10\.0\.0\.2\) is damaged") as err:
+            st.baselines("hw-1")
+    assert "\n" not in str(err.value)
