@@ -160,6 +160,41 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
     return out
 
 
+# The unit each metric family is judged in: MB/s of large files, small files per second, and IOPS for 4-8 KB
+# random records (stored in MB/s of their records: the same percentages).
+FAMILIES = {"write": "MB/s", "read": "MB/s", "random_write": "IOPS", "random_read": "IOPS"}
+
+
+def family(metric: str) -> str:
+    return FAMILIES.get(metric, "files/s" if metric.startswith("file_") else "MB/s")
+
+
+def pooled(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The todays' upgrades pooled per metric family: MAPE and 90% coverage of the model and of the rule that fits
+    nothing, coverage by the stage each prediction binds at, the upgrades that moved under 3% counted apart, and
+    the best buy per price held per today and metric (the measured best predict's best or named tied with it)."""
+    out: dict[str, Any] = {}
+    for fam in sorted({family(m) for r in results for m in r["metrics"]}):
+        parts = [(r["today"], m, v) for r in results for m, v in r["metrics"].items() if family(m) == fam]
+        rows = [u for _, _, v in parts for u in v["upgrades"]]
+        by_stage: dict[str, list[bool]] = {}
+        for u in rows:
+            by_stage.setdefault(u["stage"], []).append(u["inside"])
+        moved = [u for u in rows if not u["small_move"]]
+        out[fam] = {
+            "upgrades": len(rows), "mape": float(np.mean([abs(u["error_pct"]) for u in rows])),
+            "coverage": 100 * float(np.mean([u["inside"] for u in rows])),
+            "rule_mape": float(np.mean([abs(u["rule_error_pct"]) for u in rows])),
+            "coverage_by_stage": {k: 100 * float(np.mean(v)) for k, v in by_stage.items()},
+            "runs_by_stage": {k: len(v) for k, v in by_stage.items()},
+            "moved": {"upgrades": len(moved), "mape": float(np.mean([abs(u["error_pct"]) for u in moved]))
+                      if moved else None},
+            "small_moves": len(rows) - len(moved),
+            "best_held": {f"{today}/{m}": bool(v["best_held"]) for today, m, v in parts},
+            "todays": sorted({today for today, _, _ in parts})}
+    return out
+
+
 def show(result: dict[str, Any]) -> None:
     for metric, m in result["metrics"].items():
         t = m["today"]
@@ -200,6 +235,12 @@ def main() -> None:
         return
     for r in results:
         show(r)
+    for fam, s in pooled(results).items():
+        held = sum(s["best_held"].values())
+        print(f"pooled {fam} ({', '.join(s['todays'])}): {s['upgrades']} upgrades, MAPE {s['mape']:.1f}% (rule "
+              f"{s['rule_mape']:.1f}%), inside 90% {s['coverage']:.0f}% (" + ", ".join(
+                  f"{k} {v:.0f}% of {s['runs_by_stage'][k]}" for k, v in s["coverage_by_stage"].items())
+              + f"); best buy held {held} of {len(s['best_held'])}; {s['small_moves']} moved under 3%")
 
 
 if __name__ == "__main__":
