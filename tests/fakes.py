@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gluster_model.bench.engine import EngineResult, TrialRequest
-from gluster_model.errors import CommandFailed, GlmodelError, MultiHostError, RemoteError
+from gluster_model.errors import CommandFailed, ConnectError, GlmodelError, MultiHostError, RemoteError
 from gluster_model.remote.executor import Command, CommandResult, quote_command
 
 T = TypeVar("T")
@@ -44,6 +44,7 @@ class FakeExecutor:
     lock: threading.Lock = field(default_factory=threading.Lock)
     cluster: Any = None  # the cluster it stands for (an operation on a cluster reads it from the executor)
     dropped: list[str] = field(default_factory=list)  # hosts whose connection the code asked to open again
+    silenced: dict[str, str] = field(default_factory=dict)  # hosts marked silent: their commands fail at once
 
     def on(self, pattern: str, stdout: str = "", *, exit_code: int = 0, stderr: str = "", host: str | None = None,
            times: int | None = None) -> FakeExecutor:
@@ -68,6 +69,8 @@ class FakeExecutor:
     def run(self, host: str, command: Command, *, timeout: float | None = None, check: bool = True,
             stdin: bytes | None = None) -> CommandResult:
         text = quote_command(command)
+        if host in self.silenced:
+            raise ConnectError(host, self.silenced[host])
         with self.lock:
             self.calls.append((host, text))
             rule = next((r for r in reversed(self.rules) if (r.host is None or r.host == host)
@@ -106,6 +109,12 @@ class FakeExecutor:
     def drop(self, address: str) -> None:
         """A fake keeps no connection: the dropped hosts are recorded for tests that look."""
         self.dropped.append(address)
+
+    def mark_silent(self, address: str, why: str) -> None:
+        self.silenced[address] = why
+
+    def silent(self) -> dict[str, str]:
+        return dict(self.silenced)
 
 
 @dataclass

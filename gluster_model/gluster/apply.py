@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..config.cluster import ClusterSpec, Host
-from ..errors import CommandFailed, GlmodelError
+from ..errors import CommandFailed, ConnectError, GlmodelError
 from ..remote.executor import Executor, shell
 from .cli import GlusterCommandError, GlusterVersion, parse_version
 from .tunables import TUNABLE_KEYS
@@ -58,7 +58,9 @@ TRANSIENT = re.compile(r"Staging failed|Locking failed|Another transaction is in
 
 
 def _gluster_settled(executor: Executor, host: Host, *args: str, wait_s: float = 60) -> str:
-    """``_gluster`` for a cluster-wide change, tried again while glusterd's answer is TRANSIENT."""
+    """``_gluster`` for a cluster-wide change, tried again while glusterd's answer is TRANSIENT, unless a server
+    was found not answering: its peer will not reconnect while it is silent, so waiting would only delay the
+    error, which then names it."""
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -66,6 +68,11 @@ def _gluster_settled(executor: Executor, host: Host, *args: str, wait_s: float =
         except CommandFailed as exc:
             if not TRANSIENT.search(exc.stderr) or time.monotonic() > deadline:
                 raise
+            silent = executor.silent()
+            down = [s.address for s in executor.cluster.servers if s.address in silent]
+            if down:
+                raise ConnectError(down[0], f"{silent[down[0]]} (`{shlex.join(args[:2])}` on {host.address} "
+                                   f"waits for it: {exc.stderr.strip().splitlines()[0][:160]})") from None
         time.sleep(2)
 
 

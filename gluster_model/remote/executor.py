@@ -96,6 +96,14 @@ class Executor(Protocol):
         such as a smaller MTU)."""
         ...
 
+    def mark_silent(self, address: str, why: str) -> None:
+        """Remember a host found not answering: every later command to it fails at once with ``why``."""
+        ...
+
+    def silent(self) -> dict[str, str]:
+        """The hosts found not answering, each with what was seen."""
+        ...
+
 
 class SSHExecutor:
     """Run commands on the hosts of a cluster over SSH.
@@ -111,6 +119,9 @@ class SSHExecutor:
         self._clients: dict[str, paramiko.SSHClient] = {}
         self._locks: dict[str, threading.Lock] = {h.address: threading.Lock() for h in cluster.hosts}
         self._closed = False
+        # Hosts found silent (a session to one waits, it does not fail): not waited for again, command after
+        # command, for as long as this executor lives (one glmodel command; the next one asks them afresh).
+        self._silent: dict[str, str] = {}
 
     # -- connections ---------------------------------------------------------------------------------
     def _host(self, address: str) -> Host:
@@ -207,6 +218,12 @@ class SSHExecutor:
         if client is not None:
             client.close()
 
+    def mark_silent(self, address: str, why: str) -> None:
+        self._silent[address] = why
+
+    def silent(self) -> dict[str, str]:
+        return dict(self._silent)
+
     def close(self) -> None:
         self._closed = True
         for address in list(self._clients):
@@ -240,6 +257,8 @@ class SSHExecutor:
         """Run one command; raise CommandFailed on a non-zero exit or timeout unless ``check`` is False."""
         h = self._host(host)
         text = quote_command(command)
+        if h.address in self._silent:
+            raise ConnectError(h.address, self._silent[h.address])
         join = self.cluster.join_file(h.address)
         # While the host's hardware is emulated, every command runs inside its group (messages show the command).
         sent = text if join is None else join_prefix(join) + text
@@ -382,7 +401,13 @@ def fingerprint(key: paramiko.PKey | None) -> str:
 
 def silent_hosts(executor: Executor, hosts: list[str], within: float) -> list[str]:
     """The hosts that do not run ``true`` within ``within`` seconds (all asked at once): a session to a host that
-    went silent (down, hung, its packets dropped) waits, it does not fail, so only an answer tells."""
+    went silent (down, hung, its packets dropped) waits, it does not fail, so only an answer tells. The executor
+    remembers them: the steps that follow (cleaning up, tearing a volume down) fail on them at once, where each
+    would wait out its own timeout."""
     results, errors = executor.map(hosts, lambda a: executor.run(a, ["true"], timeout=within, check=False),
                                    timeout=within)
-    return [a for a in hosts if a in errors or (a in results and not results[a].ok)]
+    silent = [a for a in hosts if a in errors or (a in results and not results[a].ok)]
+    for a in silent:
+        executor.mark_silent(a, f"no answer from {a} within {within:g}s (down, hung or its packets dropped); not "
+                                "asked again until glmodel runs anew")
+    return silent

@@ -107,3 +107,20 @@ def test_collect_and_verify_stop_before_the_store_is_written(down: Path) -> None
     assert r.returncode == 1, r.stderr
     _one_line_per_host(r.stdout + r.stderr)
     assert not (down / "v.db").exists()
+
+
+def test_a_host_marked_silent_is_refused_without_a_connection(down: Path) -> None:
+    """Once a host was found silent, the SSH executor refuses its commands with what was seen, before any
+    connection (a silent host's connection waits out its timeout, command after command)."""
+    from gluster_model.config.cluster import load_cluster
+    from gluster_model.errors import ConnectError
+    from gluster_model.remote.executor import SSHExecutor
+
+    with SSHExecutor(load_cluster(down / "down.yaml")) as ex:
+        ex.mark_silent("127.0.0.4", "no answer from 127.0.0.4 within 10s")
+        assert ex.silent() == {"127.0.0.4": "no answer from 127.0.0.4 within 10s"}
+        with pytest.raises(ConnectError, match=r"^127\.0\.0\.4: no answer from 127\.0\.0\.4 within 10s$"):
+            ex.run("127.0.0.4", ["true"])
+        # the silent listener at 127.0.0.4 never answers: a connection attempt would end in a greeting timeout
+        with pytest.raises(ConnectError, match="no SSH greeting"):
+            ex.run("127.0.0.5", ["true"])

@@ -149,6 +149,35 @@ def test_teardown_waits_out_a_peer_still_reconnecting_and_refuses_anything_else(
     assert len(ex.ran(r"volume stop")) == 1 and not ex.ran(r"volume delete")  # a real refusal: said at once
 
 
+def test_a_server_found_silent_is_not_waited_for_and_is_named(tmp_path: Path) -> None:
+    """Once a server was found silent (it did not run `true`: a stalled trial asks), the teardown does not wait
+    out glusterd's 60 s of "Staging failed" for a peer that cannot reconnect, and no command is sent to it: the
+    error names the silent server at the first refusal."""
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.errors import ConnectError
+    from gluster_model.gluster.apply import teardown_volume
+    from gluster_model.remote.executor import silent_hosts
+
+    from ..fakes import GLUSTER_DATA, FakeExecutor
+
+    c = cluster_from_data({"servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)],
+                           "clients": ["127.1.1.4"]}, "c.yaml", tmp_path)
+    ex = (FakeExecutor(cluster=c)
+          .on(r"volume info", (GLUSTER_DATA / "volume_info_replica3_shard.xml").read_text())
+          .on(r"volume status", (GLUSTER_DATA / "volume_status_replica3.xml").read_text())
+          .on(r"volume stop", exit_code=1, stderr="volume stop: cap: failed: Staging failed on 127.1.1.3. Please "
+              "check log file for details.")
+          .fail(r"^true$", host="127.1.1.3", message="timed out"))
+    assert silent_hosts(ex, [h.address for h in c.hosts], 10) == ["127.1.1.3"]
+    assert silent_hosts(ex, ["127.1.1.3"], 10) == ["127.1.1.3"]  # remembered: not asked again
+    assert ex.ran(r"^true$").count("127.1.1.3") == 1
+    with pytest.raises(ConnectError, match=r"^127\.1\.1\.3: no answer from 127\.1\.1\.3 within 10s .*"
+                       r"`volume stop` on 127\.1\.1\.1 waits for it: volume stop: cap: failed: Staging failed"):
+        teardown_volume(ex, "cap")
+    assert len(ex.ran(r"volume stop")) == 1  # at once, not tried again for a minute
+    assert "127.1.1.3" not in {h for h, _ in ex.calls[ex.calls.index(("127.1.1.3", "true")) + 1:]}
+
+
 def test_a_brick_is_stopped_for_a_degraded_read_only_after_the_heal_is_done(tmp_path: Path) -> None:
     from gluster_model.gluster.apply import stop_one_brick
 
