@@ -203,3 +203,23 @@ def test_a_master_is_ended_once_its_last_expected_result_is_printed(tmp_path: Pa
     proc = _group(f"printf '{block}'; sleep 0.8; echo 'iozone test complete.'")
     watch = iozone._watch_master(proc, time.monotonic(), 600, tmp_path / "ended", 600, lambda: C({}), ["write", "read"])
     assert not watch.ended_after_results and "iozone test complete." in watch.stdout
+
+
+def test_the_run_directory_is_left_on_a_volume_with_a_silent_server(tmp_path: Path) -> None:
+    """After a trial, the first client removes the run's directory; with a server found silent that removal
+    would wait out the client's ping timeout, so it is left for the volume's teardown (the children are still
+    reaped)."""
+    from gluster_model.config.cluster import cluster_from_data
+
+    from ..fakes import FakeExecutor
+
+    c = cluster_from_data({"servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in (1, 2)],
+                           "clients": ["127.1.1.3", "127.1.1.4"]}, "c.yaml", tmp_path)
+    points = {h.address: f"/mnt/{h.address}" for h in c.clients}
+    for silent, removed in ((None, True), ("127.1.1.2", False), ("127.1.1.4", True)):
+        ex = FakeExecutor(cluster=c)
+        if silent is not None:
+            ex.mark_silent(silent, "no answer")
+        iozone._cleanup(ex, list(c.clients), points, "glmodel-run-1", "once")
+        assert bool(ex.ran(r"rm -rf -- /mnt/127\.1\.1\.3/glmodel-run-1")) is removed, silent
+        assert set(ex.ran("iozone")) == {h.address for h in c.clients} - {silent}  # children reaped where it can
