@@ -14,6 +14,7 @@ Hastie, T., Tibshirani, R., Friedman, J. (2009), *The Elements of Statistical Le
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -130,4 +131,8 @@ def grouped_cv(learner: Learner, frame: pd.DataFrame, y: np.ndarray, seed: int =
 
 
 def _sd(values: list[float]) -> float:
+    """The SD over repeats; NaN where a repeat's figure is not finite (a model whose out-of-fold prediction
+    overflowed, such as a log-response line extrapolated far: its R² is -inf, and its spread is not a number)."""
+    if not all(math.isfinite(v) for v in values):
+        return float("nan")
     return statistics.stdev(values) if len(values) > 1 else 0.0

@@ -325,3 +325,15 @@ def test_a_measured_change_is_judged_by_the_interval_of_a_measured_change(respon
     inside_ci = float(np.mean((lo[1] <= measured) & (measured <= hi[1])))
     assert 0.85 <= inside_obs <= 0.95, inside_obs
     assert inside_ci < 0.2, inside_ci
+
+
+def test_a_model_whose_held_out_prediction_overflows_is_judged_not_a_crash() -> None:
+    """A log-response line extrapolated far out of fold overflows to inf: its CV R² is -inf and the spread over
+    repeats is NaN (statistics.stdev raised AttributeError on an infinite value and `glmodel fit` crashed with a
+    traceback on the IOPS proof's data)."""
+    import math
+
+    from gluster_model.model.validate import _sd
+
+    assert math.isnan(_sd([float("-inf"), 0.5, 0.4])) and math.isnan(_sd([0.2, float("nan")]))
+    assert _sd([0.5]) == 0.0 and _sd([1.0, 3.0]) == pytest.approx(math.sqrt(2))
