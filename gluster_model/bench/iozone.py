@@ -215,7 +215,8 @@ def run_iozone(executor: Executor, volume: str, workload: Workload,
                 if watch.stalled:
                     # a host that stopped answering (down, hung, its packets dropped) stalls every child writing
                     # to its bricks: it is the one to name, not the client that saw the stall
-                    silent = silent_hosts(executor, [h.address for h in executor.cluster.hosts], SILENT_S)
+                    silent = silent_hosts(executor, [h.address for h in executor.cluster.hosts], SILENT_S,
+                                          known=watch.unanswered)
                     if silent:
                         failure = (f"no answer from {', '.join(silent)} within {SILENT_S:g}s (down, hung or its "
                                    f"packets dropped): {failure}")
@@ -261,6 +262,7 @@ class Watch:
     host: str | None = None
     stalled: bool = False
     ended_after_results: bool = False  # glmodel ended it once every expected result was printed
+    unanswered: frozenset[str] = frozenset()  # clients that answered neither of the last two looks
 
 
 def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, ended: Path,
@@ -330,7 +332,7 @@ def _watch_master(proc: subprocess.Popen[str], started: float, timeout: float, e
                                    "the child was killed or could not start; the master was stopped", lost[0][0])
         if silent:
             return Watch(out, err, f"iozone's children on {', '.join(sorted(silent))} answered neither of two looks "
-                                   f"({now - started:.0f}s after it started); stopped", stalled=True)
+                                   f"({now - started:.0f}s after it started); stopped", stalled=True, unanswered=silent)
         if stalled:
             what = "did no I/O in" if not any(seen[-1].values()) else "did no more I/O in the last"
             return Watch(out, err, f"iozone's children {what} {startup_timeout:.0f}s ({now - started:.0f}s after "

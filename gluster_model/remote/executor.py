@@ -279,7 +279,9 @@ class SSHExecutor:
     def _exec(client: paramiko.SSHClient, address: str, text: str, limit: float, stdin: bytes | None) -> CommandResult:
         transport = client.get_transport()
         assert transport is not None
-        chan = transport.open_session(timeout=30)
+        # The command's limit bounds the channel's opening too: a host gone silent answers neither, and a look
+        # that allows 20 s would otherwise wait 30 s here first.
+        chan = transport.open_session(timeout=min(30.0, max(limit, 1.0)))
         started = time.monotonic()
         deadline = started + limit
         out: list[bytes] = []
@@ -399,14 +401,17 @@ def fingerprint(key: paramiko.PKey | None) -> str:
     return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
-def silent_hosts(executor: Executor, hosts: list[str], within: float) -> list[str]:
+def silent_hosts(executor: Executor, hosts: list[str], within: float, known: Iterable[str] = ()) -> list[str]:
     """The hosts that do not run ``true`` within ``within`` seconds (all asked at once): a session to a host that
-    went silent (down, hung, its packets dropped) waits, it does not fail, so only an answer tells. The executor
-    remembers them: the steps that follow (cleaning up, tearing a volume down) fail on them at once, where each
-    would wait out its own timeout."""
-    results, errors = executor.map(hosts, lambda a: executor.run(a, ["true"], timeout=within, check=False),
+    went silent (down, hung, its packets dropped) waits, it does not fail, so only an answer tells. ``known``:
+    hosts already seen not answering for longer (not asked again: asking would only wait ``within`` for them).
+    The executor remembers them all: the steps that follow (cleaning up, tearing a volume down) fail on them at
+    once, where each would wait out its own timeout."""
+    gone = set(known)
+    ask = [a for a in hosts if a not in gone]
+    results, errors = executor.map(ask, lambda a: executor.run(a, ["true"], timeout=within, check=False),
                                    timeout=within)
-    silent = [a for a in hosts if a in errors or (a in results and not results[a].ok)]
+    silent = [a for a in hosts if a in gone or a in errors or (a in results and not results[a].ok)]
     for a in silent:
         executor.mark_silent(a, f"no answer from {a} within {within:g}s (down, hung or its packets dropped); not "
                                 "asked again until glmodel runs anew")

@@ -195,3 +195,19 @@ def test_a_brick_is_stopped_for_a_degraded_read_only_after_the_heal_is_done(tmp_
     assert victim.pid == 5343
     kinds = ["heal" if "heal-count" in c else "kill" for _, c in ex.calls if "heal-count" in c or "kill -TERM" in c]
     assert kinds == ["heal", "heal", "kill"]  # asked again while 3 entries were pending; the brick stopped after
+
+
+def test_hosts_already_seen_silent_are_counted_without_being_asked_again(tmp_path: Path) -> None:
+    """A client that answered neither of the watchdog's two looks is silent already: the probe after the stall
+    does not wait its seconds for it again, and marks it with the others it finds."""
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.remote.executor import silent_hosts
+
+    from ..fakes import FakeExecutor
+
+    c = cluster_from_data({"servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
+                          "c.yaml", tmp_path)
+    ex = FakeExecutor(cluster=c).fail(r"^true$", host="127.1.1.1", message="timed out")
+    assert silent_hosts(ex, [h.address for h in c.hosts], 10, known={"127.1.1.3"}) == ["127.1.1.1", "127.1.1.3"]
+    assert sorted(ex.ran(r"^true$")) == ["127.1.1.1", "127.1.1.2"]  # the known one was not asked
+    assert set(ex.silent()) == {"127.1.1.1", "127.1.1.3"}
