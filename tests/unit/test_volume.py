@@ -211,3 +211,25 @@ def test_hosts_already_seen_silent_are_counted_without_being_asked_again(tmp_pat
     assert silent_hosts(ex, [h.address for h in c.hosts], 10, known={"127.1.1.3"}) == ["127.1.1.1", "127.1.1.3"]
     assert sorted(ex.ran(r"^true$")) == ["127.1.1.1", "127.1.1.2"]  # the known one was not asked
     assert set(ex.silent()) == {"127.1.1.1", "127.1.1.3"}
+
+
+def test_a_volume_with_a_silent_server_is_unmounted_lazily(tmp_path: Path) -> None:
+    """A plain umount of a client whose server went silent waits for the requests to it; with a server found
+    silent the client's mount is detached lazily at once, and a silent client itself is not asked."""
+    from gluster_model.config.cluster import cluster_from_data
+    from gluster_model.errors import MultiHostError
+    from gluster_model.gluster.apply import unmount
+
+    from ..fakes import FakeExecutor
+
+    c = cluster_from_data({"servers": [{"host": f"127.1.1.{i}", "brick_paths": ["/b"]} for i in (1, 2)],
+                           "defaults": {"mount_root": "/mnt/gl"}}, "c.yaml", tmp_path)
+    ex = FakeExecutor(cluster=c)
+    unmount(ex, "cap")
+    assert all("umount /mnt/gl/cap 2>/dev/null || umount -l /mnt/gl/cap" in cmd for _, cmd in ex.calls), ex.calls
+    ex = FakeExecutor(cluster=c)
+    ex.mark_silent("127.1.1.2", "no answer from 127.1.1.2 within 10s")
+    with pytest.raises(MultiHostError, match=r"127\.1\.1\.2: no answer"):
+        unmount(ex, "cap")
+    ((host, cmd),) = ex.calls
+    assert host == "127.1.1.1" and "umount -l /mnt/gl/cap" in cmd and "umount /mnt/gl/cap" not in cmd
