@@ -397,9 +397,10 @@ def unmount(executor: Executor, volume: str, clients: list[Host] | None = None) 
     # With a server found silent a plain umount waits for the client's requests to it (tens of seconds, up to
     # Gluster's ping timeout); a lazy one detaches the mount at once and the client ends once they fail.
     plain = "" if any(s.address in silent for s in cluster.servers) else "umount {p} 2>/dev/null || "
+    # /proc/mounts first: `mountpoint` stats the mount, and a stat of a volume with a silent brick waits too
     executor.run_many(points, lambda a: shell(
-        f"if mountpoint -q {shlex.quote(points[a])} || grep -qs ' {points[a]} ' /proc/mounts; then "
-        + plain.format(p=shlex.quote(points[a])) + f"umount -l {shlex.quote(points[a])}; fi"), timeout=120)
+        f"if grep -qs {shlex.quote(' ' + points[a] + ' ')} /proc/mounts || mountpoint -q {shlex.quote(points[a])}; "
+        "then " + plain.format(p=shlex.quote(points[a])) + f"umount -l {shlex.quote(points[a])}; fi"), timeout=120)
 
 
 def remount(executor: Executor, volume: str, clients: list[Host] | None = None) -> dict[str, str]:
