@@ -30,6 +30,7 @@ from ..gluster.volume import VolumeConfig
 from ..plan.factors import FACTORS, RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..remote.executor import Executor
+from ..store.identity import StoredDecision
 from ..store.store import Store
 from .collector import Collector
 from .progress import CampaignSummary, PlanReporter
@@ -120,17 +121,17 @@ class _Progress:
     stopped: str | None
 
 
-def _replay(log: Sequence[Mapping[str, Any]], index: Mapping[str, int]) -> _Progress:
+def _replay(log: Sequence[StoredDecision], index: Mapping[str, int]) -> _Progress:
     chosen: list[int] = []
     summaries: list[dict[str, Any]] = []
     stopped = None
     for entry in log:
-        if entry["config_hash"] is None:
-            summaries.append(dict(entry["figures"]))
-            if entry["figures"].get("stopped"):
-                stopped = str(entry["reason"])
-        elif entry["config_hash"] in index:
-            chosen.append(index[entry["config_hash"]])
+        if entry.config_hash is None:
+            summaries.append(dict(entry.figures))
+            if entry.figures.get("stopped"):
+                stopped = entry.reason
+        elif entry.config_hash in index:
+            chosen.append(index[entry.config_hash])
     return _Progress(chosen, summaries, stopped)
 
 

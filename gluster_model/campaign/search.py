@@ -206,7 +206,7 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
 
     def measure(campaign: str, runs: list[RunSpec], round_: int, reasons: list[str], trials: int = 0) -> None:
         cid = ensure_campaign(store, executor.cluster, plan, campaign, purpose=Purpose.SEARCH, setting=setting)
-        logged = {e["config_hash"] for e in store.design_log(cid) if e["round"] == round_}
+        logged = {e.config_hash for e in store.design_log(cid) if e.round == round_}
         new: list[tuple[str | None, str, dict[str, Any]]] = [
             (r.config_hash, why, {}) for r, why in zip(runs, reasons) if r.config_hash not in logged]
         if new:
@@ -348,7 +348,7 @@ def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = N
     parts = [c for c in map(store.campaign, names) if c]
     runs = {c.name: store.runs(c.id) for c in parts}
     features = {r.config_hash: dict(r.features) for rs in runs.values() for r in rs}
-    decisions = [str(e["reason"]) for c in parts for e in store.design_log(c.id)]
+    decisions = [e.reason for c in parts for e in store.design_log(c.id)]
     per_campaign = {c.name: _trials(store, c.name, metric) for c in parts}  # each read once
     confirm = [r.config_hash for r in runs.get(names[2], [])]
     return judge_search(metric, options, per_campaign, features, names[2:], confirm,

@@ -28,14 +28,13 @@ def runs_table(runs: RunList, title: str) -> Any:
 def design_lines(log: DesignLog) -> list[str]:
     out = []
     for e in log.entries:
-        if e["config_hash"] is None:
-            f = e["figures"]
+        if e.config_hash is None:
+            f = e.figures
             loo = f.get("loo_r2")
-            out.append(f"round {e['round']}: {f.get('runs')} run(s), LOO R² {'–' if loo is None else f'{loo:.3f}'}; "
-                       f"{e['reason']}")
+            out.append(f"round {e.round}: {f.get('runs')} run(s), LOO R² {'–' if loo is None else f'{loo:.3f}'}; "
+                       f"{e.reason}")
         else:
-            out.append(f"  round {e['round']} runs {log.labels.get(e['config_hash'], e['config_hash'][:12])}: "
-                       f"{e['reason']}")
+            out.append(f"  round {e.round} runs {log.labels.get(e.config_hash, e.config_hash[:12])}: {e.reason}")
     return out
 
 

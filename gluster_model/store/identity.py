@@ -165,6 +165,24 @@ class StoredCampaign:
                    CampaignInfo.from_row(row))
 
 
+@dataclass(frozen=True)
+class StoredDecision:
+    """One entry of an adaptive or search campaign's design log: a chosen run (its configuration hash) with the
+    reason, or the round's summary (``config_hash`` None) with its figures."""
+
+    round: int
+    config_hash: str | None
+    reason: str
+    figures: Mapping[str, Any]
+    created_at: datetime | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> StoredDecision:
+        figures = row.get("figures")
+        return cls(int(row["round"]), str(row["config_hash"]) if row.get("config_hash") else None,
+                   str(row["reason"]), figures if isinstance(figures, dict) else {}, row.get("created_at"))
+
+
 class RunStatus(str, Enum):
     """Where a run stands: planned, being measured (or killed while it was), measured, or given up on."""
 

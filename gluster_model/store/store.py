@@ -25,8 +25,8 @@ from ..errors import ConfigError, StoreError
 from . import schema as t
 from ..bench.engine import Measured
 from ..hardware.facts import HostFacts
-from .identity import (CampaignInfo, RunStatus, StoredBaseline, StoredCampaign, StoredHost, StoredMeasurement,
-                       StoredRun, StoredTrial, legacy_info, legacy_look)
+from .identity import (CampaignInfo, RunStatus, StoredBaseline, StoredCampaign, StoredDecision, StoredHost,
+                       StoredMeasurement, StoredRun, StoredTrial, legacy_info, legacy_look)
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -242,13 +242,14 @@ class Store:
                 c.execute(t.design_log.insert().values(campaign_id=campaign_id, round=round_, config_hash=config_hash,
                                                        reason=reason, figures=_jsonable(figures), created_at=now()))
 
-    def design_log(self, campaign_id: int) -> list[dict[str, Any]]:
+    def design_log(self, campaign_id: int) -> list[StoredDecision]:
         """The campaign's adaptive decisions in order (none for a store from before they were kept)."""
         with self.tx() as c:
             if not inspect(c).has_table(t.design_log.name):
                 return []
-            return [dict(r) for r in c.execute(select(t.design_log).where(t.design_log.c.campaign_id == campaign_id)
-                                                .order_by(t.design_log.c.id)).mappings()]
+            rows = list(c.execute(select(t.design_log).where(t.design_log.c.campaign_id == campaign_id)
+                                  .order_by(t.design_log.c.id)).mappings())
+        return [StoredDecision.from_row(dict(r)) for r in rows]
 
     # -- baselines ------------------------------------------------------------------------------------------
     def baselines(self, hardware_key: str) -> list[StoredBaseline]:

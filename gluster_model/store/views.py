@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..plan.factors import show_features
-from .identity import StoredRun, StoredTrial
+from .identity import StoredDecision, StoredRun, StoredTrial
 from .store import Store
 
 
@@ -43,12 +43,12 @@ def run_list(store: Store, campaign: str | None = None, status: str | None = Non
 @dataclass
 class DesignLog:
     campaign: str
-    entries: list[dict[str, Any]]
+    entries: list[StoredDecision]
     labels: dict[str, str]  # config hash -> the run's features, readable
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [{k: e[k] for k in ("round", "config_hash", "reason")}
-                | {"figures": {k: v for k, v in e["figures"].items() if k != "predictions"}} for e in self.entries]
+        return [{"round": e.round, "config_hash": e.config_hash, "reason": e.reason,
+                 "figures": {k: v for k, v in e.figures.items() if k != "predictions"}} for e in self.entries]
 
 
 def design_log(store: Store, campaign: str) -> DesignLog:

@@ -58,10 +58,10 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
         all_runs = sum(len(st.runs(int(c.id))) for c in st.campaigns())
         every = pd.concat([trial_frame(st, str(c.name)) for c in st.campaigns()], ignore_index=True)
     # round 0 is the defaults and one change per option level, each decided (logged) before it ran
-    reasons = [e["reason"] for e in log if e["round"] == 0]
+    reasons = [e.reason for e in log if e.round == 0]
     assert reasons[0] == "defaults" and sorted(reasons[1:]) == ["screening: read_ahead=True",
                                                                 "screening: read_hash_mode=3"]
-    assert {e["config_hash"] for e in log if e["round"] == 0} <= {r.config_hash for r in screening}
+    assert {e.config_hash for e in log if e.round == 0} <= {r.config_hash for r in screening}
     assert all(n >= 3 for n in screened_trials)
     # the confirmation: its own campaign, twice the protocol's trials, the defaults always among its runs
     assert "searchci@lab.confirm" in names and all(n == 6 for n in counts.values())

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gluster_model.campaign.adaptive import _replay, candidate_matrix, round_figures, stop_reason
+from gluster_model.store.identity import StoredDecision
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.plan.file import PlanFile, expand
 
@@ -58,10 +59,9 @@ def test_round_figures_and_the_stopping_rule() -> None:
 
 def test_replay_rebuilds_the_sequence_and_the_stop() -> None:
     index = {"h1": 0, "h2": 5, "h3": 7}
-    log = [{"config_hash": "h1", "reason": "initial", "figures": {}},
-           {"config_hash": "h2", "reason": "initial", "figures": {}},
-           {"config_hash": None, "reason": "round 1 ...", "figures": {"runs": 2, "stopped": False}},
-           {"config_hash": "h3", "reason": "committee", "figures": {}},
-           {"config_hash": None, "reason": "predictions steady", "figures": {"runs": 3, "stopped": True}}]
+    log = [StoredDecision(0, "h1", "initial", {}), StoredDecision(0, "h2", "initial", {}),
+           StoredDecision(1, None, "round 1 ...", {"runs": 2, "stopped": False}),
+           StoredDecision(1, "h3", "committee", {}),
+           StoredDecision(2, None, "predictions steady", {"runs": 3, "stopped": True})]
     state = _replay(log, index)
     assert state.chosen == [0, 5, 7] and len(state.summaries) == 2 and state.stopped == "predictions steady"

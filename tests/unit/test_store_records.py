@@ -126,3 +126,19 @@ def test_a_damaged_raw_baseline_is_one_line_naming_it(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match=r"baseline 1 \(network write on 10\.0\.0\.2\) is damaged") as err:
             st.baselines("hw-1")
     assert "\n" not in str(err.value)
+
+
+def test_a_design_log_comes_back_as_decisions_in_order(tmp_path: Path) -> None:
+    """Each chosen run with its reason, and the round's summary (no configuration) with its figures, as written."""
+    from gluster_model.store.identity import StoredDecision
+
+    with open_store(tmp_path / "s.db") as st:
+        cid = st.ensure_campaign("c", "p", "0" * 64, {}, "t", {"name": "t"}, "0")
+        st.add_design_log(cid, 0, [("h1", "initial design (1 of 2)", {}), ("h2", "initial design (2 of 2)", {})])
+        st.add_design_log(cid, 1, [(None, "round 1: predictions steady", {"runs": 2, "stopped": True})])
+        log = st.design_log(cid)
+    assert [(e.round, e.config_hash, e.reason) for e in log] == [
+        (0, "h1", "initial design (1 of 2)"), (0, "h2", "initial design (2 of 2)"),
+        (1, None, "round 1: predictions steady")]
+    assert log[2].figures == {"runs": 2, "stopped": True} and all(isinstance(e, StoredDecision) for e in log)
+    assert all(e.created_at is not None for e in log)
