@@ -10,29 +10,30 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.config.cluster import MAX_HOSTS, cluster_from_data, load_cluster
+from gluster_model.config.cluster import MAX_HOSTS, ClusterFile, cluster_from_data, load_cluster
 from gluster_model.errors import ConfigError
 from gluster_model.config.yamlio import MAX_INPUT_BYTES
 
 
-def test_a_file_past_the_size_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
+def test_a_file_past_the_size_cap_is_refused_before_it_is_read(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     big = tmp_path / "huge.yaml"
     with big.open("w") as fh:
         fh.write("name: c\nservers:\n")
         while fh.tell() <= MAX_INPUT_BYTES:
             fh.write("".join(f"  - host: 10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}\n" for i in range(20000)))
-    started = time.monotonic()
+    # refused before a byte is read (not by timing it: a busy machine makes any clock limit flaky)
+    monkeypatch.setattr(Path, "read_text", lambda *a, **k: pytest.fail("the file was read"))
     with pytest.raises(ConfigError, match=r"huge.yaml: is \d+\.\d MB; glmodel's input files are at most 4 MB"):
         load_cluster(big)
-    assert time.monotonic() - started < 1.0
 
 
-def test_a_cluster_of_too_many_hosts_is_refused_before_validation() -> None:
+def test_a_cluster_of_too_many_hosts_is_refused_before_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     data = {"name": "c", "servers": [{"host": "10.0.0.1", "brick_paths": ["/b"]}] * (MAX_HOSTS + 1)}
-    started = time.monotonic()
+    # refused before validation (which would take minutes at hundreds of thousands), not by timing it
+    monkeypatch.setattr(ClusterFile, "model_validate", lambda *a, **k: pytest.fail("the entries were validated"))
     with pytest.raises(ConfigError, match=f"c.yaml: servers: {MAX_HOSTS + 1:,} entries; a cluster file holds at most"):
         cluster_from_data(data, "c.yaml", Path("."))
-    assert time.monotonic() - started < 0.5
 
 
 def test_a_newline_in_a_value_is_shown_escaped_on_one_line(tmp_path: Path) -> None:
