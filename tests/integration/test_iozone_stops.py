@@ -15,10 +15,10 @@ from pathlib import Path
 import psutil
 import yaml
 
-from gluster_model.bench.iozone import run_iozone
+from gluster_model.bench.iozone import master_address, run_iozone
 
 from gluster_model.bench.workload import Workload
-from gluster_model.bench.iozone_ports import holders
+from gluster_model.bench.iozone_ports import Holder, holders
 from gluster_model.config.cluster import load_cluster
 from gluster_model.gluster.apply import apply_volume, mount, teardown_volume
 from gluster_model.gluster.volume import VolumeConfig
@@ -27,6 +27,14 @@ from gluster_model.remote.executor import SSHExecutor
 from gluster_model.store import open_store
 
 from .conftest import glmodel, lab_processes
+
+
+def lab_holders(lab: LabState) -> list[Holder]:
+    """This lab's iozone masters (and their forked listeners) holding a port in iozone's range: their command
+    line names the address the lab's clients reach the master at (``-+h``). Another iozone on the machine, a
+    benchmark's beside the tests, is not this test's to find."""
+    master = master_address(load_cluster(lab.cluster_file).clients[0])
+    return [h for h in holders() if f"-+h {master} " in f"{h.command} "]
 
 
 def live_iozones(lab: LabState) -> list[str]:
@@ -75,7 +83,7 @@ def test_a_start_that_does_no_io_is_stopped_by_the_watchdog_with_a_diagnosis(lab
                     "stopped", run.error), run.error
     assert "iozone's last line: 'Test running:'" in run.error and "MB free on the volume" in run.error
     assert took < 45, took  # the trial timeout was 600 s
-    assert live_iozones(lab) == [] and holders() == []
+    assert live_iozones(lab) == [] and lab_holders(lab) == []
 
 
 # O_SYNC: each write waits for its three copies, so the trial lasts long enough to be interrupted in (buffered,
@@ -87,9 +95,10 @@ PLAN = {"name": "stops", "factors": {"layout": "replicate", "replica": 3, "file_
         "baselines": {"network": False, "disk": False}}
 
 
-def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Signals) -> tuple[str, bool]:
-    """`collect` signalled once iozone's children run: its output, and whether they still ran just before the
-    signal went (if not, the run rightly completes and the attempt tested nothing)."""
+def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Signals) -> tuple[str, bool, bool]:
+    """`collect` signalled once iozone's children run: its output, whether they still ran just before the
+    signal went (if not, the run rightly completes and the attempt tested nothing), and whether this lab's master
+    held its port then (what must be gone after)."""
     env = {**os.environ, "COLUMNS": "200"}
     # SIGINT as a terminal gives it: a test run started in the background by a non-interactive shell inherits
     # SIGINT ignored, and Python keeps an ignored SIGINT ignored, so the signal would never reach collect.
@@ -102,12 +111,13 @@ def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Sign
         assert wait_for(lambda: any("-+s" in c for c in live_iozones(lab)), 120), "iozone never started"
         time.sleep(0.5)
         mid = any("-+s" in c for c in live_iozones(lab))
+        held = bool(lab_holders(lab))
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    return out, mid
+    return out, mid, held
 
 
 def test_sigint_and_sigterm_mid_trial_leave_no_iozone_and_no_port_and_the_next_collect_runs(
@@ -116,12 +126,13 @@ def test_sigint_and_sigterm_mid_trial_leave_no_iozone_and_no_port_and_the_next_c
     plan.write_text(yaml.safe_dump(PLAN))
     store = str(tmp_path / "s.db")
     for sig in (signal.SIGINT, signal.SIGTERM):
-        out, mid = _interrupt_mid_trial(lab, plan, store, sig)
+        out, mid, held = _interrupt_mid_trial(lab, plan, store, sig)
         assert mid, f"{sig.name}: the trial ended before the signal went"
+        assert held, f"{sig.name}: no master of this lab held a port mid-trial (the check after would be empty)"
         assert "glmodel: interrupted" in out and "Traceback" not in out, out
         # Nothing of the trial is left: no master, no forked listener, no child on any node, no port held.
         assert wait_for(lambda: live_iozones(lab) == [], 10), (sig, live_iozones(lab))
-        assert holders() == [], (sig, holders())
+        assert lab_holders(lab) == [], (sig, lab_holders(lab))
     done = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store,
                    timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
