@@ -30,11 +30,12 @@ from .conftest import glmodel, lab_processes
 
 
 def lab_holders(lab: LabState) -> list[Holder]:
-    """This lab's iozone masters (and their forked listeners) holding a port in iozone's range: their command
-    line names the address the lab's clients reach the master at (``-+h``). Another iozone on the machine, a
-    benchmark's beside the tests, is not this test's to find."""
-    master = master_address(load_cluster(lab.cluster_file).clients[0])
-    return [h for h in holders() if f"-+h {master} " in f"{h.command} "]
+    """The ports in iozone's range held by this lab's trials: the process a listening socket is found on names
+    the address the lab's clients reach the master at (the master with ``-+h``; a process it forked to start a
+    child over RSH, which shares the socket, with ``-+c``). Another iozone on the machine, a benchmark's beside
+    the tests, is not this test's to find."""
+    master = re.escape(master_address(load_cluster(lab.cluster_file).clients[0]))
+    return [h for h in holders() if re.search(rf"-\+[hc] {master}( |$)", h.command)]
 
 
 def live_iozones(lab: LabState) -> list[str]:
