@@ -27,7 +27,7 @@ from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, GlmodelError, ParseError
 from ..remote.executor import join_prefix
 from ..gluster.apply import drop_caches, mount
-from ..remote.executor import Executor, shell, silent_hosts
+from ..remote.executor import Executor, shell, silent_hosts, silent_servers
 from ..remote.ssh_mux import SSH_MUX
 from .engine import EngineResult, Measurement, TrialRequest, used_clients
 from .iozone_parse import UNIT, IozoneOutput, parse_throughput, results_complete
@@ -480,8 +480,7 @@ def _cleanup(executor: Executor, clients: list[Host], mount_points: dict[str, st
               "until_quiet": f"({reap_until_quiet_script(master)}); "}[reap]
     first = clients[0].address
     remove = shlex.join(["rm", "-rf", "--", f"{mount_points[first]}/{run_dir}"])
-    silent = executor.silent()
-    if any(s.address in silent for s in executor.cluster.servers):
+    if silent_servers(executor):
         # a removal on a volume with a silent brick waits out the client's ping timeout; the volume is torn down
         # (or left, named, for the next collect to remove) with its files, so nothing is lost by not removing them
         remove = "true"

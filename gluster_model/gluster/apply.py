@@ -11,7 +11,7 @@ from typing import Literal
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import CommandFailed, ConnectError, GlmodelError
-from ..remote.executor import Executor, shell
+from ..remote.executor import Executor, shell, silent_servers
 from .cli import GlusterCommandError, GlusterVersion, parse_version
 from .tunables import TUNABLE_KEYS
 from .volume import (
@@ -68,11 +68,11 @@ def _gluster_settled(executor: Executor, host: Host, *args: str, wait_s: float =
         except CommandFailed as exc:
             if not TRANSIENT.search(exc.stderr) or time.monotonic() > deadline:
                 raise
-            silent = executor.silent()
-            down = [s.address for s in executor.cluster.servers if s.address in silent]
+            down = silent_servers(executor)
             if down:
-                raise ConnectError(down[0], f"{silent[down[0]]} (`{shlex.join(args[:2])}` on {host.address} "
-                                   f"waits for it: {exc.stderr.strip().splitlines()[0][:160]})") from None
+                raise ConnectError(down[0], f"{executor.silent()[down[0]]} (`{shlex.join(args[:2])}` on "
+                                   f"{host.address} waits for it: {exc.stderr.strip().splitlines()[0][:160]})") \
+                    from None
         time.sleep(2)
 
 
@@ -393,10 +393,9 @@ def unmount(executor: Executor, volume: str, clients: list[Host] | None = None) 
     cluster = executor.cluster
     targets = clients if clients is not None else list(cluster.clients)
     points = {h.address: mount_point(h, volume) for h in targets}
-    silent = executor.silent()
     # With a server found silent a plain umount waits for the client's requests to it (tens of seconds, up to
     # Gluster's ping timeout); a lazy one detaches the mount at once and the client ends once they fail.
-    plain = "" if any(s.address in silent for s in cluster.servers) else "umount {p} 2>/dev/null || "
+    plain = "" if silent_servers(executor) else "umount {p} 2>/dev/null || "
     # /proc/mounts first: `mountpoint` stats the mount, and a stat of a volume with a silent brick waits too
     executor.run_many(points, lambda a: shell(
         f"if grep -qs {shlex.quote(' ' + points[a] + ' ')} /proc/mounts || mountpoint -q {shlex.quote(points[a])}; "

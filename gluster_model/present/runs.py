@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..bench.metrics import show_stored
 from ..plan.factors import show_features
-from ..store.identity import StoredMeasurement
 from ..store.views import DesignLog, RunDetail, RunList
 from ..text import printable
 from ..units import gluster_size
@@ -49,7 +49,7 @@ def run_lines(detail: RunDetail) -> list[str]:
     out.append("  config: " + json.dumps(run.config, sort_keys=True))
     for t in detail.trials:
         flags = ",".join(f for f, on in (("warm-up", t.warmup), ("outlier", t.outlier)) if on)
-        figs = "  ".join(_figure(m) for m in t.measurements)
+        figs = "  ".join(show_stored(m.metric, m.value, m.unit) for m in t.measurements)
         size = gluster_size(t.file_size) if t.file_size else "?"
         out.append(f"  trial {t.idx:3d} {t.status:6s} {t.seconds:6.1f}s {size:>7s} {flags:16s} {figs}"
                    + (f"  error: {t.error}" if t.error else ""))
@@ -62,10 +62,3 @@ def run_lines(detail: RunDetail) -> list[str]:
         out.append(detail.raw)
     return out
 
-
-def _figure(m: StoredMeasurement) -> str:
-    """One measurement in its own unit: a rate stored in kB/s as MB/s, anything else as stored (IOPS, files/s,
-    a latency percentile in µs), whole numbers in full."""
-    if m.unit == "kB/s":
-        return f"{m.metric} {m.value / 1024:,.1f} MB/s"
-    return f"{m.metric} {m.value:,.0f} {'µs' if m.unit == 'us' else m.unit}"

@@ -416,3 +416,9 @@ def silent_hosts(executor: Executor, hosts: list[str], within: float, known: Ite
         executor.mark_silent(a, f"no answer from {a} within {within:g}s (down, hung or its packets dropped); not "
                                 "asked again until glmodel runs anew")
     return silent
+
+
+def silent_servers(executor: Executor) -> list[str]:
+    """The cluster's servers found silent so far (``silent_hosts``): what waits on a brick waits on them."""
+    silent = executor.silent()
+    return [s.address for s in executor.cluster.servers if s.address in silent]

@@ -260,10 +260,6 @@ class StoredTrial:
     flagged_because: str | None
     measurements: tuple[StoredMeasurement, ...] = ()
 
-    def value(self, metric: str) -> float | None:
-        """The measurement of ``metric`` in its stored unit (None: not measured)."""
-        return next((m.value for m in self.measurements if m.metric == metric), None)
-
     @classmethod
     def from_row(cls, row: Mapping[str, Any], measurements: tuple[StoredMeasurement, ...] = ()) -> StoredTrial:
         argv = row.get("argv")
