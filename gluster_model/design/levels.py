@@ -24,12 +24,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from .dopt import fedorov, wynn
 from .lhs import lhs_unit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Level = int | str | bool
 Levels = dict[str, list[Level]]
@@ -47,6 +48,8 @@ def grid_size(levels: Levels) -> int:
 
 def main_effects_matrix(points: Sequence[dict[str, Level]], levels: Levels) -> np.ndarray:
     """Intercept plus sum-to-zero (effect) coding of every varied factor: the main-effects model matrix."""
+    import numpy as np
+
     cols: list[np.ndarray] = [np.ones(len(points))]
     for name, lv in levels.items():
         if len(lv) < 2:
@@ -92,6 +95,8 @@ def _two_level_fraction(levels: Levels) -> list[dict[str, Level]]:
 
 
 def _d_optimal(levels: Levels, n: int | None, seed: int) -> list[dict[str, Level]]:
+    import numpy as np
+
     candidates = grid(levels)
     p = n_main_effect_parameters(levels)
     size = n if n is not None else min(len(candidates), p + max(2, p // 2))
@@ -125,6 +130,8 @@ def space_filling(levels: Levels, kind: Literal["lhs", "sobol"], n: int, seed: i
 
 def level_codes(points: Sequence[dict[str, Level]], levels: Levels) -> np.ndarray:
     """Each varied factor's level index per point, scaled to 0..1 (the columns whose correlations count)."""
+    import numpy as np
+
     names = [n for n, lv in levels.items() if len(lv) > 1]
     if not names:
         return np.zeros((len(points), 0))
@@ -133,6 +140,8 @@ def level_codes(points: Sequence[dict[str, Level]], levels: Levels) -> np.ndarra
 
 def max_correlation(points: Sequence[dict[str, Level]], levels: Levels) -> float:
     """The largest |Pearson correlation| between two varied factors' level codes (0 with fewer than two)."""
+    import numpy as np
+
     x = level_codes(points, levels)
     if x.shape[1] < 2 or len(points) < 3:
         return 0.0

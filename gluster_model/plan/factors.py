@@ -16,12 +16,12 @@ from typing import Any, Literal
 
 from ..bench.engine_specs import ENGINE_NAMES
 from ..bench.workload import LATER_SETTINGS, FixedWorkload, Workload
+from ..design.levels import Level as Level  # one kind of level for designs and plans
 from ..gluster.tunables import ADMIN_TUNABLES, TRANSLATOR_FACTORS, options_of
 from ..gluster.volume import Shard, VolumeConfig
-from ..units import parse_size, parse_switch
 from ..hardware.emulation import is_share, parse_share
 from ..hardware.settings import BACKINGS, NO_SHARES, OPTIONS as HARDWARE_KNOBS, canonical
-from ..units import gluster_size
+from ..units import gluster_size, parse_size, parse_switch
 
 Family = Literal["volume", "workload", "cluster", "lab"]
 READ_HASH_MODES = ("0", "1", "2", "3", "4", "5")  # cluster.read-hash-mode's values (GlusterFS 10)
@@ -76,7 +76,6 @@ _F = [
 FACTORS: dict[str, Factor] = {f.name: f for f in _F}
 LAB_FACTORS = tuple(f.name for f in _F if f.family == "lab")
 
-Level = int | str | bool
 MAX_SIZE = 1 << 50  # 1 PiB: larger sizes are typing errors (a trial would run for years)
 IO_CACHE_MIN = 4 << 20  # io-cache's cache-size range starts here (its option table, GlusterFS 10)
 
