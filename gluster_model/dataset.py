@@ -17,8 +17,10 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import GlmodelError
+from .bench.metrics import METRICS as METRICS
+from .errors import ConfigError, GlmodelError
 from .gluster.tunables import ADMIN_TUNABLES, DEFAULTS as TUNABLE_DEFAULTS
+from .store.identity import SETTING_PREFIX, Purpose, legacy_info, setting_columns
 from .units import parse_size, parse_switch
 
 if TYPE_CHECKING:
@@ -26,10 +28,6 @@ if TYPE_CHECKING:
 
     from .store.store import Store
 
-from .bench.metrics import METRICS as METRICS
-from .store.identity import SETTING_PREFIX, Purpose, legacy_info, setting_columns
-from .store.store import open_store
-from .errors import ConfigError
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
            "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps",
            "disk_randread_iops", "disk_randwrite_iops", "client_ram_gb",
@@ -318,6 +316,8 @@ def model_frame(store: str | Path, data: Path | None = None, campaigns: Sequence
         frame = measured(read_table(data), outliers=True)
         known, source = set(frame["campaign"].astype(str)) if "campaign" in frame else set(), str(data)
     else:
+        from .store import open_store  # SQLAlchemy only where a store is read
+
         with open_store(store, create=False) as st:
             known = {c.name for c in st.campaigns()}
             frame = trial_frame(st, include_outliers=True)
@@ -383,6 +383,8 @@ def export_trials(store: str | Path | Sequence[str | Path], out: Path, fmt: str 
     stores = [store] if isinstance(store, (str, Path)) else list(store)
     frames: dict[str, pd.DataFrame] = {}
     for one in stores:
+        from .store import open_store
+
         with open_store(one, create=False) as st:
             if st.where in frames:
                 raise GlmodelError(f"--store {one}: given twice (as {st.where}); each store is read once")
