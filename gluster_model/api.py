@@ -381,15 +381,21 @@ def tune(model_file: Path, *, sets: Sequence[str] = (), metrics: Sequence[str] =
          use: str | None = None, volume: str = "VOLNAME", scenarios_out: Path | None = None) -> Advice:
     """The volume options the model recommends for a workload, per metric (and balanced over those named); with
     ``scenarios_out`` also written as a what-if file whose candidates `glmodel verify` can build and measure."""
-    import yaml
+    from .model import refit_pool
 
-    from .gluster.volume import check_volume_name
-    from .model import artifact
-    from .predict.tune import tune as advise
+    # The change intervals of boosted trees (most models tune is asked about) cost hundreds of refits: worker
+    # processes start first, so that their import of scikit-learn overlaps this process's imports and loading
+    # (for a model without trees they are ended unused)
+    with refit_pool.workers():
+        import yaml
 
-    if scenarios_out is not None:
-        check_output(scenarios_out, "--scenarios-out", (".yaml", ".yml"))
-    advice = advise(artifact.load(model_file), sets, metrics, level, use, check_volume_name(volume, "--volume"))
+        from .gluster.volume import check_volume_name
+        from .model import artifact
+        from .predict.tune import tune as advise
+
+        if scenarios_out is not None:
+            check_output(scenarios_out, "--scenarios-out", (".yaml", ".yml"))
+        advice = advise(artifact.load(model_file), sets, metrics, level, use, check_volume_name(volume, "--volume"))
     if scenarios_out is not None:
         scenarios_out.write_text("# glmodel tune's advice as a what-if question: Gluster's defaults against each "
                                  "recommendation that differs from them and each metric's pitfall (the option "

@@ -649,11 +649,12 @@ def tune(model_file: Path, sets: tuple[str, ...], metrics: tuple[str, ...], leve
     Example: glmodel tune --model gluster-model.json --set record_size=4KB --metric write --metric read
     """
     from . import api
-    from .present.tune import print_advice
 
     with working("searching the volume options (the trees' change intervals take a few seconds)"):
         advice = api.tune(model_file, sets=sets, metrics=metrics, level=level, use=use, volume=volume,
                           scenarios_out=scenarios_out)
+    from .present.tune import print_advice
+
     _echo_json(advice) if as_json else print_advice(_console(), advice)
     if scenarios_out is not None and not as_json:
         click.echo(f"wrote {scenarios_out} (measure it: glmodel verify --scenarios {scenarios_out} ...)")

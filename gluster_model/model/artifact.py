@@ -178,13 +178,24 @@ class ModelFile:
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 
-    def prepare_changes(self, configs: Sequence[Mapping[str, Any]], *, metric: str, use: str | None = None,
+    def prepare_changes(self, asked: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], *, use: str | None = None,
                         refits: int = 0) -> None:
-        """Predict every configuration once by each bootstrap refit a model without a covariance keeps, so the
-        changes ``predict`` is asked next among them cost no prediction of their own (a search over options)."""
-        model = self.model(metric, use)
-        if refits > 0 and hasattr(model, "refit_predictions") and getattr(model, "training", None) is not None:
-            model.refit_predictions(with_derived(config_columns(configs), metric), refits)
+        """For each (metric, configurations) asked, predict every configuration once by each bootstrap refit a
+        model without a covariance keeps, so the changes ``predict`` is asked next among them cost no
+        prediction of their own (a search over options); every model's refits are fitted in one batch, spread
+        over the workers of an open ``refit_pool.workers`` block."""
+        from . import refit_pool
+        from .learners import GbmModel
+
+        pending: list[tuple[GbmModel, refit_pool.RefitJob]] = []
+        for metric, configs in asked:
+            model = self.model(metric, use)
+            if refits > 0 and isinstance(model, GbmModel):
+                job = model.refit_job(with_derived(config_columns(configs), metric), refits)
+                if job is not None:
+                    pending.append((model, job))
+        for (model, job), fits in zip(pending, refit_pool.fit_all([job for _, job in pending])):
+            model.take_refits(job, fits)
 
     def _metric(self, metric: str) -> dict[str, Any]:
         if metric not in self.doc["metrics"]:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from .refit_pool import RefitJob
 
 
 class Fitted(Protocol):
@@ -232,12 +233,19 @@ class GbmModel:
     # each input row's prediction by every refit (exp scale), so a search asking many contrasts among the same
     # configurations predicts each of them once per refit, not once per contrast
     _by_row: dict[bytes, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _point: dict[bytes, float] = field(default_factory=dict, repr=False, compare=False)  # the trees' own, by row
 
     def predict(self, frame: Columns) -> np.ndarray:
+        """Each row's throughput, each distinct row predicted once per model (a search asks the same
+        configurations over and over, and one call to the trees costs a millisecond whatever its rows)."""
         import numpy as np
 
-        out: np.ndarray = np.exp(self.estimator.predict(_gbm_matrix(frame, self.schema)))
-        return out
+        x = _gbm_matrix(frame, self.schema)
+        keys = [row.tobytes() for row in x]
+        new = [i for i, k in enumerate(keys) if k not in self._point]
+        if new:
+            self._point.update(zip((keys[i] for i in new), np.exp(self.estimator.predict(x[new]))))
+        return np.array([self._point[k] for k in keys], dtype=float)
 
     def interval(self, frame: Columns, level: float = 0.9, trials: float = 1, new_campaign: bool = False
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -295,15 +303,42 @@ class GbmModel:
         before predicted at once, one call per refit (a call costs milliseconds whatever its rows)."""
         import numpy as np
 
+        from .refit_pool import fit_all
+
+        job = self.refit_job(frame, refits)
+        if job is not None:
+            self.take_refits(job, fit_all([job])[0])
         x = _gbm_matrix(frame, self.schema)
         keys = [row.tobytes() for row in x]
         missing = [i for i, k in enumerate(keys) if k not in self._by_row or len(self._by_row[k]) < refits]
         if missing:
-            rows = x[missing]
-            fresh = np.array([np.exp(e.predict(rows)) for e in self._resampled(refits)])
+            fresh = np.exp(np.array([e.predict(x[missing]) for e in self._refitted[:refits]]))
             for j, i in enumerate(missing):
                 self._by_row[keys[i]] = fresh[:, j]
         return np.array([self._by_row[k][:refits] for k in keys]).T
+
+    def refit_job(self, frame: Columns, refits: int) -> RefitJob | None:
+        """The fits ``refit_predictions`` needs first for ``frame``: the trees on ``refits`` bootstrap resamples
+        of the training configurations, each predicting the rows not predicted yet (None: the trees exist)."""
+        import numpy as np
+        from sklearn.base import clone
+
+        from .refit_pool import RefitJob
+
+        if len(self._refitted) >= refits or self.training is None:
+            return None
+        x = _gbm_matrix(frame, self.schema)
+        new = [i for i, row in enumerate(x) if row.tobytes() not in self._by_row]
+        train, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
+        resamples = list(group_resamples(_same_inputs(train), refits, int(self.estimator.random_state or 0)))
+        return RefitJob(clone(self.estimator), train, target, resamples, x[new])
+
+    def take_refits(self, job: RefitJob, fits: tuple[list[Any], np.ndarray]) -> None:
+        """Keep a job's trees, and their predictions of its rows (log MB/s) as each row's by every refit."""
+        import numpy as np
+
+        self._refitted, predicted = fits
+        self._by_row = {row.tobytes(): np.exp(column) for row, column in zip(job.rows, predicted.T)}
 
     def reference(self) -> LinearModel | None:
         """The log-linear model with pairwise interactions on the trees' training rows (None where it cannot
@@ -341,25 +376,6 @@ class GbmModel:
         if not self.log_residual_quantiles:
             return 0.0  # fitted without intervals and hardly measured twice: nothing to tell the noise by
         return self.quantile(0.5) / 0.6745  # the median absolute residual of a normal is 0.6745 sd
-
-    def _resampled(self, refits: int) -> list[Any]:
-        """The trees fitted on ``refits`` bootstrap resamples of the training configurations (kept for reuse)."""
-        import numpy as np
-        from sklearn.base import clone
-
-        if len(self._refitted) < refits:
-            assert self.training is not None
-            x, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
-            group = _same_inputs(x)
-            from threadpoolctl import threadpool_limits
-
-            # one thread per refit: hundreds of fits of tens of rows, where an unbounded OpenMP pool spent 32 s of
-            # CPU for one call and fought every other process for the cores (fits side by side in threads were
-            # slower still: 41 s against 11 s for tune on data/gluster_config.csv, the OpenMP runtimes spinning)
-            with threadpool_limits(limits=1):
-                self._refitted = [clone(self.estimator).fit(x[rows], target[rows]) for rows in
-                                  group_resamples(group, refits, int(self.estimator.random_state or 0))]
-        return self._refitted[:refits]
 
     def quantile(self, level: float) -> float:
         key = f"{level:g}"

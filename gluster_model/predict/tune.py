@@ -206,6 +206,7 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
     per_metric: list[MetricAdvice] = []
     grids: dict[str, tuple[list[dict[str, Any]], Any, Sequence[str], list[list[str]]]] = {}
     assumed: dict[str, Any] = {}
+    searched = []
     for metric in asked:
         domain = mf.domain(metric)
         choices = _options(domain, workload)
@@ -221,8 +222,12 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
             raise GlmodelError(f"{len(combos):,} option combinations for {metric} (at most {MAX_CANDIDATES:,})")
         defaults = {**base, **_defaults(domain, names)}
         configs = [defaults] + [{**base, **dict(zip(names, c))} for c in combos]
+        searched.append((metric, domain, choices, defaults, configs))
+    # every metric's contrasts below are among its configurations: their refits fitted at once, in one batch
+    mf.prepare_changes([(metric, configs) for metric, _, _, _, configs in searched], use=use, refits=REFITS)
+    for metric, domain, choices, defaults, configs in searched:
+        names = list(choices)
         pred = mf.predict(configs, level, metric=metric, use=use)
-        mf.prepare_changes(configs, metric=metric, use=use, refits=REFITS)  # the contrasts below are among these
         bases, flags, _ = judge(domain, configs, metric)
         grids[metric] = (configs, pred, bases, flags)
         inside = [k for k in range(1, len(configs)) if bases[k] != "extrapolated"] or list(range(1, len(configs)))
