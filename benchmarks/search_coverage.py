@@ -28,8 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gluster_model.campaign.search import confirm_look, further_looks, judge_search  # noqa: E402
+from gluster_model.campaign.search import further_looks, judge_search, step_campaign  # noqa: E402
 from gluster_model.stats.ratios import welch_ratio  # noqa: E402
+from gluster_model.store.identity import SearchRound, SearchStep  # noqa: E402
 
 OPTIONS = {"metadata_cache": [False, True]}
 FEATURES = {"d": {"metadata_cache": False}, "c": {"metadata_cache": True}}
@@ -57,8 +58,9 @@ def sequential(rng: np.random.Generator, ratio: float, drift: float, noise: floa
     first = judge_search("read", OPTIONS, per, FEATURES, ("s.confirm",), ["d", "c"], 5)
     names = ["s.confirm"]
     for k, _ in further_looks(["d", "c"], first.gain, looks, 40):  # type: ignore[arg-type]
-        per[confirm_look("s", k)] = {"d": run(100, 6), "c": run(100 * ratio, 6)}
-        names.append(confirm_look("s", k))
+        look = step_campaign(SearchStep("s", SearchRound.CONFIRM, k))
+        per[look] = {"d": run(100, 6), "c": run(100 * ratio, 6)}
+        names.append(look)
     return per, tuple(names)
 
 

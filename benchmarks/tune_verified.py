@@ -26,10 +26,11 @@ from typing import Any
 
 import pandas as pd
 
-from gluster_model.campaign.search import LEVEL, compare, confirm_look, judge_search
+from gluster_model.campaign.search import LEVEL, compare, judge_search
 from gluster_model.plan.file import load_plan
 from gluster_model.plan.search import searched
 from gluster_model.stats.ratios import holm_adjusted
+from gluster_model.store.identity import Purpose, SearchRound, legacy_step
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ("write", "read", "randwrite", "smallfile", "listing")
@@ -67,9 +68,11 @@ def one(workload: str, data_dir: Path, variant: str | None = None) -> dict[str, 
     per_campaign = {str(c): {str(h): g[metric].astype(float).tolist() for h, g in part.groupby("config_hash")}
                     for c, part in frame.groupby(campaign)}
     features = {str(h): {n: _plain(g.iloc[0][n]) for n in options} for h, g in frame.groupby("config_hash")}
-    first = str(campaign[campaign.str.endswith(".confirm")].iloc[0])
-    base = first.removesuffix(".confirm")
-    looks = [c for c in (confirm_look(base, k) for k in range(1, 11)) if c in set(campaign)]
+    # the tables were exported from stores of schema 6, which kept a search's rounds only in its campaigns' names
+    steps = {c: legacy_step(c, Purpose.SEARCH) for c in set(campaign)}
+    looks = sorted((c for c, st in steps.items() if st and st.round is SearchRound.CONFIRM),
+                   key=lambda c: steps[c].look)  # type: ignore[union-attr]
+    first = looks[0]
     confirmed = list(dict.fromkeys(frame[campaign == first]["config_hash"].astype(str)))
     runs = int(frame.groupby(["campaign", "config_hash"]).ngroups)
     result = judge_search(metric, options, per_campaign, features, looks, confirmed, runs)

@@ -130,9 +130,10 @@ def _fill_effective(frame: pd.DataFrame) -> pd.DataFrame:
 # The columns that say where a row was measured and why, first in every exported row.
 _CAMPAIGN_COLUMNS = ("campaign", "cluster", "purpose", "again_of")
 # A trial table's columns an exported row leaves out: the long form's own, the setting (as setting_* columns
-# instead) and a comparison's look (compare reads it from the store; a model pools the looks as campaigns).
+# instead), a comparison's look (compare reads it from the store; a model pools the looks as campaigns) and a
+# search's round (the search reads it from the store).
 _NOT_EXPORTED = frozenset({"metric", "value", "unit", "trial_id", "features", "plan_name", "setting", "comparison",
-                           "side", "look"})
+                           "side", "look", "search", "search_round"})
 
 
 def trial_frame(store: Store, campaign: str | None = None, *, include_warmups: bool = False,

@@ -41,7 +41,7 @@ from ..units import gluster_size, parse_size
 from .baselines import measured_alone
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
-from ..store.identity import Look, Purpose, RunStatus
+from ..store.identity import Look, Purpose, RunStatus, SearchStep
 from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, snapshot, summary
@@ -69,7 +69,7 @@ class Collector:
                  facts_fn: Callable[[], Mapping[str, HostFacts]] | None = None, setting: LabSetting = (),
                  plan_volumes: list[VolumeConfig] | None = None,
                  engines: Mapping[str, TrialEngine] = TRIAL_ENGINES, purpose: Purpose = Purpose.TRAINING,
-                 again_of: str | None = None, look: Look | None = None) -> None:
+                 again_of: str | None = None, look: Look | None = None, step: SearchStep | None = None) -> None:
         self.cluster = cluster = executor.cluster
         self.plan = plan
         self.expanded = expanded
@@ -86,6 +86,7 @@ class Collector:
         self.purpose = purpose
         self.again_of = again_of
         self.look = look  # the side of an interleaved comparison this campaign measures
+        self.step = step  # the round of an option search this campaign holds
         # Every volume of the whole plan: one left by an interrupted campaign would hold the bricks a lab
         # setting change must reformat.
         self.plan_volumes = plan_volumes or volumes_of(expanded)
@@ -99,7 +100,7 @@ class Collector:
         run in progress interrupted and tears its volume down on the way out."""
         started = time.monotonic()
         cid = ensure_campaign(self.store, self.cluster, self.plan, self.name, purpose=self.purpose,
-                              setting=self.setting, again_of=self.again_of, look=self.look)
+                              setting=self.setting, again_of=self.again_of, look=self.look, step=self.step)
         status = self.store.register_runs(cid, self.expanded.runs)
         summary = CampaignSummary(self.name, len(self.expanded.runs))
         todo = [r for r in self.expanded.runs if status[r.config_hash][1] != "done"]

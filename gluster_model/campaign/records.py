@@ -11,7 +11,7 @@ from ..config.cluster import ClusterSpec
 from ..hardware.facts import HostFacts
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
-from ..store.identity import CampaignInfo, Look, Purpose, RunStatus, Setting
+from ..store.identity import CampaignInfo, Look, Purpose, RunStatus, SearchStep, Setting
 from ..store.store import Store
 
 LabSetting = Setting
@@ -38,13 +38,13 @@ def again_campaign(name: str) -> str:
 
 def ensure_campaign(store: Store, cluster: ClusterSpec, plan: PlanFile, name: str, *,
                     purpose: Purpose = Purpose.TRAINING, setting: LabSetting = (), again_of: str | None = None,
-                    look: Look | None = None) -> int:
-    """The campaign's id in the store, recorded with its plan, cluster, purpose, hardware setting and comparison
-    look if it is new."""
+                    look: Look | None = None, step: SearchStep | None = None) -> int:
+    """The campaign's id in the store, recorded with its plan, cluster, purpose, hardware setting, comparison
+    look and search round if it is new."""
     plan_json = plan.model_dump(mode="json")
     return store.ensure_campaign(name, plan.name, digest(plan_json), plan_json, cluster.name,
                                  cluster_record(cluster), __version__,
-                                 CampaignInfo(purpose, setting, again_of, cluster.name, look))
+                                 CampaignInfo(purpose, setting, again_of, cluster.name, look, step))
 
 
 def runs_done(store: Store, campaign: str, expanded: Expanded) -> int:

@@ -63,6 +63,7 @@ from ..plan.factors import Level, RunSpec, realize
 from ..plan.file import Expanded, PlanFile, check_buildable
 from ..plan.search import MAX_BUDGET, check_search_plan, screening_points, searched
 from ..remote.executor import Executor
+from ..store.identity import SearchRound, SearchStep, StoredCampaign
 from ..store.store import Store
 from ..dataset import trial_frame
 from .collector import Collector
@@ -204,8 +205,10 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     screening = [_realize(plan, p, executor) for p in points]
     summaries: list[CampaignSummary] = []
 
-    def measure(campaign: str, runs: list[RunSpec], round_: int, reasons: list[str], trials: int = 0) -> None:
-        cid = ensure_campaign(store, executor.cluster, plan, campaign, purpose=Purpose.SEARCH, setting=setting)
+    def measure(step: SearchStep, runs: list[RunSpec], round_: int, reasons: list[str], trials: int = 0) -> None:
+        campaign = step_campaign(step)
+        cid = ensure_campaign(store, executor.cluster, plan, campaign, purpose=Purpose.SEARCH, setting=setting,
+                              step=step)
         logged = {e.config_hash for e in store.design_log(cid) if e.round == round_}
         new: list[tuple[str | None, str, dict[str, Any]]] = [
             (r.config_hash, why, {}) for r, why in zip(runs, reasons) if r.config_hash not in logged]
@@ -217,21 +220,22 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
         with reporter.campaign(campaign, len(runs), runs_done(store, campaign, part), store.where) as rep:
             summaries.append(Collector(executor, used, part, store, campaign=campaign, fail_fast=fail_fast,
                                        reporter=rep, plan_volumes=plan_volumes, setting=setting,
-                                       purpose=Purpose.SEARCH).run())
+                                       purpose=Purpose.SEARCH, step=step).run())
         reporter.finished(summaries[-1])
 
     more_trials = MORE * plan.protocol.repetitions
     budget = plan.design.budget or MAX_BUDGET
-    measure(name, screening, 0, ["defaults", *(f"screening: {_changes(p, defaults_point)}" for p in points[1:])])
-    trials = _pooled(store, [name, f"{name}.more"], metric)
+    screen, more_step = SearchStep(name, SearchRound.SCREENING), SearchStep(name, SearchRound.MORE)
+    measure(screen, screening, 0, ["defaults", *(f"screening: {_changes(p, defaults_point)}" for p in points[1:])])
+    trials = _pooled(store, name, metric)
     if len(trials.get(screening[0].config_hash, [])) < 2:
         reporter.note(f"search: the defaults have fewer than 2 {metric} trials; nothing to compare")
         return summaries
     # The defaults are every comparison's reference: they get more trials first (3 cannot show a spread such as
     # a read policy's, which put two files on one server in some trials and not in others).
-    measure(f"{name}.more", [screening[0]], 1, ["defaults, more trials: the reference of every comparison"],
+    measure(more_step, [screening[0]], 1, ["defaults, more trials: the reference of every comparison"],
             trials=more_trials)
-    trials = _pooled(store, [name, f"{name}.more"], metric)
+    trials = _pooled(store, name, metric)
     # Racing: a change that looks like a gain but is not yet clear of the defaults' noise gets more trials,
     # within the budget; one whose mean is below the defaults' gets none.
     screened_now = _screened(screening, points, trials)
@@ -239,11 +243,11 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     room = budget - len(screening) - 2 - 1  # the confirmation's two runs, and the defaults' own more trials
     if promising and room > 0:
         chosen = sorted(promising, key=lambda i: -screened_now[i].ratio)[:room]
-        measure(f"{name}.more", [screening[0], *(screening[i] for i in chosen)], 1, [
+        measure(more_step, [screening[0], *(screening[i] for i in chosen)], 1, [
             "defaults, more trials: the reference of every comparison", *(
             f"more trials: {_changes(points[i], defaults_point)} looked faster, not yet clear" for i in chosen)],
             trials=more_trials)
-        trials = _pooled(store, [name, f"{name}.more"], metric)
+        trials = _pooled(store, name, metric)
     screened: dict[str, tuple[Level, Comparison]] = {}
     for i, c in _screened(screening, points, trials).items():
         (option,) = [n for n in options if points[i][n] != defaults_point[n]]
@@ -251,14 +255,13 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
             screened[option] = (points[i][option], c)
     combos, why = combination(options, screened, defaults_point)
     reporter.note("search: clear gains in the screening: " + ("; ".join(why) if why else "none"))
-    more = store.campaign(f"{name}.more")
-    spent = len(screening) + (len(store.runs(more.id)) if more else 0)
+    spent = len(screening) + sum(len(store.runs(c.id)) for c in _rounds(store, name, SearchRound.MORE))
     combos = combos[:max(budget - spent - 2, 0)]
     combo_runs = [_realize(plan, p, executor) for p in combos]
     if combo_runs:
-        measure(name, combo_runs, 2, ["the clear gains together", *(f"without {n}" for n in sorted(
+        measure(screen, combo_runs, 2, ["the clear gains together", *(f"without {n}" for n in sorted(
             n for n in options if combos[0][n] != defaults_point[n]))])
-        trials = _pooled(store, [name, f"{name}.more"], metric)
+        trials = _pooled(store, name, metric)
     base = trials[screening[0].config_hash]
     measured = {r.config_hash: (p, trials.get(r.config_hash, [])) for r, p in
                 zip([*screening, *combo_runs], [*points, *combos])}
@@ -271,13 +274,13 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
     reasons = ["defaults, measured again", *(["the best candidate, measured again"] if len(confirm) > 1 else [])]
     if len(confirm) > 1 and order_coin(name):  # the best candidate first: a coin drawn from the name
         confirm, reasons = confirm[::-1], reasons[::-1]
-    measure(confirm_look(name, 1), confirm, 3, reasons, trials=more_trials)
+    measure(SearchStep(name, SearchRound.CONFIRM, 1), confirm, 3, reasons, trials=more_trials)
     result = search_result(store, name, plan, looks=1)  # the first look alone, also when resumed after more
     g = result.gain
     spent = result.runs
     further = further_looks(confirm, g, plan.design.confirm, budget - spent)
     for k, order in further:
-        measure(confirm_look(name, k), order, 2 + k, [
+        measure(SearchStep(name, SearchRound.CONFIRM, k), order, 2 + k, [
             f"{'defaults' if r is screening[0] else 'the best candidate'}, confirmation not yet clear: look {k}"
             for r in order], trials=more_trials)
     if further:
@@ -303,14 +306,26 @@ def further_looks(arms: Sequence[RunSpec], gain: Comparison | None, looks: int, 
     return [(k, list(arms[::-1]) if k % 2 == 0 else list(arms)) for k in range(2, last + 1)]
 
 
-def confirm_look(name: str, k: int) -> str:
-    """The campaign of the confirmation's look ``k``: ``<name>.confirm``, ``<name>.confirm2``, ..."""
-    return f"{name}.confirm" if k == 1 else f"{name}.confirm{k}"
+def step_campaign(step: SearchStep) -> str:
+    """The campaign name a search step is measured as, for people (the store keeps the step in columns):
+    ``<name>``, ``<name>.more``, ``<name>.confirm``, ``<name>.confirm2``, ..."""
+    if step.round is SearchRound.SCREENING:
+        return step.search
+    if step.round is SearchRound.MORE:
+        return f"{step.search}.more"
+    return f"{step.search}.confirm" if step.look == 1 else f"{step.search}.confirm{step.look}"
 
 
-def _pooled(store: Store, campaigns: Sequence[str], metric: str) -> dict[str, list[float]]:
-    """Each configuration's trials over the given campaigns of the search."""
-    return _merge(_trials(store, c, metric) for c in campaigns)
+def _rounds(store: Store, name: str, *rounds: SearchRound) -> list[StoredCampaign]:
+    """The search's campaigns of the given rounds, as the store records them (confirmations by look)."""
+    return sorted((c for c in store.search_campaigns(name) if c.step is not None and c.step.round in rounds),
+                  key=lambda c: c.step.look if c.step else 0)
+
+
+def _pooled(store: Store, name: str, metric: str) -> dict[str, list[float]]:
+    """Each configuration's trials over the search's screening and more-trials rounds."""
+    return _merge(_trials(store, c.name, metric) for c in _rounds(store, name, SearchRound.SCREENING,
+                                                                   SearchRound.MORE))
 
 
 def _merge(parts: Iterable[Mapping[str, list[float]]]) -> dict[str, list[float]]:
@@ -344,14 +359,14 @@ def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = N
     metric = plan.design.metric or first_metric(plan.workload.tests)
     options = searched(plan.factors)
     last = looks or max(plan.design.confirm, 2)
-    names = (name, f"{name}.more", *(confirm_look(name, k) for k in range(1, last + 1)))
-    parts = [c for c in map(store.campaign, names) if c]
+    confirms = [c for c in _rounds(store, name, SearchRound.CONFIRM) if c.step and c.step.look <= last]
+    parts = [*_rounds(store, name, SearchRound.SCREENING), *_rounds(store, name, SearchRound.MORE), *confirms]
     runs = {c.name: store.runs(c.id) for c in parts}
     features = {r.config_hash: dict(r.features) for rs in runs.values() for r in rs}
     decisions = [e.reason for c in parts for e in store.design_log(c.id)]
     per_campaign = {c.name: _trials(store, c.name, metric) for c in parts}  # each read once
-    confirm = [r.config_hash for r in runs.get(names[2], [])]
-    return judge_search(metric, options, per_campaign, features, names[2:], confirm,
+    confirm = [r.config_hash for r in runs[confirms[0].name]] if confirms else []
+    return judge_search(metric, options, per_campaign, features, [c.name for c in confirms], confirm,
                         sum(map(len, runs.values())), decisions)
 
 

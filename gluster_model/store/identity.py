@@ -60,6 +60,29 @@ class Look:
                              f"{self.comparison!r}, {self.side!r}, {self.look!r})")
 
 
+class SearchRound(str, Enum):
+    """The round of an option search a campaign holds (``campaign.search``)."""
+
+    SCREENING = "screening"  # the defaults and each single change, then the clear gains together
+    MORE = "more"            # more trials: the defaults, and the changes that looked faster but were not yet clear
+    CONFIRM = "confirm"      # one look of the confirmation: the defaults and the best, measured again
+
+
+@dataclass(frozen=True)
+class SearchStep:
+    """One campaign of an option search: which search (its screening campaign's name, the store's key for its
+    campaigns), which round, and for a confirmation which look (1, 2, ...; 0 for the other rounds)."""
+
+    search: str
+    round: SearchRound
+    look: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.search or (self.round is SearchRound.CONFIRM) != (self.look >= 1) or self.look < 0:
+            raise ValueError(f"a search step needs the search's name, and a look from 1 for a confirmation only "
+                             f"(got {self.search!r}, {self.round.value}, look {self.look})")
+
+
 @dataclass(frozen=True)
 class CampaignInfo:
     """A campaign's meaning, as the store records it beside its name."""
@@ -69,24 +92,30 @@ class CampaignInfo:
     again_of: str | None = None  # the campaign whose setting and runs this one measured again (its drift)
     cluster: str = ""
     look: Look | None = None     # the side of an interleaved comparison this campaign measured (schema 6)
+    step: SearchStep | None = None  # the round of an option search this campaign holds (schema 7)
 
     def setting_dict(self) -> dict[str, str]:
         return dict(self.setting)
 
     def look_columns(self) -> dict[str, Any]:
-        """The ``campaigns`` columns of its look: comparison, side, look (all None outside a comparison)."""
-        lk = self.look
+        """The ``campaigns`` columns of its look and search step: comparison, side, search, search_round (None
+        where they do not apply) and look (a comparison's look, or a search confirmation's)."""
+        lk, st = self.look, self.step
         return {"comparison": lk.comparison if lk else None, "side": lk.side if lk else None,
-                "look": lk.look if lk else None}
+                "look": lk.look if lk else (st.look or None) if st else None,
+                "search": st.search if st else None, "search_round": st.round.value if st else None}
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> CampaignInfo:
         """From a ``campaigns`` row (or a trial table row carrying the same columns)."""
         setting = row.get("setting") or {}
         look = Look(str(row["comparison"]), str(row["side"]), int(row["look"])) if row.get("comparison") else None
+        step = SearchStep(str(row["search"]), SearchRound(str(row["search_round"])), int(row.get("look") or 0)) \
+            if row.get("search") else None
         return cls(Purpose.parse(str(row.get("purpose") or Purpose.TRAINING.value)),
                    tuple((str(k), str(v)) for k, v in dict(setting).items()),
-                   str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""), look)
+                   str(row["again_of"]) if row.get("again_of") else None, str(row.get("cluster_name") or ""), look,
+                   step)
 
 
 @dataclass(frozen=True)
@@ -143,6 +172,11 @@ class StoredCampaign:
     @property
     def look(self) -> Look | None:
         return self.info.look
+
+    @property
+    def step(self) -> SearchStep | None:
+        """The round of an option search this campaign holds (None: none)."""
+        return self.info.step
 
     @property
     def comparison(self) -> str | None:
@@ -316,3 +350,21 @@ def legacy_look(name: str, purpose: Purpose) -> Look | None:
     a training campaign that happens to end '.A1' is none)."""
     m = _LEGACY_LOOK.match(name) if purpose is Purpose.COMPARISON else None
     return Look(m.group("base"), m.group("side"), int(m.group("look"))) if m else None
+
+
+# -- names as releases before schema version 7 wrote them: a search's rounds were '<name>.more', '<name>.confirm',
+# '<name>.confirm2', ... beside its screening '<name>'
+_LEGACY_MORE = re.compile(r"^(?P<search>.+)\.more$")
+_LEGACY_CONFIRM = re.compile(r"^(?P<search>.+)\.confirm(?P<look>[2-9]|[1-9]\d+)?$")
+
+
+def legacy_step(name: str, purpose: Purpose) -> SearchStep | None:
+    """The search round a campaign of schema 6 held, from its name (only a search campaign's name is read: a
+    training campaign that happens to end '.more' is none)."""
+    if purpose is not Purpose.SEARCH:
+        return None
+    if m := _LEGACY_MORE.match(name):
+        return SearchStep(m.group("search"), SearchRound.MORE)
+    if m := _LEGACY_CONFIRM.match(name):
+        return SearchStep(m.group("search"), SearchRound.CONFIRM, int(m.group("look") or 1))
+    return SearchStep(name, SearchRound.SCREENING)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from sqlalchemy import Connection, inspect, select, text, update
 
 from ..errors import StoreError
-from .identity import Purpose, legacy_info, legacy_look
+from .identity import Purpose, legacy_info, legacy_look, legacy_step
 from .schema import SCHEMA_VERSION, campaigns, design_log, metadata, schema_info, writers
 
 Step = Callable[[Connection], None]
@@ -72,7 +72,24 @@ def _v6(conn: Connection) -> None:
                 comparison=look.comparison, side=look.side, look=look.look))
 
 
-STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
+def _v7(conn: Connection) -> None:
+    """Version 7: the round of an option search (search, search_round; a confirmation's look in ``look``) as
+    columns; filled for the search campaigns already there from their names (``<name>.more``, ``<name>.confirm2``,
+    ``identity.legacy_step``)."""
+    have = {c["name"] for c in inspect(conn).get_columns("campaigns")}
+    for name, kind in (("search", "VARCHAR(200)"), ("search_round", "VARCHAR(12)")):
+        if name not in have:  # a store created at version 7 by _v1 has them already
+            conn.execute(text(f"ALTER TABLE campaigns ADD COLUMN {name} {kind}"))
+    rows = conn.execute(select(campaigns.c.id, campaigns.c.name)
+                        .where(campaigns.c.purpose == Purpose.SEARCH.value)).all()
+    for row in rows:
+        step = legacy_step(str(row.name), Purpose.SEARCH)
+        if step is not None:
+            conn.execute(update(campaigns).where(campaigns.c.id == row.id).values(
+                search=step.search, search_round=step.round.value, look=step.look or None))
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
 
 
 def current_version(conn: Connection) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 metadata = MetaData()
 
@@ -55,7 +55,10 @@ campaigns = Table(
     # Version 6: the look of an interleaved comparison a campaign is (identity.Look); all three null elsewhere.
     Column("comparison", String(200), nullable=True),  # what the comparison's looks share
     Column("side", String(1), nullable=True),          # A or B
-    Column("look", Integer, nullable=True),            # 1, 2, ... a side
+    Column("look", Integer, nullable=True),            # 1, 2, ... a side (or a search's confirmation, below)
+    # Version 7: the round of an option search a campaign holds (identity.SearchStep); null elsewhere.
+    Column("search", String(200), nullable=True),       # the search's name: what its rounds' campaigns share
+    Column("search_round", String(12), nullable=True),  # screening, more or confirm (its look in ``look``)
 )
 
 hosts = Table(

@@ -26,7 +26,7 @@ from . import schema as t
 from ..bench.engine import Measured
 from ..hardware.facts import HostFacts
 from .identity import (CampaignInfo, RunStatus, StoredBaseline, StoredCampaign, StoredDecision, StoredHost,
-                       StoredMeasurement, StoredRun, StoredTrial, legacy_info, legacy_look)
+                       StoredMeasurement, StoredRun, StoredTrial, legacy_info, legacy_look, legacy_step)
 from .migrate import current_version, migrate
 from .schema import SCHEMA_VERSION
 from ..processes import zombie
@@ -77,8 +77,9 @@ class TrialRecord:
 
 
 # Columns a store read as it is (read-only, not migrated) lacks before the schema version that added them: filled
-# from the legacy reading of its campaigns' names (identity.legacy_info, identity.legacy_look) instead.
-_INFO_SINCE = {"purpose": 5, "setting": 5, "again_of": 5, "comparison": 6, "side": 6, "look": 6}
+# from the legacy reading of its campaigns' names (identity.legacy_info, legacy_look, legacy_step) instead.
+_INFO_SINCE = {"purpose": 5, "setting": 5, "again_of": 5, "comparison": 6, "side": 6, "look": 6, "search": 7,
+               "search_round": 7}
 _INFO_COLUMNS = tuple(_INFO_SINCE)
 
 
@@ -95,8 +96,8 @@ class Store:
         return [c for c in t.campaigns.c if self._has(c.name)]
 
     def _with_info(self, rows: list[dict[str, Any]], name: str = "name") -> list[dict[str, Any]]:
-        """Rows of a store older than version 6 with the columns they lack, as their names said then."""
-        if self.version >= 6:
+        """Rows of a store older than version 7 with the columns they lack, as their names said then."""
+        if self.version >= 7:
             return rows
         infos: dict[str, CampaignInfo] = {}
         for r in rows:
@@ -105,7 +106,9 @@ class Store:
                 plan = r.get("plan")
                 info = legacy_info(key, str(r.get("plan_name") or ""), plan if isinstance(plan, dict) else None) \
                     if self.version < 5 else CampaignInfo.from_row(r)
-                infos[key] = replace(info, look=legacy_look(key, info.purpose))
+                if self.version < 6:
+                    info = replace(info, look=legacy_look(key, info.purpose))
+                infos[key] = replace(info, step=legacy_step(key, info.purpose))
             info = infos[key]
             if self.version < 5:
                 r.update(purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of)
@@ -196,8 +199,8 @@ class Store:
                     purpose=info.purpose.value, setting=info.setting_dict(), again_of=info.again_of,
                     **info.look_columns()))
             had = CampaignInfo.from_row(dict(row))
-            if (had.purpose, had.setting_dict(), had.again_of, had.look) != \
-                    (info.purpose, info.setting_dict(), info.again_of, info.look):
+            if (had.purpose, had.setting_dict(), had.again_of, had.look, had.step) != \
+                    (info.purpose, info.setting_dict(), info.again_of, info.look, info.step):
                 raise StoreError(f"{self.where}: campaign {name} was measured as {had.purpose.value} at "
                                  f"{_setting_text(had)}, not {info.purpose.value} at {_setting_text(info)}; "
                                  "give this campaign another name (--campaign)")
@@ -205,6 +208,11 @@ class Store:
                 c.execute(update(t.campaigns).where(t.campaigns.c.id == row["id"])
                           .values(plan_hash=plan_hash, plan=plan, updated_at=now()))
             return int(row["id"])
+
+    def search_campaigns(self, search: str) -> list[StoredCampaign]:
+        """The campaigns of option search ``search`` (its screening campaign's name), oldest first: each with
+        its round (``info.step``)."""
+        return [c for c in self.campaigns() if c.step is not None and c.step.search == search]
 
     def campaign_infos(self) -> dict[str, CampaignInfo]:
         """Every campaign's purpose, setting, drift partner and cluster, by name."""
@@ -432,7 +440,7 @@ class Store:
             q = q.where(t.campaigns.c.name == campaign)
         with self.tx() as c:
             rows = [dict(r) for r in c.execute(q.order_by(t.runs.c.id, t.trials.c.idx)).mappings()]
-        if self.version < 6:
+        if self.version < 7:
             rows = self._with_info(rows, "campaign")
             for r in rows:
                 r.pop("plan", None)
@@ -450,6 +458,9 @@ class Store:
 
 def _setting_text(info: CampaignInfo) -> str:
     where = ",".join(f"{k}={v}" for k, v in info.setting) or "the cluster's own hardware"
+    if info.step:
+        where += f" ({info.step.round.value} round{f' {info.step.look}' if info.step.look else ''} of search " \
+                 f"{info.step.search})"
     return where + (f" (side {info.look.side}, look {info.look.look} of {info.look.comparison})" if info.look else "")
 
 

@@ -1,5 +1,5 @@
-"""A campaign's purpose, hardware setting, drift partner, comparison look and cluster as data: columns of the
-store (schemas 5 and 6), read unchanged from stores earlier releases wrote, in every exported row, and pooled from
+"""A campaign's purpose, hardware setting, drift partner, comparison look, search round and cluster as data:
+columns of the store (schemas 5, 6 and 7), read unchanged from stores earlier releases wrote, in every exported row, and pooled from
 two stores."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 from gluster_model.dataset import export_trials, read_table, trial_frame
 from gluster_model.errors import GlmodelError, StoreError
 from gluster_model.store import open_store
-from gluster_model.store.identity import CampaignInfo, Look, Purpose, legacy_info, legacy_look
+from gluster_model.store.identity import (CampaignInfo, Look, Purpose, SearchRound, SearchStep, legacy_info,
+                                          legacy_look, legacy_step)
 from gluster_model.store.schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,8 @@ V4 = ROOT / "tests" / "data" / "stores" / "v4_store.db"  # written by the releas
 V4_EXPORT = V4.with_name("v4_store_export.csv")  # what that release's trial_frame gave for it
 V5 = V4.with_name("v5_store.db")  # written by the release of schema 5 (make_v5_store.py): looks only in names
 V5_COMPARE = V4.with_name("v5_store_compare.json")  # what that release's `compare --against sides --json` said
+V6 = V4.with_name("v6_store.db")  # written by the release of schema 6 (make_v6_store.py): search rounds in names
+V6_SEARCH = V4.with_name("v6_store_search.json")  # what that release's search_result said of its search
 
 # What the v4 store's campaigns were, as that release said it in their names and plans.
 EXPECTED = {
@@ -213,3 +216,85 @@ def test_a_campaign_comes_out_of_any_store_release_as_one_typed_record() -> None
     with open_store(V5, create=False) as st:
         looks = sorted((c.side, c.look.look) for c in st.campaigns() if c.look)
     assert looks == [("A", 1), ("A", 2), ("B", 1), ("B", 2)]
+
+
+SEARCH_PLAN = {"name": "tune_x", "factors": {"record_size": "4KB", "write_behind": ["on", "off"]},
+               "design": {"type": "search", "metric": "write", "budget": 20}, "workload": {"tests": ["write"]}}
+V6_STEPS = {"tune_x@lab": SearchStep("tune_x@lab", SearchRound.SCREENING),
+            "tune_x@lab.more": SearchStep("tune_x@lab", SearchRound.MORE),
+            "tune_x@lab.confirm": SearchStep("tune_x@lab", SearchRound.CONFIRM, 1),
+            "tune_x@lab.confirm2": SearchStep("tune_x@lab", SearchRound.CONFIRM, 2),
+            "sweep@lab.more": None}  # a training campaign: its name is not read
+
+
+def _steps(path: Path) -> dict[str, SearchStep | None]:
+    with open_store(path, create=False) as st:
+        return {n: i.step for n, i in st.campaign_infos().items()}
+
+
+def _search(path: Path, name: str = "tune_x@lab") -> dict[str, object]:
+    from gluster_model.campaign.search import search_result
+    from gluster_model.plan.file import PlanFile
+
+    plan = PlanFile.model_validate(SEARCH_PLAN)
+    with open_store(path, create=False) as st:
+        return {"all looks": search_result(st, name, plan).to_json(),
+                "first look": search_result(st, name, plan, looks=1).to_json()}
+
+
+def test_a_schema_6_store_keeps_its_search_rounds_read_only_and_migrated(tmp_path: Path) -> None:
+    """A search's rounds were only in its campaigns' names at schema 6: read as it is and migrated, the store
+    gives each campaign's round (and a confirmation's look) as values, and the search says what that release
+    said of it (a gain of about x1.29 over both looks, x1.27 over the first)."""
+    before = V6.read_bytes()
+    said = json.loads(V6_SEARCH.read_text())
+    assert _steps(V6) == V6_STEPS and _search(V6) == said and V6.read_bytes() == before
+    assert said["all looks"]["verdict"] == "set" and said["first look"]["runs"] == 6
+    copy = tmp_path / "v6.db"
+    shutil.copy(V6, copy)
+    with open_store(copy) as st:
+        assert st.version == SCHEMA_VERSION
+    with sqlite3.connect(copy) as db:  # the columns themselves, as the migration filled them
+        cols = {r[0]: r[1:] for r in db.execute("SELECT name, search, search_round, look FROM campaigns")}
+    assert cols["tune_x@lab.confirm2"] == ("tune_x@lab", "confirm", 2) and cols["sweep@lab.more"] == (None, None, None)
+    assert cols["tune_x@lab.more"] == ("tune_x@lab", "more", None)
+    assert _steps(copy) == V6_STEPS and _search(copy) == said
+
+
+def test_a_search_is_found_by_its_columns_not_its_names(tmp_path: Path) -> None:
+    """Rounds renamed to anything are still the search's, in their order of looks; a campaign named like a round
+    of another purpose is none; a name once used for one round is refused for another."""
+    copy = tmp_path / "v6.db"
+    shutil.copy(V6, copy)
+    with open_store(copy):
+        pass  # migrated: the columns filled from the old names, once
+    said = json.loads(V6_SEARCH.read_text())
+    with sqlite3.connect(copy) as db:
+        for old, new in ((".more", "extra trials"), (".confirm", "check tuesday"), (".confirm2", "check monday")):
+            db.execute("UPDATE campaigns SET name = ? WHERE name = ?", (new, f"tune_x@lab{old}"))
+    got = _search(copy)
+    for look in ("all looks", "first look"):
+        assert {k: v for k, v in got[look].items() if k != "decisions"} == \
+            {k: v for k, v in said[look].items() if k != "decisions"}
+    assert _search(copy, "sweep@lab")["all looks"]["runs"] == 0  # the training campaign is no round of a search
+    assert legacy_step("sweep@lab.more", Purpose.TRAINING) is None
+    with open_store(copy) as st:
+        assert [c.name for c in st.search_campaigns("tune_x@lab")] == [
+            "tune_x@lab", "extra trials", "check tuesday", "check monday"]
+        with pytest.raises(StoreError, match="confirm round 2 of search tune_x@lab"):
+            st.ensure_campaign("check monday", "tune_x", "h", {}, "lab", {}, "0", CampaignInfo(
+                Purpose.SEARCH, cluster="lab", step=SearchStep("tune_x@lab", SearchRound.CONFIRM, 3)))
+
+
+def test_the_legacy_reading_of_a_search_s_names_and_the_step_s_checks() -> None:
+    s = Purpose.SEARCH
+    assert legacy_step("t@c:link=1gbit", s) == SearchStep("t@c:link=1gbit", SearchRound.SCREENING)
+    assert legacy_step("t@c:link=1gbit.more", s) == SearchStep("t@c:link=1gbit", SearchRound.MORE)
+    assert legacy_step("t@c.confirm", s) == SearchStep("t@c", SearchRound.CONFIRM, 1)
+    assert legacy_step("t@c.confirm12", s) == SearchStep("t@c", SearchRound.CONFIRM, 12)
+    assert legacy_step("t@c.confirm1", s) == SearchStep("t@c.confirm1", SearchRound.SCREENING)  # never written
+    assert legacy_step("t@c.confirm", Purpose.COMPARISON) is None
+    with pytest.raises(ValueError, match="a look from 1 for a confirmation only"):
+        SearchStep("t", SearchRound.MORE, 2)
+    with pytest.raises(ValueError, match="a look from 1 for a confirmation only"):
+        SearchStep("t", SearchRound.CONFIRM)

@@ -360,7 +360,8 @@ def test_the_search_s_own_confirmation_keeps_its_level_over_two_analyses_and_mor
 
 
 def test_further_confirmation_looks_alternate_fit_the_budget_and_follow_a_first_look_short_of_the_boundary() -> None:
-    from gluster_model.campaign.search import Comparison, confirm_look, further_looks
+    from gluster_model.campaign.search import Comparison, further_looks, step_campaign
+    from gluster_model.store.identity import SearchRound, SearchStep
 
     a, b = object(), object()
     unclear, clear = Comparison(1.10, 0.95, 1.27, 0.2), Comparison(1.30, 1.22, 1.39, 0.0002)
@@ -375,7 +376,8 @@ def test_further_confirmation_looks_alternate_fit_the_budget_and_follow_a_first_
     assert further_looks([a, b], Comparison(1.01, 0.9, 1.1, 0.4), 5, 20) == []  # below FLAT: nothing to confirm
     assert further_looks([a], None, 5, 20) == []  # the defaults alone were confirmed
     assert further_looks([a, b], unclear, 1, 20) == []  # one look asked for
-    assert [confirm_look("s", k) for k in (1, 2, 3)] == ["s.confirm", "s.confirm2", "s.confirm3"]
+    assert [step_campaign(SearchStep("s", SearchRound.CONFIRM, k)) for k in (1, 2, 3)] == \
+        ["s.confirm", "s.confirm2", "s.confirm3"]
 
 
 def test_more_confirmation_looks_narrow_the_gain_judged_once_over_all() -> None:

@@ -172,29 +172,29 @@ def test_newer_schema_refused_and_old_schema_migrated(tmp_path: Path) -> None:
         assert "design_log" not in inspect(conn).get_table_names()
         for col in ("context", "flagged_because"):  # columns the first schema did not have
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {col}"))
-        for col in ("purpose", "setting", "again_of", "comparison", "side", "look"):  # nor these (versions 5, 6)
-            conn.execute(text(f"ALTER TABLE campaigns DROP COLUMN {col}"))
+        for col in ("purpose", "setting", "again_of", "comparison", "side", "look", "search", "search_round"):
+            conn.execute(text(f"ALTER TABLE campaigns DROP COLUMN {col}"))  # nor these (versions 5, 6 and 7)
     eng.dispose()
-    with open_store(path) as st:  # opened by collect: brought to version 6 (campaign columns), its data kept
+    with open_store(path) as st:  # opened by collect: brought to version 7 (campaign columns), its data kept
         cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
         st.register_runs(cid, _runs())
     eng = create_engine(f"sqlite:///{path}")
 
-    def v7(conn: Connection) -> None:  # a future step: a new column with a default
+    def v8(conn: Connection) -> None:  # a future step: a new column with a default
         conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(50) DEFAULT 'none'"))
 
     with eng.begin() as conn:
-        assert current_version(conn) == 6 and {"design_log", "writers"} <= set(inspect(conn).get_table_names())
+        assert current_version(conn) == 7 and {"design_log", "writers"} <= set(inspect(conn).get_table_names())
         assert {"context", "flagged_because"} <= {c["name"] for c in inspect(conn).get_columns("trials")}
-        assert {"purpose", "setting", "again_of", "comparison", "side", "look"} <= \
+        assert {"purpose", "setting", "again_of", "comparison", "side", "look", "search", "search_round"} <= \
             {c["name"] for c in inspect(conn).get_columns("campaigns")}
-        assert migrate(conn, {**STEPS, 7: v7}, target=7) == (6, 7)
+        assert migrate(conn, {**STEPS, 8: v8}, target=8) == (7, 8)
     with eng.begin() as conn:
-        assert current_version(conn) == 7
+        assert current_version(conn) == 8
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
         assert conn.execute(text("select count(*), min(note) from runs")).one() == (4, "none")  # data kept
     eng.dispose()
-    with pytest.raises(StoreError, match="schema version 7, newer than this glmodel understands"):
+    with pytest.raises(StoreError, match="schema version 8, newer than this glmodel understands"):
         open_store(path)
 
 
