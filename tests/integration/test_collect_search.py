@@ -16,6 +16,7 @@ from gluster_model.dataset import trial_frame
 from gluster_model.lab import LabState
 from gluster_model.plan.file import load_plan
 from gluster_model.store import open_store
+from gluster_model.store.identity import SearchRound, SearchStep
 
 from .conftest import glmodel, kept_trials
 
@@ -43,8 +44,15 @@ def test_search_rounds_are_logged_confirmed_apart_and_resumed(lab: LabState, tmp
         names = [c.name for c in st.campaigns()]
         search = st.campaign("searchci@lab")
         assert search is not None
-        # every campaign of the search (screening and confirmations) is recorded as one, whatever its name
+        # every campaign of the search (screening and confirmations) is recorded as one, whatever its name, with
+        # its round as the store's columns (the confirmation's looks numbered from 1)
         assert {i.purpose.value for i in st.campaign_infos().values()} == {"search"}
+        steps = {c.name: c.step for c in st.search_campaigns("searchci@lab")}
+        assert set(steps) == set(names) and all(s is not None and s.search == "searchci@lab" for s in steps.values())
+        assert steps["searchci@lab"] == SearchStep("searchci@lab", SearchRound.SCREENING)
+        assert steps["searchci@lab.confirm"] == SearchStep("searchci@lab", SearchRound.CONFIRM, 1)
+        assert sorted(s.look for s in steps.values() if s and s.round is SearchRound.CONFIRM) == \
+            list(range(1, 1 + sum(1 for n in names if ".confirm" in n)))
         log = st.design_log(int(search.id))
         screening = st.runs(int(search.id))
         result = search_result(st, "searchci@lab", plan)
