@@ -52,28 +52,29 @@ def spare_cores() -> int:
 
 
 @contextmanager
-def workers(wanted: bool = True) -> Iterator[None]:
+def workers() -> Iterator[None]:
     """Worker processes on the spare cores for the refits asked inside the block: started now, so that their
     import of scikit-learn overlaps the caller's loading of a model file, and ended with it. Nested blocks
     share the outer one's workers."""
     global _pool
-    if not wanted or _pool is not None or spare_cores() == 0:
+    if _pool is not None or spare_cores() == 0:
         yield
         return
     import multiprocessing
 
+    pool = ProcessPoolExecutor(max_workers=spare_cores(), mp_context=multiprocessing.get_context("spawn"))
     try:
-        _pool = ProcessPoolExecutor(max_workers=spare_cores(), mp_context=multiprocessing.get_context("spawn"))
         for _ in range(spare_cores()):  # a pool starts its processes at its first tasks
-            _pool.submit(_warm)
-    except (OSError, RuntimeError):
-        _pool = None
+            pool.submit(_warm)
+        _pool = pool
+    except (OSError, RuntimeError):  # no process could be started: every fit runs here
+        _stop(pool)
     try:
         yield
     finally:
-        pool, _pool = _pool, None
-        if pool is not None:
-            _stop(pool)
+        ended, _pool = _pool, None
+        if ended is not None:
+            _stop(ended)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
