@@ -319,7 +319,7 @@ class GbmModel:
 
     def refit_job(self, frame: Columns, refits: int) -> RefitJob | None:
         """The fits ``refit_predictions`` needs first for ``frame``: the trees on ``refits`` bootstrap resamples
-        of the training configurations, each predicting the rows not predicted yet (None: the trees exist)."""
+        of the training configurations, each predicting every row (None: the trees exist)."""
         import numpy as np
         from sklearn.base import clone
 
@@ -327,14 +327,13 @@ class GbmModel:
 
         if len(self._refitted) >= refits or self.training is None:
             return None
-        x = _gbm_matrix(frame, self.schema)
-        new = [i for i, row in enumerate(x) if row.tobytes() not in self._by_row]
         train, target = np.asarray(self.training[0], dtype=float), np.asarray(self.training[1], dtype=float)
         resamples = list(group_resamples(_same_inputs(train), refits, int(self.estimator.random_state or 0)))
-        return RefitJob(clone(self.estimator), train, target, resamples, x[new])
+        return RefitJob(clone(self.estimator), train, target, resamples, _gbm_matrix(frame, self.schema))
 
     def take_refits(self, job: RefitJob, fits: tuple[list[Any], np.ndarray]) -> None:
-        """Keep a job's trees, and their predictions of its rows (log MB/s) as each row's by every refit."""
+        """Keep a job's trees, and their predictions of its rows (log MB/s) as each row's by every refit (what
+        fewer trees predicted before is forgotten)."""
         import numpy as np
 
         self._refitted, predicted = fits
