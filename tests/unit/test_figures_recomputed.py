@@ -194,6 +194,26 @@ def test_every_search_shipped_has_its_defaults_measured_in_its_confirmation() ->
         assert 1 <= confirm["config_hash"].nunique() <= 2, path.name
 
 
+def test_the_listing_s_new_confirmation_is_what_its_runs_give() -> None:
+    """data/README's new confirmation of event-threads 4 for listing, from its 24 trials alone: each campaign one
+    run of one side, the sides interleaved, Welch's interval on the runs' mean logs (scipy's), and undecided: the
+    90% interval neither clears 1 nor lies within ±5%."""
+    frame = pd.read_csv(ROOT / "data" / "tune_confirm_listing.csv")
+    notes = (ROOT / "data" / "README.md").read_text()
+    order = [str(c).rsplit(".", 1)[1] for c in dict.fromkeys(frame["campaign"])]
+    assert order == ["A1", "B1", "B2", "A2", "A3", "B3", "B4", "A4"] and len(frame) == 24
+    assert (frame.groupby("campaign")["run_id"].nunique() == 1).all()
+    for metric in ("file_list", "file_create"):
+        runs = frame.groupby("campaign").agg(threads=("client_event_threads", "first"),
+                                             log=(metric, lambda v: float(np.log(v).mean())))
+        assert sorted(runs["threads"]) == [2] * 4 + [4] * 4
+        a, b = (runs[runs["threads"] == k]["log"].to_numpy() for k in (2, 4))
+        low, high = stats.ttest_ind(b, a, equal_var=False).confidence_interval(0.90)
+        ratio, low, high = math.exp(b.mean() - a.mean()), math.exp(low), math.exp(high)
+        assert f"x{ratio:.2f} [{low:.2f}, {high:.2f}]" in notes, (metric, ratio, low, high)
+        assert low < 1 < high and not 0.95 <= low <= high <= 1.05
+
+
 # -- the upgrade proofs ------------------------------------------------------------------------------------------
 
 CLEAN = {"sixth": "upgrade_proof_sixth", "seventh": "upgrade_proof_seventh", "eighth": "upgrade_proof_eighth",
