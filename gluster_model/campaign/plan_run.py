@@ -56,10 +56,11 @@ assert set(ROUNDS) == {d.name for d in DESIGNS.values() if d.rounds}, "a design 
 
 
 def run_interleaved(executor: Executor, plan: PlanFile, expanded: Expanded, store: Store, *, base: str,
-                    fail_fast: bool, reporter: PlanReporter,
-                    plan_volumes: list[VolumeConfig]) -> list[CampaignSummary]:
-    """An interleaved comparison's campaigns (``interleaved_order``), each the runs of one side, recorded as one
-    side of a comparison; resumes like any plan (a finished look runs nothing)."""
+                    fail_fast: bool, reporter: PlanReporter, plan_volumes: list[VolumeConfig],
+                    setting: LabSetting = ()) -> list[CampaignSummary]:
+    """An interleaved comparison's campaigns (``interleaved_order``), each the runs of one side at the plan's
+    hardware setting, recorded as one side of a comparison; resumes like any plan (a finished look runs
+    nothing)."""
     side = plan.design.sides
     assert side is not None
     levels = dict(zip("AB", plan.factors[side]))
@@ -70,7 +71,7 @@ def run_interleaved(executor: Executor, plan: PlanFile, expanded: Expanded, stor
         name = side_campaign(look)
         with reporter.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
             summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
-                                reporter=run_reporter, plan_volumes=plan_volumes,
+                                reporter=run_reporter, plan_volumes=plan_volumes, setting=setting,
                                 purpose=Purpose.COMPARISON, look=look).run()
         summaries.append(summary)
         reporter.finished(summary)
@@ -93,7 +94,8 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
                           fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes, setting=settings[0])
         if plan.design.sides is not None:  # two sides in alternating campaigns (A B B A ...)
             return run_interleaved(executor, plan, expanded, store, base=setting_campaign(base, settings[0]),
-                                   fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes)
+                                   fail_fast=fail_fast, reporter=rep, plan_volumes=plan_volumes,
+                                   setting=settings[0])
         hw = plan.design.hardware
         # today measured again after the others: how far a campaign drifts on this cluster (its own campaign)
         first = setting_campaign(base, settings[0])

@@ -20,8 +20,9 @@ from .conftest import glmodel, kept_trials
 
 # 8 KB records without O_SYNC: write-behind gathers them into larger writes; off, each is a round trip to both
 # bricks (the tuning search measured -37% for random 8 KB writes, and far more for sequential ones)
+# every node held to 1 GB of RAM: the sides are measured at the plan's hardware setting, like any plan's runs
 PLAN = {"name": "abba", "factors": {"layout": "replicate", "replica": 2, "servers": 2, "file_size": "16MB",
-                                    "record_size": "8KB", "threads": 2, "sync": "none",
+                                    "record_size": "8KB", "threads": 2, "sync": "none", "ram": "1GB",
                                     "write_behind": ["on", "off"]},
         "design": {"type": "grid", "sides": "write_behind", "looks": 2},
         "workload": {"tests": ["write"]},
@@ -30,7 +31,8 @@ PLAN = {"name": "abba", "factors": {"layout": "replicate", "replica": 2, "server
 
 
 def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind_off_slower(
-        lab: LabState, tmp_path: Path) -> None:
+        lab_put_back: LabState, tmp_path: Path) -> None:
+    lab = lab_put_back
     plan, store = tmp_path / "abba.yaml", str(tmp_path / "abba.db")
     plan.write_text(yaml.safe_dump(PLAN))
     args = ("collect", "--cluster", str(lab.cluster_file), "--plan", str(plan), "--store", store)
@@ -41,7 +43,8 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
     assert "2 run(s) a side) from about: write:" in text and "4 run(s)" in text, text
     done = glmodel(*args, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    order = [f"abba@lab.{side}{look}" for side, look in interleaved_order("abba@lab", 2)]
+    base = "abba@lab:ram=1GB"
+    order = [f"{base}.{side}{look}" for side, look in interleaved_order(base, 2)]
     with open_store(store, create=False) as st:
         camps = st.campaigns()
         # the campaigns in the interleaved order, each one side of a comparison, each with its side's run
@@ -49,7 +52,11 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
         assert {i.purpose.value for i in st.campaign_infos().values()} == {"comparison"}
         # each look recorded in the store's columns, in the order it ran (schema 6): the name is only a label
         assert [(c.comparison, c.side, c.look.look if c.look else None) for c in camps] == \
-            [("abba@lab", side, look) for side, look in interleaved_order("abba@lab", 2)]
+            [(base, side, look) for side, look in interleaved_order(base, 2)]
+        # each side measured at the plan's setting: recorded, and every node's RAM measured at 1 GB
+        for c in camps:
+            assert c.setting == {"ram": "1GB"}
+            assert all(h.facts.ram_bytes is not None and h.facts.ram_bytes <= 1 << 30 for h in st.hosts(int(c.id)))
         logs: dict[str, list[list[float]]] = {"A": [], "B": []}
         for c in camps:
             (run,) = st.runs(int(c.id))
@@ -70,7 +77,7 @@ def test_an_interleaved_plan_alternates_its_sides_and_compare_finds_write_behind
     assert row["low"] < row["ratio"] < row["high"] < 0.95
     assert any("sides apart by write_behind" in n for n in result["notes"])
     # the plan's base name (no campaign of its own) names the comparison too
-    by_base = glmodel("compare", "--store", store, "--against", "sides", "--campaign", "abba@lab", "--json")
+    by_base = glmodel("compare", "--store", store, "--against", "sides", "--campaign", base, "--json")
     assert by_base.returncode == 1 and json.loads(by_base.stdout)["rows"] == result["rows"], by_base.stderr
     # a second collect finds every look done and runs nothing
     again = glmodel(*args, timeout=300)
