@@ -255,7 +255,8 @@ def run_search(executor: Executor, plan: PlanFile, expanded: Expanded, store: St
             screened[option] = (points[i][option], c)
     combos, why = combination(options, screened, defaults_point)
     reporter.note("search: clear gains in the screening: " + ("; ".join(why) if why else "none"))
-    spent = len(screening) + sum(len(store.runs(c.id)) for c in _rounds(store, name, SearchRound.MORE))
+    spent = len(screening) + sum(len(store.runs(c.id)) for c in _rounds(store.search_campaigns(name),
+                                                                         SearchRound.MORE))
     combos = combos[:max(budget - spent - 2, 0)]
     combo_runs = [_realize(plan, p, executor) for p in combos]
     if combo_runs:
@@ -316,16 +317,17 @@ def step_campaign(step: SearchStep) -> str:
     return f"{step.search}.confirm" if step.look == 1 else f"{step.search}.confirm{step.look}"
 
 
-def _rounds(store: Store, name: str, *rounds: SearchRound) -> list[StoredCampaign]:
-    """The search's campaigns of the given rounds, as the store records them (confirmations by look)."""
-    return sorted((c for c in store.search_campaigns(name) if c.step is not None and c.step.round in rounds),
-                  key=lambda c: c.step.look if c.step else 0)
+def _rounds(campaigns: Sequence[StoredCampaign], *rounds: SearchRound) -> list[StoredCampaign]:
+    """Those of a search's campaigns (``Store.search_campaigns``) that hold the given rounds, in the rounds' order
+    given and confirmations by look."""
+    return sorted((c for c in campaigns if c.step is not None and c.step.round in rounds),
+                  key=lambda c: (rounds.index(c.step.round), c.step.look) if c.step else (0, 0))
 
 
 def _pooled(store: Store, name: str, metric: str) -> dict[str, list[float]]:
     """Each configuration's trials over the search's screening and more-trials rounds."""
-    return _merge(_trials(store, c.name, metric) for c in _rounds(store, name, SearchRound.SCREENING,
-                                                                   SearchRound.MORE))
+    return _merge(_trials(store, c.name, metric) for c in _rounds(store.search_campaigns(name),
+                                                                   SearchRound.SCREENING, SearchRound.MORE))
 
 
 def _merge(parts: Iterable[Mapping[str, list[float]]]) -> dict[str, list[float]]:
@@ -359,8 +361,9 @@ def search_result(store: Store, name: str, plan: PlanFile, looks: int | None = N
     metric = plan.design.metric or first_metric(plan.workload.tests)
     options = searched(plan.factors)
     last = looks or max(plan.design.confirm, 2)
-    confirms = [c for c in _rounds(store, name, SearchRound.CONFIRM) if c.step and c.step.look <= last]
-    parts = [*_rounds(store, name, SearchRound.SCREENING), *_rounds(store, name, SearchRound.MORE), *confirms]
+    steps = store.search_campaigns(name)  # read once
+    confirms = [c for c in _rounds(steps, SearchRound.CONFIRM) if c.step and c.step.look <= last]
+    parts = [*_rounds(steps, SearchRound.SCREENING, SearchRound.MORE), *confirms]
     runs = {c.name: store.runs(c.id) for c in parts}
     features = {r.config_hash: dict(r.features) for rs in runs.values() for r in rs}
     decisions = [e.reason for c in parts for e in store.design_log(c.id)]

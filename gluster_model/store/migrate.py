@@ -18,6 +18,15 @@ Step = Callable[[Connection], None]
 _LATER = {"design_log", "writers"}  # tables added by later steps
 
 
+def _add_columns(conn: Connection, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    """ALTER TABLE ``table`` ADD each (name, SQL type) it lacks: a store created at the step's version by ``_v1``
+    (the tables as schema.py has them now) has them already."""
+    have = {c["name"] for c in inspect(conn).get_columns(table)}
+    for name, kind in columns:
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {kind}"))
+
+
 def _v1(conn: Connection) -> None:
     """Version 1: the first schema (the tables of schema.py as first released)."""
     metadata.create_all(conn, tables=[t for t in metadata.sorted_tables if t.name not in _LATER])
@@ -30,10 +39,7 @@ def _v2(conn: Connection) -> None:
 
 def _v3(conn: Connection) -> None:
     """Version 3: each trial's context (what could have disturbed it) and why it was flagged."""
-    have = {c["name"] for c in inspect(conn).get_columns("trials")}
-    for name, kind in (("context", "JSON"), ("flagged_because", "TEXT")):
-        if name not in have:  # a store created at version 3 by _v1 has them already
-            conn.execute(text(f"ALTER TABLE trials ADD COLUMN {name} {kind}"))
+    _add_columns(conn, "trials", (("context", "JSON"), ("flagged_because", "TEXT")))
 
 
 def _v4(conn: Connection) -> None:
@@ -44,11 +50,8 @@ def _v4(conn: Connection) -> None:
 def _v5(conn: Connection) -> None:
     """Version 5: each campaign's purpose, hardware setting and the campaign it measures again, as columns;
     filled for the campaigns already there from what their names and plans said (``identity.legacy_info``)."""
-    have = {c["name"] for c in inspect(conn).get_columns("campaigns")}
-    for name, kind in (("purpose", "VARCHAR(20) NOT NULL DEFAULT 'training'"), ("setting", "JSON"),
-                       ("again_of", "VARCHAR(200)")):
-        if name not in have:  # a store created at version 5 by _v1 has them already
-            conn.execute(text(f"ALTER TABLE campaigns ADD COLUMN {name} {kind}"))
+    _add_columns(conn, "campaigns", (("purpose", "VARCHAR(20) NOT NULL DEFAULT 'training'"), ("setting", "JSON"),
+                                     ("again_of", "VARCHAR(200)")))
     rows = conn.execute(select(campaigns.c.id, campaigns.c.name, campaigns.c.plan_name, campaigns.c.plan)).all()
     for row in rows:
         info = legacy_info(str(row.name), str(row.plan_name), row.plan if isinstance(row.plan, dict) else None)
@@ -59,10 +62,7 @@ def _v5(conn: Connection) -> None:
 def _v6(conn: Connection) -> None:
     """Version 6: the look of an interleaved comparison (comparison, side, look) as columns; filled for the
     comparison campaigns already there from their names (``<base>.A1``, ``identity.legacy_look``)."""
-    have = {c["name"] for c in inspect(conn).get_columns("campaigns")}
-    for name, kind in (("comparison", "VARCHAR(200)"), ("side", "VARCHAR(1)"), ("look", "INTEGER")):
-        if name not in have:  # a store created at version 6 by _v1 has them already
-            conn.execute(text(f"ALTER TABLE campaigns ADD COLUMN {name} {kind}"))
+    _add_columns(conn, "campaigns", (("comparison", "VARCHAR(200)"), ("side", "VARCHAR(1)"), ("look", "INTEGER")))
     rows = conn.execute(select(campaigns.c.id, campaigns.c.name)
                         .where(campaigns.c.purpose == Purpose.COMPARISON.value)).all()
     for row in rows:
@@ -76,10 +76,7 @@ def _v7(conn: Connection) -> None:
     """Version 7: the round of an option search (search, search_round; a confirmation's look in ``look``) as
     columns; filled for the search campaigns already there from their names (``<name>.more``, ``<name>.confirm2``,
     ``identity.legacy_step``)."""
-    have = {c["name"] for c in inspect(conn).get_columns("campaigns")}
-    for name, kind in (("search", "VARCHAR(200)"), ("search_round", "VARCHAR(12)")):
-        if name not in have:  # a store created at version 7 by _v1 has them already
-            conn.execute(text(f"ALTER TABLE campaigns ADD COLUMN {name} {kind}"))
+    _add_columns(conn, "campaigns", (("search", "VARCHAR(200)"), ("search_round", "VARCHAR(12)")))
     rows = conn.execute(select(campaigns.c.id, campaigns.c.name)
                         .where(campaigns.c.purpose == Purpose.SEARCH.value)).all()
     for row in rows:
