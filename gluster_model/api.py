@@ -461,13 +461,13 @@ def export(store: str | Sequence[str], out: Path, fmt: str = "csv", campaign: st
 # -- the local lab -----------------------------------------------------------------------------------------------
 
 def lab_up(lab_dir: Path, *, nodes: int = 3, ssh_port: int = 2222, hardware: Mapping[str, KnobValue] | None = None,
-           brick_size: int = 4 << 30, client_nodes: int = 0, progress: Callable[[str], None] | None = None
-           ) -> Any:
+           brick_size: int = 4 << 30, client_nodes: int = 0, progress: Callable[[str], None] | None = None,
+           subnet: str | None = None) -> Any:
     """Bring up a local lab of ``nodes`` nodes (``glmodel lab up``); its state."""
     from .lab import lab_up as up
 
     return up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=progress or (lambda m: None),
-              hardware=dict(hardware or {}), brick_size=brick_size, client_nodes=client_nodes)
+              hardware=dict(hardware or {}), brick_size=brick_size, client_nodes=client_nodes, subnet=subnet)
 
 
 def lab_node(lab_dir: Path, nodes: Sequence[str] = (), settings: Mapping[str, KnobValue] | None = None,

@@ -715,7 +715,8 @@ def verify(cluster: Path, model_file: Path, scenarios: Path, plan_file: Path, va
 
 @cli.group(short_help="Local N-node GlusterFS lab, each node a network namespace (up, status, down).")
 def lab() -> None:
-    """A real GlusterFS cluster on one machine: node i is glusterd + sshd in a network namespace at 10.213.1.i."""
+    """A real GlusterFS cluster on one machine: node i is glusterd + sshd in a network namespace at 10.213.1.i
+    (host i of the lab's subnet)."""
 
 
 lab_dir_option = click.option("--dir", "lab_dir", type=click.Path(path_type=Path), default=DEFAULT_LAB_DIR,
@@ -739,7 +740,9 @@ def hardware_options(f: Callable[..., Any]) -> Callable[..., Any]:
                    "node is both (hyperconverged: a client reads and writes its own brick without its NIC).")
 @hardware_options
 @click.option("--brick-size", type=SIZE, default="4GB", show_default=True, help="Size of each node's loop image or tmpfs.")
-def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_size: int,
+@click.option("--subnet", help="The lab's private IPv4 /24, node i its host i; a second lab on the machine needs "
+                                "another. [default: the earlier lab's in DIR, else 10.213.1.0/24]")
+def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_size: int, subnet: str | None,
            **hardware: KnobValues | None) -> None:
     """Bring up a local lab; every node gets the hardware given. Clears what an earlier lab left in the same
     directory.
@@ -747,6 +750,7 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_si
     Example: glmodel lab up --nodes 3 --dir /var/tmp/lab
     Example: glmodel lab up --dir /var/tmp/lab --link 1gbit --disk 150MB/s --ram 2GB --cpu 0.5
     Example: glmodel lab up --nodes 8 --client-nodes 4   (4 servers, 4 clients apart from them)
+    Example: glmodel lab up --dir /var/tmp/lab2 --subnet 10.213.2.0/24   (beside a lab on the default subnet)
     """
     import time
 
@@ -754,7 +758,7 @@ def lab_up(nodes: int, lab_dir: Path, ssh_port: int, client_nodes: int, brick_si
 
     started = time.monotonic()
     state = api.lab_up(lab_dir, nodes=nodes, ssh_port=ssh_port, progress=lambda m: click.echo(f"lab: {m}", err=True),
-                       hardware=_merged(hardware), brick_size=brick_size, client_nodes=client_nodes)
+                       hardware=_merged(hardware), brick_size=brick_size, client_nodes=client_nodes, subnet=subnet)
     click.echo(f"lab up in {time.monotonic() - started:.1f}s; cluster file: {state.cluster_file}")
 
 

@@ -174,35 +174,40 @@ def stop_sshd(node: NodeState, lab_dir: Path, sessions: bool = False) -> None:
 
 
 def lab_up(lab_dir: Path, nodes: int = 3, ssh_port: int = DEFAULT_SSH_PORT, progress: Progress = quiet,
-           hardware: Mapping[str, KnobValue] | None = None, brick_size: int = 4 << 30, client_nodes: int = 0) -> LabState:
+           hardware: Mapping[str, KnobValue] | None = None, brick_size: int = 4 << 30, client_nodes: int = 0,
+           subnet: str | None = None) -> LabState:
     """Bring up an N-node lab in ``lab_dir`` and return its state; ``lab_dir/lab.yaml`` is the cluster file.
 
     ``hardware``: every node's settings, parsed (see ``hardware.KNOBS``: link, backing, disk, RAM, CPU);
     ``brick_size``: bytes of each loop image or tmpfs; ``client_nodes``: how many of the nodes (the last ones)
     are clients only, the others then servers only (0: every node is both, a hyperconverged cluster, where a
-    client reaches its own brick without crossing its NIC).
+    client reaches its own brick without crossing its NIC); ``subnet``: the lab's private /24 (another lab on
+    the machine needs another; None: the subnet of the lab that was in ``lab_dir``, else 10.213.1.0/24).
     """
     if not 0 <= client_nodes < nodes:
         raise LabError(f"--client-nodes {client_nodes}: give 0 (every node client and server) up to {nodes - 1} "
                        f"(at least one server among {nodes} node(s))")
     lab_dir = lab_dir.expanduser().absolute()
+    earlier = LabState.load(lab_dir) if subnet is None else None
+    subnet = str(netns.parse_subnet(subnet or (earlier.subnet if earlier else netns.DEFAULT_SUBNET)))
     _preconditions(lab_dir, nodes, ssh_port)
     if (lab_dir / STATE_FILE).exists() or lab_mounts(lab_dir):
         progress(f"clearing what an earlier lab left in {lab_dir}")
         lab_down(lab_dir, progress)
     elif lab_dir.exists() and any(lab_dir.iterdir()):
         raise LabError(f"{lab_dir} exists and is not an earlier lab's directory; choose another --dir or empty it")
-    addresses = [netns.node_address(i) for i in range(1, nodes + 1)]
-    netns.check_free(str(lab_dir))
+    addresses = [netns.node_address(i, subnet) for i in range(1, nodes + 1)]
+    netns.check_free(str(lab_dir), subnet)
 
     lab_dir.mkdir(parents=True, exist_ok=True)
     state = LabState(dir=str(lab_dir), ssh_port=ssh_port, brick_size=brick_size, client_nodes=client_nodes,
+                     subnet=subnet,
                      nodes=[NodeState(i, a, str(lab_dir / "nodes" / str(i)), netns.netns_name(str(lab_dir), i))
                             for i, a in enumerate(addresses, 1)])
     state.networks = [n.netns for n in state.nodes]
     state.save()  # recorded before anything starts, so an interrupted bring-up can be cleaned up
     progress(f"giving each node a network namespace and a NIC on the bridge {netns.bridge_name(str(lab_dir))}")
-    netns.create(str(lab_dir), [n.index for n in state.nodes])
+    netns.create(str(lab_dir), [n.index for n in state.nodes], subnet)
 
     ssh = lab_dir / "ssh"
     ssh.mkdir(mode=0o700)

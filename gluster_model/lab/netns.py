@@ -1,8 +1,11 @@
 """Each lab node as a machine on a network: its own network namespace with one NIC on the lab's bridge.
 
 Node *i* of a lab gets the namespace ``glm-<lab>-<i>``, a veth pair whose inner end is renamed ``eth0`` and holds
-the node's address (``SUBNET``.i/24), and whose outer end sits on the lab's bridge, which holds ``SUBNET``.254 so
-the machine itself reaches every node. glusterd and sshd start inside the namespace (``nsenter --net``: only
+the node's address (host *i* of the lab's /24 subnet, 10.213.1.0/24 unless ``lab up --subnet`` says another), and
+whose outer end sits on the lab's bridge, which holds host 254 so the machine itself reaches every node. Two labs
+on one machine need two subnets: the nodes' processes share one process table and one /tmp, and what glmodel
+finds there by a node's address (the iozone children serving a master, a fio server's pid file) must be one
+lab's. glusterd and sshd start inside the namespace (``nsenter --net``: only
 the network is private; the mount namespace stays the machine's, so bricks and FUSE mounts are where the lab
 put them), and so does everything started over SSH on the node. Each node's daemons also get a hostname of
 their own (see ``as_node``). To Gluster, a node then sees only its own
@@ -26,7 +29,7 @@ from pathlib import Path
 from ..errors import LabError
 from .run import all_pids, run
 
-SUBNET = "10.213.1."  # the lab's /24: node i is SUBNET + i, the machine SUBNET + 254
+DEFAULT_SUBNET = "10.213.1.0/24"  # the lab's /24: node i is host i, the machine host 254
 HOST_INDEX = 254
 NIC = "eth0"  # the name of every node's NIC inside its namespace, as on a small real machine
 NETNS_DIR = Path("/run/netns")
@@ -52,8 +55,24 @@ def host_veth(lab_dir: str, index: int) -> str:
     return f"glm{lab_id(lab_dir)}h{index}"
 
 
-def node_address(index: int) -> str:
-    return f"{SUBNET}{index}"
+def parse_subnet(text: str) -> ipaddress.IPv4Network:
+    """A lab subnet from ``--subnet``: a private IPv4 /24 (its hosts 1-253 are the nodes, 254 the machine)."""
+    try:
+        net = ipaddress.ip_network(text.strip())
+    except ValueError:
+        net = None
+    if not isinstance(net, ipaddress.IPv4Network) or net.prefixlen != 24 or not net.is_private:
+        raise LabError(f"--subnet {text!r}: give a private IPv4 /24 network, such as 10.213.2.0/24")
+    return net
+
+
+def node_address(index: int, subnet: str = DEFAULT_SUBNET) -> str:
+    return str(parse_subnet(subnet).network_address + index)
+
+
+def host_address(subnet: str = DEFAULT_SUBNET) -> str:
+    """The machine's own address on the lab's bridge."""
+    return node_address(HOST_INDEX, subnet)
 
 
 def in_netns(netns: str, argv: list[str]) -> list[str]:
@@ -72,18 +91,18 @@ def as_node(netns: str, address: str, argv: list[str]) -> list[str]:
     return in_netns(netns, ["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', address, *argv])
 
 
-def bridge_argv(lab_dir: str) -> list[list[str]]:
+def bridge_argv(lab_dir: str, subnet: str = DEFAULT_SUBNET) -> list[list[str]]:
     """The commands that make the lab's bridge, with the machine's own address on it."""
     br = bridge_name(lab_dir)
     return [["ip", "link", "add", br, "type", "bridge"],
             # The alias names the lab, so a clash with another lab can say which one to take down.
             ["ip", "link", "set", "dev", br, "alias", f"glmodel lab {lab_dir}"],
-            ["ip", "addr", "add", f"{SUBNET}{HOST_INDEX}/24", "dev", br],
+            ["ip", "addr", "add", f"{host_address(subnet)}/24", "dev", br],
             ["ip", "link", "set", br, "mtu", MTU],
             ["ip", "link", "set", br, "up"]]
 
 
-def node_argv(lab_dir: str, index: int) -> list[list[str]]:
+def node_argv(lab_dir: str, index: int, subnet: str = DEFAULT_SUBNET) -> list[list[str]]:
     """The commands that give node ``index`` its namespace and its NIC on the bridge."""
     ns, outer, inner = netns_name(lab_dir, index), host_veth(lab_dir, index), f"glm{lab_id(lab_dir)}n{index}"
     return [["ip", "netns", "add", ns],
@@ -94,14 +113,14 @@ def node_argv(lab_dir: str, index: int) -> list[list[str]]:
             ["ip", "link", "set", inner, "netns", ns],
             in_netns(ns, ["ip", "link", "set", inner, "name", NIC]),
             in_netns(ns, ["ip", "link", "set", NIC, "mtu", MTU]),
-            in_netns(ns, ["ip", "addr", "add", f"{node_address(index)}/24", "dev", NIC]),
+            in_netns(ns, ["ip", "addr", "add", f"{node_address(index, subnet)}/24", "dev", NIC]),
             in_netns(ns, ["ip", "link", "set", NIC, "up"]),
             in_netns(ns, ["ip", "link", "set", "lo", "up"])]
 
 
-def clash(addresses_text: str) -> str | None:
+def clash(addresses_text: str, subnet: str = DEFAULT_SUBNET) -> str | None:
     """The first device whose IPv4 address lies in the lab's /24, from ``ip -4 -o addr show`` text (pure)."""
-    ours = ipaddress.ip_network(f"{SUBNET}0/24")
+    ours = parse_subnet(subnet)
     for line in addresses_text.splitlines():
         parts = line.split()
         if len(parts) >= 4 and parts[2] == "inet":
@@ -114,31 +133,31 @@ def clash(addresses_text: str) -> str | None:
     return None
 
 
-def check_free(lab_dir: str) -> None:
+def check_free(lab_dir: str, subnet: str = DEFAULT_SUBNET) -> None:
     """Refuse when another device (another lab's bridge, a real network) already uses the lab's subnet."""
-    found = clash(run(["ip", "-4", "-o", "addr", "show"]).stdout)
+    found = clash(run(["ip", "-4", "-o", "addr", "show"]).stdout, subnet)
     if found is None:
         return
     device = found.split()[0]
     alias = run(["ip", "-o", "link", "show", "dev", device], check=False).stdout
     other = alias.split(" alias glmodel lab ", 1)[1].split()[0] if " alias glmodel lab " in alias else None
     if other is not None and other != lab_dir:
-        raise LabError(f"the lab's subnet {SUBNET}0/24 is in use by the lab in {other}; run `glmodel lab down "
-                       f"--dir {other}`")
+        raise LabError(f"the lab's subnet {subnet} is in use by the lab in {other}; run `glmodel lab down "
+                       f"--dir {other}`, or give this lab another with --subnet")
     if other is None:
-        raise LabError(f"the lab's subnet {SUBNET}0/24 is already used on this machine by {found}; the lab "
-                       f"needs it for its nodes")
+        raise LabError(f"the lab's subnet {subnet} is already used on this machine by {found}; give the lab "
+                       f"another with --subnet")
 
 
-def create(lab_dir: str, indices: list[int]) -> None:
+def create(lab_dir: str, indices: list[int], subnet: str = DEFAULT_SUBNET) -> None:
     """Make the bridge and every node's namespace and NIC (the caller recorded them in the state first)."""
     if not Path("/proc/sys/net/ipv4").is_dir():
         raise LabError("this machine has no IPv4 networking for the lab's nodes")
-    check_free(lab_dir)
-    for argv in bridge_argv(lab_dir):
+    check_free(lab_dir, subnet)
+    for argv in bridge_argv(lab_dir, subnet):
         run(argv)
     for index in indices:
-        for argv in node_argv(lab_dir, index):
+        for argv in node_argv(lab_dir, index, subnet):
             run(argv)
 
 

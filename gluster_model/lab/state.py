@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabError
+from .netns import DEFAULT_SUBNET
 
 STATE_FILE = "state.json"
 CLUSTER_FILE = "lab.yaml"
@@ -98,6 +99,7 @@ class LabState:
     # change and cleared once they are put back: a plan killed with -9 leaves it, and the next plan puts the
     # lab back to it, not to the killed plan's last setting.
     before_plan: dict[str, dict[str, Any]] | None = None
+    subnet: str = DEFAULT_SUBNET  # the lab's /24 (a lab of an earlier release had no other)
 
     @property
     def server_nodes(self) -> list[NodeState]:

@@ -1,4 +1,4 @@
-"""One real 3-node lab for the integration tests: glusterd + sshd per node, each in a network namespace (10.213.1.x)."""
+"""One real 3-node lab per test process: glusterd + sshd per node, each in a network namespace (10.213.W.x)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 from pathlib import Path
 
 import pytest
@@ -17,26 +16,88 @@ import yaml
 from gluster_model.campaign.baselines import DISTURBED
 from gluster_model.lab import LabState, lab_down, lab_up, restore, snapshot
 from gluster_model.lab.hardware import set_backing
+from gluster_model.lab.netns import node_address
 from gluster_model.store.identity import StoredBaseline, StoredTrial
+
+
+def _worker() -> int:
+    """This process's number among the xdist workers (gw0, gw1, ...; 0 without xdist)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(worker[2:]) if worker[2:].isdigit() else 0
+
+
+# This process's lab subnet, one per xdist worker (gw0 10.213.1.0/24, gw1 10.213.2.0/24, ...), and one for a
+# second lab of its own (the lifecycle tests'). The workers' networks are apart already (``pytest_configure``),
+# but their labs' nodes share one process table and one /tmp, where glmodel finds a node's processes and files
+# by its address (the iozone children serving a master, a fio server's pid file): two labs at the same
+# addresses would stop each other's trials.
+LAB_SUBNET = f"10.213.{1 + _worker()}.0/24"
+SPARE_SUBNET = f"10.213.{101 + _worker()}.0/24"
+
+
+def node_ip(index: int) -> str:
+    """The address of node ``index`` (from 1) of this process's lab."""
+    return node_address(index, LAB_SUBNET)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this pytest process a network namespace of its own, before anything opens a socket.
+
+    A lab's bridge holds the machine's side of the lab subnet (10.213.1.254), so on one network two labs could
+    not both be up: a user's own lab would stop the tests, and the tests could not run in parallel processes.
+    In a namespace of its own each process (an xdist worker, or the one process of a plain run) has its own
+    bridge and subnet; everything it starts (the CLI, ssh, a PostgreSQL server on 127.0.0.1) inherits it. The
+    nodes' namespaces were always their own; only the host side moves.
+    """
+    if os.geteuid() != 0:
+        return  # the lab fixture says why these tests need root
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newnet = 0x40000000
+    if libc.unshare(clone_newnet) != 0:
+        errno = ctypes.get_errno()
+        pytest.exit(f"the integration tests could not get a network namespace of their own: {os.strerror(errno)}",
+                    returncode=1)
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+
+
+# Seconds the longest files' tests took, three labs at once on two cores (pytest --durations, 2026-11-29).
+# scripts/test.sh hands files to its lab processes in collection order (--no-loadscope-reorder), and these go
+# first, longest first, so that no long file starts while the other processes are running out of work (longest
+# processing time first); a wrong figure costs minutes, never a result.
+LONGEST = {"test_round_trip_stage.py": 232, "test_collect_failures.py": 193, "test_collect.py": 167,
+           "test_studies_report.py": 165, "test_verify.py": 149, "test_emulation.py": 139, "test_compare.py": 136,
+           "test_collect_lab_hardware.py": 118, "test_compare_interleaved.py": 107, "test_volumes_iozone.py": 103,
+           "test_collect_search.py": 98, "test_iozone_stops.py": 93, "test_collect_disturbed.py": 82,
+           "test_client_nodes.py": 64, "test_lab_latency.py": 63, "test_collect_space.py": 54}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in str(item.path):
             item.add_marker(pytest.mark.lab)
+    items.sort(key=lambda item: -LONGEST.get(item.path.name, 0) if "integration" in str(item.path) else 0)
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+@contextmanager
+def lab_running(tmp_path_factory: pytest.TempPathFactory, name: str, subnet: str) -> Iterator[LabState]:
+    """A 3-node lab in a new directory on ``subnet`` for the block, taken down after it."""
     if os.geteuid() != 0:
         pytest.fail("the integration tests need root to run the GlusterFS lab (scripts/test.sh runs them as root)")
-    lab_dir = tmp_path_factory.mktemp("lab")
+    lab_dir = tmp_path_factory.mktemp(name)
     # 1 GiB loop images (when a test gives a node a disk): formatting 4 GiB ones would cost the suite seconds each.
-    state = lab_up(lab_dir, nodes=3, brick_size=1 << 30)
+    state = lab_up(lab_dir, nodes=3, brick_size=1 << 30, subnet=subnet)
     try:
         yield state
     finally:
         lab_down(lab_dir)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    with lab_running(tmp_path_factory, "lab", LAB_SUBNET) as state:
+        yield state
 
 
 @pytest.fixture(autouse=True)

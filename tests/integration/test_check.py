@@ -9,7 +9,7 @@ import yaml
 
 from gluster_model.lab import LabState, start_sshd, stop_sshd
 
-from .conftest import glmodel
+from .conftest import glmodel, node_ip
 
 
 def test_check_passes_on_healthy_lab(cluster_file: Path) -> None:
@@ -42,7 +42,7 @@ def test_check_fails_and_names_host_when_its_sshd_stops(lab: LabState, cluster_f
         proc = glmodel("check", "--cluster", str(cluster_file))
         assert proc.returncode == 1
         assert "1 host(s) not ready: node2" in proc.stderr
-        assert "10.213.1.2:2222 refused" in proc.stderr
+        assert f"{node_ip(2)}:2222 refused" in proc.stderr
         assert "node1" in proc.stdout and "node3" in proc.stdout  # the others are still reported
         assert proc.stdout.count("eth0") == 2  # each ready node's NIC is named
     finally:
@@ -70,7 +70,7 @@ def test_unknown_host_key_refused_until_trusted(lab: LabState, tmp_path: Path) -
     recorded = glmodel("trust", "--cluster", str(cf), "--yes")
     assert "recorded 3 key(s)" in recorded.stdout
     lines = (tmp_path / "known_hosts").read_text().splitlines()
-    assert sorted(ln.split()[0] for ln in lines) == [f"[10.213.1.{i}]:2222" for i in (1, 2, 3)]
+    assert sorted(ln.split()[0] for ln in lines) == [f"[{node_ip(i)}]:2222" for i in (1, 2, 3)]
     assert glmodel("check", "--cluster", str(cf)).returncode == 0
 
     again = glmodel("trust", "--cluster", str(cf), "--yes")

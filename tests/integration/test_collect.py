@@ -20,7 +20,7 @@ from gluster_model.store import open_store
 from gluster_model.store.identity import StoredTrial
 from gluster_model.campaign.sizing import sizing_step
 
-from .conftest import glmodel, kept_trials, lab_processes, ssh_client_connections
+from .conftest import glmodel, kept_trials, lab_processes, node_ip, ssh_client_connections
 from .postgres import PORT, postgres_control, postgres_server
 
 # 2 layouts x 2 record sizes, 2 repetitions, write test only (each distributed iozone trial costs ~1.5 s of
@@ -268,7 +268,7 @@ def _has_campaign(store: str, campaign: str = "ci@lab") -> bool:
 
 def test_dropped_node_recorded_then_completed(lab: LabState, small_plan: Path, tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
-    _, n2 = find_node(lab.path, "10.213.1.2")
+    _, n2 = find_node(lab.path, node_ip(2))
     proc = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "collect", "--cluster", str(lab.cluster_file),
                              "--plan", str(small_plan), "--store", store], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -283,7 +283,7 @@ def test_dropped_node_recorded_then_completed(lab: LabState, small_plan: Path, t
     assert proc.returncode == 1 and "run(s) failed" in err
     with open_store(store) as st:
         failed = [r for r in st.runs() if r.status == "failed"]
-    assert failed and all(r.error_host == "10.213.1.2" for r in failed), [(r.error_host, r.error) for r in failed]
+    assert failed and all(r.error_host == node_ip(2) for r in failed), [(r.error_host, r.error) for r in failed]
     again = glmodel("collect", "--cluster", str(lab.cluster_file), "--plan", str(small_plan), "--store", store,
                     timeout=900, check=True)
     assert f"{len(failed)} run(s) done now" in again.stdout

@@ -22,7 +22,7 @@ from gluster_model.lab import LabState
 from gluster_model.store import open_store
 from gluster_model.store.identity import StoredBaseline, StoredTrial
 
-from .conftest import glmodel
+from .conftest import glmodel, node_ip
 
 PLAN = {"name": "disturbed", "factors": {"layout": "replicate", "replica": 3, "file_size": "96MB",
                                          "record_size": "1MB", "threads": 3, "sync": "none"},
@@ -104,7 +104,7 @@ def test_a_trial_with_a_cpu_hog_beside_it_is_flagged_and_measured_again(lab: Lab
     ctx = kept[0].context
     assert isinstance(ctx, dict) and ctx["heal_pending"] == 0
     assert not any(f"pid {h.pid}" in str(ctx["disturbed"]) for h in hogs), ctx["disturbed"]
-    assert set(ctx["hosts"]) == {"10.213.1.1", "10.213.1.2", "10.213.1.3"}
+    assert set(ctx["hosts"]) == {node_ip(1), node_ip(2), node_ip(3)}
     shown = glmodel("runs", "show", "--store", store, str(_run_id(store)), check=True).stdout
     assert "flagged: disturbed: " in shown and any(f"pid {h.pid}" in shown for h in hogs)
     table = tmp_path / "t.csv"

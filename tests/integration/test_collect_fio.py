@@ -18,7 +18,7 @@ from gluster_model.lab import LabState, find_node
 from gluster_model.store import open_store
 from gluster_model.store.identity import StoredRun, StoredTrial
 
-from .conftest import glmodel, kept_trials, lab_processes
+from .conftest import glmodel, kept_trials, lab_processes, node_ip
 
 FILES = 150
 PLAN: dict[str, Any] = {"name": "fioci", "factors": {"layout": "replicate", "replica": 3, "engine": "fio", "file_size": "16KB",
@@ -56,7 +56,7 @@ def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, t
         listings = [st.raw_output(t.id, "listing") or "" for t in trials]
         frame = trial_frame(st, "fioci@lab")
     assert len(trials) == 2
-    clients = [f"10.213.1.{n}" for n in (1, 2, 3)]
+    clients = [node_ip(n) for n in (1, 2, 3)]
     for t, listing in zip(trials, listings):
         m = {x.metric: x for x in t.measurements}
         for metric in ("write", "read"):

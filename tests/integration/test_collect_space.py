@@ -13,7 +13,7 @@ import yaml
 from gluster_model.lab import LabState
 from gluster_model.store import open_store
 
-from .conftest import collect_at_iozone_start, completes_on_second_attempt, glmodel, lab_processes
+from .conftest import collect_at_iozone_start, completes_on_second_attempt, glmodel, lab_processes, node_ip
 
 PLAN = {"name": "toobig", "factors": {"layout": "replicate", "replica": 3, "file_size": "48MB", "record_size": "1MB",
                                      "threads": 3, "sync": "none"},
@@ -46,9 +46,9 @@ def test_files_larger_than_the_bricks_are_refused_before_iozone_starts(lab: LabS
     error = run.error or ""
     # 3 files of 48 MB on each brick of the replica set, 10% headroom: 158 MB against 64 MB of tmpfs.
     assert run.status == "failed" and "\n" not in error
-    assert error.startswith("3 file(s) of 48 MB need 158 MB on a brick (with 10% headroom) but 10.213.1.1:"), error
+    assert error.startswith(f"3 file(s) of 48 MB need 158 MB on a brick (with 10% headroom) but {node_ip(1)}:"), error
     assert error.endswith("refused before iozone starts (a smaller file_size or fewer threads, or larger bricks)")
-    assert all(f"10.213.1.{n}:" in error for n in (1, 2, 3)) and "64 MB" in error
+    assert all(f"{node_ip(n)}:" in error for n in (1, 2, 3)) and "64 MB" in error
     assert "refused before iozone starts" in out
     assert lab_processes(lab, r"(^|/)iozone ") == []  # none was started in the lab's nodes
 
@@ -83,7 +83,7 @@ def test_a_disk_that_fills_during_a_trial_fails_the_run_in_one_line_and_collect_
             f.unlink(missing_ok=True)
         text = " ".join((out + err).split())
         assert proc.returncode == 1 and "Traceback" not in text, text
-        assert "the brick filesystem filled during the trial (free now: 10.213.1." in text, text
+        assert f"the brick filesystem filled during the trial (free now: {node_ip(1).rsplit('.', 1)[0]}." in text, text
         with open_store(store, create=False) as st:
             (run,) = st.runs()
             assert run.status == "failed" and "\n" not in (run.error or "")

@@ -12,6 +12,8 @@ from gluster_model.errors import CommandFailed, MultiHostError
 from gluster_model.lab import LabState
 from gluster_model.remote.executor import SSHExecutor, shell
 
+from .conftest import node_ip
+
 
 @pytest.fixture
 def executor(cluster_file: Path):  # type: ignore[no-untyped-def]
@@ -21,16 +23,16 @@ def executor(cluster_file: Path):  # type: ignore[no-untyped-def]
 
 def test_quoting_keeps_arguments_literal(executor: SSHExecutor) -> None:
     weird = "a b; echo INJECTED $(id) 'q' \"dq\""
-    out = executor.run("10.213.1.1", ["printf", "%s", weird]).stdout
+    out = executor.run(node_ip(1), ["printf", "%s", weird]).stdout
     assert out == weird
 
 
 def test_connection_is_reused(executor: SSHExecutor) -> None:
-    executor.run("10.213.1.2", ["true"])
-    client = executor._clients["10.213.1.2"]
+    executor.run(node_ip(2), ["true"])
+    client = executor._clients[node_ip(2)]
     for _ in range(5):
-        executor.run("10.213.1.2", ["true"])
-    assert executor._clients["10.213.1.2"] is client
+        executor.run(node_ip(2), ["true"])
+    assert executor._clients[node_ip(2)] is client
 
 
 def test_run_many_in_parallel(executor: SSHExecutor, lab: LabState) -> None:
@@ -61,34 +63,34 @@ def test_packets_go_out_at_once_and_lab_sessions_have_their_own_home(executor: S
 
 def test_failure_names_host_command_code_and_stderr(executor: SSHExecutor) -> None:
     with pytest.raises(CommandFailed) as info:
-        executor.run("10.213.1.3", shell("echo first >&2; echo 'it broke' >&2; exit 7"))
+        executor.run(node_ip(3), shell("echo first >&2; echo 'it broke' >&2; exit 7"))
     err = info.value
-    assert err.host == "10.213.1.3" and err.exit_code == 7
-    assert "exited 7" in str(err) and "it broke" in str(err) and str(err).startswith("10.213.1.3: ")
-    result = executor.run("10.213.1.3", shell("exit 3"), check=False)
+    assert err.host == node_ip(3) and err.exit_code == 7
+    assert "exited 7" in str(err) and "it broke" in str(err) and str(err).startswith(f"{node_ip(3)}: ")
+    result = executor.run(node_ip(3), shell("exit 3"), check=False)
     assert result.exit_code == 3 and not result.ok
 
 
 def test_aggregated_error_names_every_failing_host(executor: SSHExecutor) -> None:
     with pytest.raises(MultiHostError) as info:
-        executor.run_many(["10.213.1.1", "10.213.1.2", "10.213.1.3"],
-                          lambda h: shell("exit 0") if h == "10.213.1.2" else shell(f"echo no-{h} >&2; exit 4"))
+        executor.run_many([node_ip(1), node_ip(2), node_ip(3)],
+                          lambda h: shell("exit 0") if h == node_ip(2) else shell(f"echo no-{h} >&2; exit 4"))
     msg = str(info.value)
-    assert "10.213.1.1" in msg and "10.213.1.3" in msg and "10.213.1.2" not in msg
-    assert "no-10.213.1.1" in msg and len(info.value.errors) == 2
+    assert node_ip(1) in msg and node_ip(3) in msg and node_ip(2) not in msg
+    assert f"no-{node_ip(1)}" in msg and len(info.value.errors) == 2
 
 
 def test_timeout(executor: SSHExecutor) -> None:
     started = time.monotonic()
     with pytest.raises(CommandFailed, match="timed out"):
-        executor.run("10.213.1.1", ["sleep", "30"], timeout=1)
+        executor.run(node_ip(1), ["sleep", "30"], timeout=1)
     assert time.monotonic() - started < 20  # far below the 30 s sleep, with room for a busy machine
-    assert executor.run("10.213.1.1", ["echo", "still-usable"]).stdout.strip() == "still-usable"
+    assert executor.run(node_ip(1), ["echo", "still-usable"]).stdout.strip() == "still-usable"
 
 
 def test_stdin_and_large_output(executor: SSHExecutor) -> None:
-    assert executor.run("10.213.1.1", ["cat"], stdin=b"hello\n").stdout == "hello\n"
-    big = executor.run("10.213.1.1", shell("head -c 3000000 /dev/zero | tr '\\0' x")).stdout
+    assert executor.run(node_ip(1), ["cat"], stdin=b"hello\n").stdout == "hello\n"
+    big = executor.run(node_ip(1), shell("head -c 3000000 /dev/zero | tr '\\0' x")).stdout
     assert len(big) == 3_000_000
 
 
@@ -110,7 +112,7 @@ def _fails(path: Path) -> str:
     from gluster_model.errors import GlmodelError
 
     with SSHExecutor(load_cluster(path)) as ex, pytest.raises(GlmodelError) as err:
-        ex.run("10.213.1.1", ["true"])
+        ex.run(node_ip(1), ["true"])
     return str(err.value)
 
 
@@ -122,16 +124,16 @@ def test_ssh_failures_point_at_their_cause(lab: LabState, tmp_path: Path) -> Non
     garbled = tmp_path / "garbled"
     garbled.write_text("not a key\n")
     msg = _fails(_variant(lab, tmp_path, identity_file=str(garbled)))
-    assert msg.startswith(f"10.213.1.1: identity file {garbled} cannot be used"), msg
+    assert msg.startswith(f"{node_ip(1)}: identity file {garbled} cannot be used"), msg
     assert IdentityFileError.fix.startswith("point ssh.identity_file")
     other = tmp_path / "other"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
     msg = _fails(_variant(lab, tmp_path, identity_file=str(other)))
-    assert msg == f"10.213.1.1: SSH login as root with {other} was refused", msg
+    assert msg == f"{node_ip(1)}: SSH login as root with {other} was refused", msg
     assert "authorized_keys" in LoginRefused.fix and "host is up" not in LoginRefused.fix
     bad_known = tmp_path / "known"
-    bad_known.write_text("10.213.1.1 ssh-ed25519 AAAA!!notbase64\n")
+    bad_known.write_text(f"{node_ip(1)} ssh-ed25519 AAAA!!notbase64\n")
     with pytest.raises(ConfigError) as err:
         with SSHExecutor(load_cluster(_variant(lab, tmp_path, known_hosts=str(bad_known)))) as ex:
-            ex.run("10.213.1.1", ["true"])
+            ex.run(node_ip(1), ["true"])
     assert str(err.value).startswith(f"{bad_known}: not a readable known_hosts file"), err.value

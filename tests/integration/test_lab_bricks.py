@@ -15,11 +15,13 @@ from gluster_model.lab.netns import in_netns
 from gluster_model.preflight import gather_facts
 from gluster_model.remote.executor import SSHExecutor
 
-from .conftest import glmodel
+from .conftest import glmodel, node_ip
 
 
-def _loops() -> str:
-    return subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+def _loops(lab: LabState) -> str:
+    """``losetup -a`` lines of this lab's loop devices (another lab's on the machine are not this test's)."""
+    out = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    return "".join(ln for ln in out.splitlines(True) if f"{lab.path}/" in ln)
 
 
 def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabState) -> None:
@@ -28,37 +30,37 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
         glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "xfs", "--size", "1GB", check=True)
         glmodel("lab", "brick", "--dir", d, "--node", "2", "--backing", "ext4", "--size", "1GB", check=True)
         shown = glmodel("lab", "brick", "--dir", d, "--node", "3", "--backing", "tmpfs", "--size", "1GB", check=True)
-        assert "10.213.1.1  xfs" in shown.stdout and "10.213.1.3  tmpfs" in shown.stdout
-        assert str(lab.path / "nodes" / "1" / "bricks.img") in _loops()
+        assert f"{node_ip(1)}  xfs" in shown.stdout and f"{node_ip(3)}  tmpfs" in shown.stdout
+        assert str(lab.path / "nodes" / "1" / "bricks.img") in _loops(lab)
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:
             facts = gather_facts(ex)
             fstypes = {a: f.brick_fstypes for a, f in facts.items()}
-            assert fstypes == {"10.213.1.1": ["xfs"], "10.213.1.2": ["ext4"], "10.213.1.3": ["tmpfs"]}
+            assert fstypes == {node_ip(1): ["xfs"], node_ip(2): ["ext4"], node_ip(3): ["tmpfs"]}
 
             bricks = {b.host: b for b in run_disk(ex, DiskSpec(size="32MB", runtime=2))}
             assert all(b.error is None and b.jobs["seq_read"].bytes_per_s > 0 for b in bricks.values()), bricks
             # Memory against a real disk behind a loop device: the baseline sees the difference.
-            loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in ("10.213.1.1", "10.213.1.2"))
-            assert bricks["10.213.1.3"].jobs["seq_write"].bytes_per_s > loop_best
+            loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in (node_ip(1), node_ip(2)))
+            assert bricks[node_ip(3)].jobs["seq_write"].bytes_per_s > loop_best
 
             cfg = VolumeConfig(name="mixedfs", layout="replicate", replica=3)
             apply_volume(ex, cfg)
             try:
-                points = mount(ex, "mixedfs", [spec.host("10.213.1.1")])
-                _client_connects_from_its_node(points["10.213.1.1"], lab.nodes[0])
-                ex.run("10.213.1.1", f"head -c 1048576 /dev/zero > {points['10.213.1.1']}/f && sync", timeout=60)
+                points = mount(ex, "mixedfs", [spec.host(node_ip(1))])
+                _client_connects_from_its_node(points[node_ip(1)], lab.nodes[0])
+                ex.run(node_ip(1), f"head -c 1048576 /dev/zero > {points[node_ip(1)]}/f && sync", timeout=60)
                 for n in (1, 2, 3):  # every copy landed on its own filesystem
                     assert list((lab.path / "nodes" / str(n) / "bricks").glob("mixedfs-b*/f")), n
                 busy = glmodel("lab", "brick", "--dir", d, "--node", "1", "--backing", "ext4")
                 assert busy.returncode == 1 and "in use" in busy.stderr and "Traceback" not in busy.stderr
                 assert len(busy.stderr.strip().splitlines()) == 1
-                unmount(ex, "mixedfs", [spec.host("10.213.1.1")])
+                unmount(ex, "mixedfs", [spec.host(node_ip(1))])
             finally:
                 teardown_volume(ex, "mixedfs")
     finally:
         glmodel("lab", "brick", "--dir", d, "--backing", "dir", check=True)
-    assert "bricks.img" not in _loops()
+    assert "bricks.img" not in _loops(lab)
     mounts = Path("/proc/self/mounts").read_text()
     assert str(lab.path / "nodes" / "1" / "bricks") not in mounts
     assert not list(lab.path.glob("nodes/*/bricks.img"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gluster_model.config.cluster import load_cluster
@@ -15,7 +16,7 @@ from gluster_model.preflight import cpu_score, gather_facts
 from gluster_model.remote.executor import SSHExecutor
 from gluster_model.store import open_store
 
-from .conftest import glmodel, lab_throttle_lines
+from .conftest import glmodel, lab_throttle_lines, node_ip
 
 
 
@@ -31,20 +32,20 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
     try:
         shown = glmodel("lab", "node", "--dir", d, "--node", "1", "--disk-read", "120MB/s", "--disk-write",
                         "60MB/s", "--size", "1GB", "--backing", "ext4", check=True)
-        assert "10.213.1.1  link unlimited  bricks ext4  disk r 120MB/s, w 60MB/s" in shown.stdout
+        assert f"{node_ip(1)}  link unlimited  bricks ext4  disk r 120MB/s, w 60MB/s" in shown.stdout
         assert "60000000" in lab_throttle_lines(lab)
-        limited = _disk(lab.cluster_file)["10.213.1.1"]
+        limited = _disk(lab.cluster_file)[node_ip(1)]
         # a throttle is a ceiling: a busy machine measures less, never more (the bound below only tells the
         # throttle from no throttle, which measures more than twice it: asserted further down)
         assert 0.7 < limited["write"] / 60 < 1.15 and 0.7 < limited["read"] / 120 < 1.15, limited
         spec = load_cluster(lab.cluster_file)
         with SSHExecutor(spec) as ex:  # the throttle is a host fact of the brick, as on any throttled server
-            brick = (gather_facts(ex)["10.213.1.1"].bricks or {})[lab.nodes[0].bricks]
+            brick = (gather_facts(ex)[node_ip(1)].bricks or {})[lab.nodes[0].bricks]
         assert brick.throttle == {"read_bps": 120_000_000, "write_bps": 60_000_000}
 
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", check=True)
         assert lab_throttle_lines(lab).strip() == ""
-        free = _disk(lab.cluster_file)["10.213.1.1"]
+        free = _disk(lab.cluster_file)[node_ip(1)]
         assert free["write"] > 2 * 60 and free["read"] > 2 * 120, free
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "1", "--disk", "unlimited", "--backing", "dir", check=True)
@@ -65,15 +66,15 @@ def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
             # none (about 1) and from half of one or an eighth.
             ratios = []
             for _ in range(5):
-                scores, errors = ex.map(["10.213.1.1", "10.213.1.2"], lambda a: cpu_score(ex, a))
+                scores, errors = ex.map([node_ip(1), node_ip(2)], lambda a: cpu_score(ex, a))
                 assert not errors, errors
-                ratios.append(scores["10.213.1.2"] / scores["10.213.1.1"])
+                ratios.append(scores[node_ip(2)] / scores[node_ip(1)])
         assert 0.15 <= sorted(ratios)[2] <= 0.38, ratios
         with SSHExecutor(spec) as ex:
             facts = gather_facts(ex)
-        assert facts["10.213.1.2"].cpu_quota_cores == 0.25 and facts["10.213.1.1"].cpu_quota_cores is None
+        assert facts[node_ip(2)].cpu_quota_cores == 0.25 and facts[node_ip(1)].cpu_quota_cores is None
         # one machine, two limits: node 2 is scored on its own, not given node 1's (or node 3's) score
-        assert facts["10.213.1.2"].cpu_score < facts["10.213.1.1"].cpu_score == facts["10.213.1.3"].cpu_score  # type: ignore[operator]
+        assert facts[node_ip(2)].cpu_score < facts[node_ip(1)].cpu_score == facts[node_ip(3)].cpu_score  # type: ignore[operator]
     finally:
         glmodel("lab", "node", "--dir", d, "--node", "2", "--cpu", "unlimited", check=True)
     state = LabState.load(lab.path)
@@ -91,6 +92,7 @@ RAM_PLAN = {
 }
 
 
+@pytest.mark.alone  # reads back from the page cache, which another lab's cache drop would empty
 def test_a_ram_limit_puts_a_larger_file_in_the_uncached_regime(lab_put_back: LabState, tmp_path: Path) -> None:
     lab = lab_put_back
     plan = tmp_path / "ram.yaml"

@@ -12,7 +12,7 @@ from gluster_model.lab import LabState
 from gluster_model.lab.lifecycle import lab_pids
 from gluster_model.lab.netns import NIC, in_netns
 
-from .conftest import glmodel, kept_baselines, lab_processes
+from .conftest import glmodel, kept_baselines, lab_processes, node_ip
 
 RULE = input_rule(NIC)  # the rule a node's delay adds to its INPUT chain (as a cluster host's)
 
@@ -56,7 +56,7 @@ def test_latency_lengthens_every_round_trip_and_goes_away_whole(lab_put_back: La
     before = _rtt_ms(lab, 1, 2)
     assert before < 1.0, before  # a veth: tens of microseconds (a busy machine adds some)
     shown = glmodel("lab", "node", "--dir", str(lab.path), "--latency", "1ms", check=True)
-    assert all(f"10.213.1.{i}" in ln and "latency 1ms" in ln for i, ln in enumerate(shown.stdout.splitlines(), 1))
+    assert all(node_ip(i) in ln and "latency 1ms" in ln for i, ln in enumerate(shown.stdout.splitlines(), 1))
     try:
         # Each node holds what it receives for 1 ms: the SYN at the server, the SYN-ACK at the client.
         with_delay = _rtt_ms(lab, 1, 2), _rtt_ms(lab, 3, 1)

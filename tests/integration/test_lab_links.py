@@ -11,7 +11,7 @@ from gluster_model.hardware.link import IFB
 from gluster_model.lab.netns import NIC, in_netns
 from gluster_model.remote.executor import SSHExecutor
 
-from .conftest import glmodel
+from .conftest import glmodel, node_ip
 
 
 def _node_qdiscs(state: LabState, index: int) -> str:
@@ -21,7 +21,7 @@ def _node_qdiscs(state: LabState, index: int) -> str:
 
 def test_one_node_at_300mbit_is_measured_as_such_and_unshaping_leaves_nothing(lab: LabState) -> None:
     shaped = glmodel("lab", "link", "--dir", str(lab.path), "--node", "1", "--rate", "300mbit", check=True)
-    assert "10.213.1.1  300mbit" in shaped.stdout and "10.213.1.2  unlimited" in shaped.stdout
+    assert f"{node_ip(1)}  300mbit" in shaped.stdout and f"{node_ip(2)}  unlimited" in shaped.stdout
     try:
         # On the node's own NIC (and its own IFB device), not on the machine's.
         assert f"htb 1: dev {NIC} root" in _node_qdiscs(lab, 1) and f"dev {IFB}" in _node_qdiscs(lab, 1)
@@ -31,8 +31,8 @@ def test_one_node_at_300mbit_is_measured_as_such_and_unshaping_leaves_nothing(la
             matrix = run_iperf(ex, IperfSpec(seconds=3, omit=1, directions=["write"]))
         pairs = {(p.client, p.server): p.received_bps or 0.0 for p in matrix.ok()}
         assert len(pairs) == 6, matrix.pairs
-        sent = pairs[("10.213.1.1", "10.213.1.2")] + pairs[("10.213.1.1", "10.213.1.3")]
-        received = pairs[("10.213.1.2", "10.213.1.1")] + pairs[("10.213.1.3", "10.213.1.1")]
+        sent = pairs[(node_ip(1), node_ip(2))] + pairs[(node_ip(1), node_ip(3))]
+        received = pairs[(node_ip(2), node_ip(1))] + pairs[(node_ip(3), node_ip(1))]
         # Node 1's link, shared by its two peers as a NIC is, carries ~300 Mbit/s each way at once (full duplex:
         # its sends are not starved by the ACKs queued behind what it receives). The shaper's ceiling is exact
         # from above; from below a busy machine may take some (the collector's baselines see such load and
@@ -41,7 +41,7 @@ def test_one_node_at_300mbit_is_measured_as_such_and_unshaping_leaves_nothing(la
         assert 0.2e9 <= sent <= 0.31e9, pairs
         assert 0.2e9 <= received <= 0.31e9, pairs
         # Between the unshaped nodes, far more: over three times the shaped rate even on a busy machine.
-        assert min(pairs[("10.213.1.2", "10.213.1.3")], pairs[("10.213.1.3", "10.213.1.2")]) > 1e9, pairs
+        assert min(pairs[(node_ip(2), node_ip(3))], pairs[(node_ip(3), node_ip(2))]) > 1e9, pairs
         status = glmodel("lab", "status", "--dir", str(lab.path), check=True)
         assert "300mbit" in status.stdout
     finally:

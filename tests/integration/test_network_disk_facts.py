@@ -15,9 +15,9 @@ from gluster_model.lab import LabState
 from gluster_model.preflight import gather_facts
 from gluster_model.remote.executor import SSHExecutor
 
-from .conftest import glmodel, lab_processes
+from .conftest import glmodel, lab_processes, node_ip
 
-ADDRS = ["10.213.1.1", "10.213.1.2", "10.213.1.3"]
+ADDRS = [node_ip(1), node_ip(2), node_ip(3)]
 
 
 def _iperf_servers_left(lab: LabState) -> list[str]:
@@ -39,7 +39,9 @@ def test_iperf_matrix_every_pair_positive(lab: LabState) -> None:
         assert p.received_bps == write[(p.server, p.client)].received_bps
     per_host = matrix.per_host_bps("write")
     assert sorted(per_host) == ADDRS and all(v > 0 for v in per_host.values())
-    assert not _iperf_servers_left(lab) and not list(Path("/tmp").glob("glmodel-iperf-*"))
+    # the pid and output files of this lab's servers (named by address; another lab's are not this test's)
+    mine = [f for f in Path("/tmp").glob("glmodel-iperf-*") if any(f"-{n.address}-" in f.name for n in lab.nodes)]
+    assert not _iperf_servers_left(lab) and not mine
 
 
 def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,14 +52,14 @@ def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: p
     original = iperf.client_argv
 
     def broken(pair: iperf.Pair, spec: IperfSpec, direction: iperf.Direction, iperf3: str = "iperf3") -> list[str]:
-        return original(pair, spec, direction, "/nonexistent/iperf3" if pair.client.address == "10.213.1.3" else iperf3)
+        return original(pair, spec, direction, "/nonexistent/iperf3" if pair.client.address == node_ip(3) else iperf3)
 
     monkeypatch.setattr(iperf, "client_argv", broken)
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
         matrix = run_iperf(ex, IperfSpec(seconds=1, omit=0, directions=["write"]))
     failed = {(p.client, p.server) for p in matrix.pairs if p.error}
-    assert failed == {("10.213.1.3", "10.213.1.1"), ("10.213.1.3", "10.213.1.2")}
+    assert failed == {(node_ip(3), node_ip(1)), (node_ip(3), node_ip(2))}
     assert all(p.received_bps for p in matrix.pairs if not p.error)
     assert not _iperf_servers_left(lab)
 

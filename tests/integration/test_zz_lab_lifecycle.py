@@ -1,6 +1,7 @@
 """Lab lifecycle on real processes: leftovers after a kill -9, port clashes, down twice.
 
-Runs last (file name): it takes the session lab down and brings it back.
+On a lab of this file's own beside the session lab: these tests kill a lab, bring it up again and take it down,
+and the tests after them in this process (in whatever order xdist hands out the files) keep the session lab.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,10 +20,17 @@ from gluster_model.errors import LabError
 from gluster_model.gluster.cli import gluster_argv
 from gluster_model.lab import LabState, lab_mounts, lab_pids, lab_status, lab_up
 from gluster_model.lab.cgroups import lab_group_name
-from gluster_model.lab.netns import lab_id
+from gluster_model.lab.netns import lab_id, node_address
 from gluster_model.remote.executor import SSHExecutor
 
-from .conftest import glmodel
+from .conftest import SPARE_SUBNET, glmodel, lab_running
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    """This file's own 3-node lab, on a subnet of its own beside the session lab's."""
+    with lab_running(tmp_path_factory, "lifecycle", SPARE_SUBNET) as state:
+        yield state
 
 
 def _zombie_or_gone(pid: int) -> bool:
@@ -48,9 +57,9 @@ def _mount_a_volume(state: LabState) -> str:
 
 def test_second_lab_on_a_taken_subnet_is_refused_with_the_fix(lab: LabState, tmp_path: Path) -> None:
     with pytest.raises(LabError) as info:
-        lab_up(tmp_path / "other", nodes=1)
+        lab_up(tmp_path / "other", nodes=1, subnet=lab.subnet)
     msg = str(info.value)
-    assert "subnet 10.213.1.0/24 is in use by the lab in" in msg
+    assert f"subnet {lab.subnet} is in use by the lab in" in msg
     assert f"glmodel lab down --dir {lab.path}" in msg
     assert not (tmp_path / "other").exists()  # refused before anything was made
 
@@ -68,12 +77,23 @@ def _network_traces(state: LabState) -> list[str]:
     return found + [line.split(":")[1].strip() for line in links.splitlines() if lab_id(state.dir) in line]
 
 
+def _another_labs(device: str, state: LabState) -> bool:
+    """Whether the block device ``MAJ:MIN`` is a loop device backed by a file outside this lab (another lab's
+    brick image: the session lab's, or a lab of the other test process); an unbound one is nobody's."""
+    try:
+        backing = Path(f"/sys/dev/block/{device}/loop/backing_file").read_text().strip()
+    except OSError:
+        return False
+    return not backing.startswith(state.dir + "/")
+
+
 def _hardware_traces(state: LabState) -> list[str]:
     """What of the lab's own settings is still on the machine: throttle entries, cgroups, loop devices."""
     found = []
     for kind in ("read_bps", "write_bps", "read_iops", "write_iops"):
         path = Path(f"/sys/fs/cgroup/blkio/blkio.throttle.{kind}_device")
-        found += [f"{path.name}: {line}" for line in (path.read_text().splitlines() if path.exists() else [])]
+        found += [f"{path.name}: {line}" for line in (path.read_text().splitlines() if path.exists() else [])
+                  if line.split() and not _another_labs(line.split()[0], state)]
     found += [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/{lab_group_name(state.dir)}")]
     loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
     found += [line for line in loops.splitlines() if state.dir in line]
@@ -110,12 +130,12 @@ def test_leftovers_of_a_killed_lab_are_cleared_by_up(lab: LabState) -> None:
 def test_down_stops_everything_and_is_safe_twice(lab: LabState) -> None:
     _small_machines(lab)
     _mount_a_volume(lab)
-    glmodel("lab", "link", "--dir", str(lab.path), "--node", "10.213.1.2", "--rate", "1gbit", check=True)
+    glmodel("lab", "link", "--dir", str(lab.path), "--node", node_address(2, lab.subnet), "--rate", "1gbit", check=True)
     # A process an SSH session left behind on a node (as an interrupted iozone leaves its children): an orphan
     # whose command line names nothing of the lab, found only because it runs in the node's namespace.
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
-        ex.run("10.213.1.2", ["sh", "-c", "setsid sleep 4321 </dev/null >/dev/null 2>&1 &"])
+        ex.run(node_address(2, lab.subnet), ["sh", "-c", "setsid sleep 4321 </dev/null >/dev/null 2>&1 &"])
     # the shell returned once it forked: on a busy machine the orphan may exec a moment later
     deadline = time.monotonic() + 30
     while not (found := subprocess.run(["pgrep", "-f", "^sleep 4321$"], capture_output=True,

@@ -64,3 +64,24 @@ def test_a_subnet_already_in_use_is_found() -> None:
              "2: eth0    inet 10.213.0.5/16 brd 10.213.255.255 scope global eth0\n")
     assert clash(shown) == "eth0 (10.213.0.5/16)"
     assert clash("2: eth0    inet 192.168.1.5/24 scope global eth0\n") is None
+
+
+def test_a_lab_on_another_subnet_puts_its_nodes_and_the_machine_there() -> None:
+    lab = "/tmp/second-lab"
+    cmds = [" ".join(c) for c in node_argv(lab, 3, "10.213.2.0/24")]
+    assert f"nsenter --net=/run/netns/{netns_name(lab, 3)} -- ip addr add 10.213.2.3/24 dev eth0" in cmds
+    bridge = [" ".join(c) for c in bridge_argv(lab, "10.213.2.0/24")]
+    assert f"ip addr add 10.213.2.254/24 dev {bridge_name(lab)}" in bridge
+    # the default lab's addresses are no clash for it, its own subnet's are
+    assert clash("3: glmbr-aaaaaa    inet 10.213.1.254/24 scope global glmbr-aaaaaa\n", "10.213.2.0/24") is None
+    assert clash("3: glmbr-aaaaaa    inet 10.213.2.254/24 scope global glmbr-aaaaaa\n", "10.213.2.0/24")
+
+
+@pytest.mark.parametrize("bad", ["10.213.2.0/16", "10.213.2.5/24", "8.8.8.0/24", "fd00::/64", "lab2", ""])
+def test_a_subnet_that_is_not_a_private_ipv4_slash_24_is_refused_in_one_line(bad: str) -> None:
+    from gluster_model.errors import LabError
+    from gluster_model.lab.netns import parse_subnet
+
+    with pytest.raises(LabError) as err:
+        parse_subnet(bad)
+    assert str(err.value) == f"--subnet {bad!r}: give a private IPv4 /24 network, such as 10.213.2.0/24"
