@@ -53,6 +53,7 @@ def test_disk_limits_are_measured_by_fio_and_removed(lab: LabState) -> None:
     assert state is not None and state.disk == {} and state.throttles == [] and state.backing == {}
 
 
+@pytest.mark.alone  # a ratio of two CPU scores: another lab's load lowers the unlimited one, not the quota's
 def test_cpu_quota_lowers_the_measured_cpu_score(lab: LabState) -> None:
     d = str(lab.path)
     spec = load_cluster(lab.cluster_file)

@@ -103,7 +103,7 @@ def test_on_a_cluster_the_delay_is_emulated_recorded_and_restored(lab: LabState,
             said = apply_hardware(ex, {"latency": 1000})
             assert said == {n.address: "packets received on eth0 held 1ms" for n in lab.nodes}
             assert all(2.0 <= r < SLOW_MS for r in (_rtt_ms(lab, 1, 2), _rtt_ms(lab, 2, 3))), "no delay"
-            assert len(lab_processes(lab, r"emulation-10\.213\.1\.\d\.delayer\.py --queue")) == len(lab.nodes)
+            assert len(lab_processes(lab, r"emulation-10\.213\.\d+\.\d\.delayer\.py --queue")) == len(lab.nodes)
             check = glmodel("check", "--cluster", str(cf), timeout=300)
             assert "packet delay on eth0" in check.stdout + check.stderr
         finally:
