@@ -160,13 +160,14 @@ def lab_processes(lab: LabState, pattern: str) -> list[str]:
     return out
 
 
-def lab_throttle_lines(lab: LabState) -> str:
-    """The block-throttle entries on this lab's own brick devices (another lab's are not this test's)."""
+def lab_throttle_lines(lab: LabState, kinds: tuple[str, ...] = ("read_bps", "write_bps")) -> str:
+    """The block-throttle entries of ``kinds`` on this lab's own brick devices (another lab's are not this
+    test's)."""
     from gluster_model.lab.disk import device_of
 
     state = LabState.load(lab.path) or lab
     devices = {d for d in (device_of(n) for n in state.nodes) if d}
-    files = [Path("/sys/fs/cgroup/blkio") / f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps")]
+    files = [Path("/sys/fs/cgroup/blkio") / f"blkio.throttle.{k}_device" for k in kinds]
     return "".join(line for f in files if f.exists() for line in f.read_text().splitlines(True)
                    if line.split() and line.split()[0] in devices)
 

@@ -24,7 +24,7 @@ from gluster_model.lab.netns import in_netns
 from gluster_model.store import open_store
 from gluster_model.units import gluster_size
 
-from .conftest import glmodel, kept_baselines
+from .conftest import glmodel, kept_baselines, lab_throttle_lines
 
 PLAN = {
     "name": "emu",
@@ -282,10 +282,8 @@ def _kernel_limits(lab: LabState) -> dict[str, str]:
                    if ln.split(":")[1].split(",").count("cpu"))
         out[f"{n.address} cpu group"] = cpu
         out[f"{n.address} cpu quota"] = (Path("/sys/fs/cgroup/cpu") / cpu.lstrip("/") / "cpu.cfs_quota_us").read_text()
-    devices = {d for d in (device_of(n) for n in lab.nodes) if d}  # another lab's entries are not this test's
     for name in ("read_bps", "write_bps", "read_iops", "write_iops"):
-        out[name] = "".join(ln for ln in (BLKIO / f"blkio.throttle.{name}_device").read_text().splitlines(True)
-                            if ln.split() and ln.split()[0] in devices)
+        out[name] = lab_throttle_lines(lab, (name,))
     return out
 
 
