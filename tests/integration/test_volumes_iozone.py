@@ -66,7 +66,9 @@ def test_layout_runs_distributed_iozone_and_tears_down(env: tuple[ClusterSpec, S
         assert run.output is not None
         for metric in ("write", "read", "random_read", "random_write"):
             m = run.output.metrics[metric]
-            assert m.threads == 3 and m.children_kbps > 0 and m.min_kbps > 0
+            # every child reported; the slowest one's figure is what it moved before the first finished (iozone's
+            # stonewall), 0 when three labs share the machine and it started late on a 4 MB file
+            assert m.threads == 3 and m.children_kbps > 0 and m.max_kbps > 0 and m.min_kbps >= 0
         assert sorted(ln.split()[0] for ln in run.client_file.splitlines()) == [node_ip(1), node_ip(2), node_ip(3)]
         assert "Children see throughput for  3 initial writers" in run.raw
     finally:
