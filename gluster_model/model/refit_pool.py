@@ -85,9 +85,15 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         terminate()
         return
     processes = list((getattr(pool, "_processes", None) or {}).values())  # a shut-down pool forgets them
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
+    # The pool's manager thread closes its wake-up pipe once it sees the workers gone; waiting for it (a few ms)
+    # keeps the interpreter's exit hook from writing to that pipe as it closes, which printed a traceback after
+    # a one-line error (a bad --metric) on a busy machine.
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _warm() -> None:
