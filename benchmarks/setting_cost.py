@@ -3,17 +3,25 @@ disks at once changes their figures.
 
 A plan over hardware settings (the bottleneck plan, `glmodel verify`) makes each setting a campaign of its own:
 the setting is applied, the host facts are gathered (a probe per host, then a CPU score per machine and CPU
-limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio) baselines are measured before the first trial. This script
-applies three settings on an N-node lab (default 8) and times each phase with the bottleneck plan's baselines
-(iperf3 3 s + 1 s omitted; fio 64 MB, 3 s a test, the sequential tests the models take). The disk baseline is
-measured three ways: one host after another, as collect does it (``parallel: auto``: at once where each brick's
-device has a limit, a figure short of it measured again alone), and one host after another again (the spread
-of measuring the same way twice). It prints the times and each way's figures per test.
+limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio)
+baselines are measured before the first trial. This script applies three settings on an N-node lab (default
+8) and times each phase with the bottleneck plan's baselines (iperf3 3 s + 1 s omitted; fio 64 MB, 3 s a test,
+the sequential tests the models take). The disk baseline is measured three ways: one host after another, as
+collect does it (``parallel: auto``: at once where each brick's device has a limit, a figure short of it
+measured again alone), and one host after another again (the spread of measuring the same way twice). It
+prints the times and each way's figures per test.
 
-Target (issue 44): a setting's fixed cost (apply + facts + iperf3 + fio as collect does it) <= 20 s on 8 nodes,
-its figures those of one host after another within their own spread.
+Then it collects a plan over the same settings (one 1 MB write run each, the baselines above) into a fresh store,
+once with ``baselines.at_once: auto`` (on the lab, whose nodes share a machine: one after the other) and once
+with ``true`` (iperf3 beside fio where every link and brick device has a limit; a pair no full link explains
+measured again alone), and prints what each campaign paid before its first run
+(``CampaignSummary.first_run_seconds``: leftover volumes removed, the setting applied, facts, CPU scores, both
+baselines, the first volume built and mounted) and the baselines the store kept, beside the phases' alone ones.
 
-Run: .venv/bin/python benchmarks/setting_cost.py [--nodes 8] [--cluster glmodel-lab/lab.yaml]
+Target (issue 66): a setting's fixed cost as collect pays it <= 10 s on 8 nodes, its figures those measured alone
+within their own spread.
+
+Run: .venv/bin/python benchmarks/setting_cost.py [--nodes 8] [--cluster glmodel-lab/lab.yaml] [--collect-only]
      (without --cluster it brings up a lab in a temporary directory and removes it afterwards)
 """
 
@@ -61,8 +69,11 @@ def spread(values: list[float]) -> str:
             f"over {len(values)} figure(s)")
 
 
-def measure(cluster_file: Path) -> None:
+def measure(cluster_file: Path) -> dict[str, tuple[float | None, list[float], list[float]]]:
+    """Each setting's phases, one after the other; returns each one's alone figures by setting name (iperf3
+    median pair in Mbit/s, fio seq_write and seq_read medians in MB/s)."""
     spec = load_cluster(cluster_file)
+    alone: dict[str, tuple[float | None, list[float], list[float]]] = {}
     with SSHExecutor(spec) as ex:
         for setting in SETTINGS:
             times: dict[str, float] = {}
@@ -84,26 +95,94 @@ def measure(cluster_file: Path) -> None:
             print(f"  CPU scores: {spread(list(scores.values()))}")
             bps = matrix.median_pair_bps()
             print(f"  iperf3 median pair: {bps / 1e9 if bps else float('nan'):.3f} Gbit/s")
-            print(f"  {'fixed cost as collect pays it':<44} {fixed:6.1f} s")
+            print(f"  {'phases one after the other (fio auto)':<44} {fixed:6.1f} s")
             for test in FIO.tests:
                 for way, bricks in ways.items():
                     print(f"  fio {test:<9} {way:<26} {spread(fio_figures(bricks, test))}")
+            first = ways["one host after another"]
+            alone[name] = (bps / 1e6 if bps else None, fio_figures(first, "seq_write"), fio_figures(first, "seq_read"))
+    return alone
+
+
+PLAN = """name: setting-cost
+factors:
+  link: [{links}]
+  disk: [{disks}]
+  file_size: 1MB
+  record_size: 1MB
+  threads: 1
+design:
+  type: grid
+  hardware:
+    type: list
+    settings:
+{settings}
+workload: {{tests: [write]}}
+protocol: {{warmups: 0, repetitions: 1, outlier_rule: none}}
+baselines:
+  iperf: {{seconds: {seconds}, omit: {omit}}}
+  fio: {{size: {size}, runtime: {runtime}, steady: true, tests: [seq_write, seq_read]}}
+  at_once: {at_once}
+"""
+
+
+def as_collect_pays(cluster_file: Path, workdir: Path,
+                    alone: dict[str, tuple[float | None, list[float], list[float]]], at_once: str) -> None:
+    """Collect a plan over SETTINGS and print each campaign's cost before its first run and its kept figures."""
+    from gluster_model import api
+    from gluster_model.store import open_store
+
+    plan = workdir / f"setting-cost-{at_once}.yaml"
+    values = {k: sorted({dict(s)[k] for s in SETTINGS}) for k in ("link", "disk")}
+    plan.write_text(PLAN.format(links=", ".join(values["link"]), disks=", ".join(values["disk"]),
+                                settings="\n".join(f"      - {{link: {dict(s)['link']}, disk: {dict(s)['disk']}}}"
+                                                   for s in SETTINGS),
+                                seconds=IPERF.seconds, omit=IPERF.omit, size=FIO.size, runtime=FIO.runtime,
+                                at_once=at_once))
+    store = f"sqlite:///{workdir / f'setting-cost-{at_once}.db'}"
+    summaries = api.collect(cluster_file, plan, store=store)
+    print(f"as collect pays it, baselines at_once: {at_once} (a plan over the same settings, one 1 MB write run "
+          "each; on the lab auto measures one after the other):")
+    with open_store(store) as st:
+        for summary, setting in zip(summaries, SETTINGS):
+            name = ", ".join(f"{k}={v}" for k, v in setting)
+            campaign = st.campaign(summary.campaign)
+            rows = st.baselines(campaign.hardware_key) if campaign and campaign.hardware_key else []
+            kept = [r for r in rows if r.error is None]
+            again = sorted({r.kind for r in rows if r.error})
+            pairs = [r.value / 1e6 for r in kept if r.kind == "network" and r.value]
+            print(f"  setting {name}: {summary.first_run_seconds or float('nan'):5.1f} s before the first run"
+                  f" ({summary.baseline_seconds:.1f} s of baselines and the first volume)"
+                  + (f"; measured again: {', '.join(again)}" if again else ""))
+            net, write, read = alone.get(name, (None, [], []))
+            print(f"    iperf3 median pair {statistics.median(pairs) if pairs else float('nan'):7.1f} Mbit/s"
+                  f" (alone {net or float('nan'):.1f})")
+            for test, figures in (("seq_write", write), ("seq_read", read)):
+                got = [r.value / 1e6 for r in kept if r.kind == "disk" and r.test == test and r.value]
+                print(f"    fio {test:<9} {spread(got)}  (alone {spread(figures)})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cluster", type=Path)
     parser.add_argument("--nodes", type=int, default=8)
+    parser.add_argument("--collect-only", action="store_true", help="skip the phases measured one by one")
     args = parser.parse_args()
-    if args.cluster:
-        measure(args.cluster)
-        return
+
+    def both(cluster_file: Path, workdir: Path) -> None:
+        alone = {} if args.collect_only else measure(cluster_file)
+        for at_once in ("auto", "true"):
+            as_collect_pays(cluster_file, workdir, alone, at_once)
+
     from gluster_model.lab import lab_down, lab_up
 
     with tempfile.TemporaryDirectory(prefix="glmodel-bench-") as d:
+        if args.cluster:
+            both(args.cluster, Path(d))
+            return
         state = lab_up(Path(d) / "lab", nodes=args.nodes, brick_size=1 << 30)
         try:
-            measure(state.cluster_file)
+            both(state.cluster_file, Path(d))
         finally:
             lab_down(Path(d) / "lab")
 

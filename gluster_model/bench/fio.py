@@ -193,9 +193,16 @@ def errno_name(code: int) -> str:
     return f"{errno.errorcode.get(code, '?')}: {os.strerror(code)}"
 
 
-def run_disk(executor: Executor, spec: DiskSpec,
-             progress: Callable[[str], None] | None = None) -> list[BrickBaseline]:
-    """Measure every brick path of every server; failures are kept per brick (with raw output), not raised."""
+def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None] | None = None, *,
+             where: dict[str, HostDisks] | None = None, beside: Callable[[], None] | None = None
+             ) -> list[BrickBaseline]:
+    """Measure every brick path of every server; failures are kept per brick (with raw output), not raised.
+
+    ``where``: ``host_disks`` already read; ``beside``: another measurement runs on the hosts at once (the
+    network baseline; only where every brick's device has a limit, ``limited_everywhere``): every host is then
+    checked against its limits as a shared machine's are, and ``beside`` is called (it waits for that
+    measurement to end) before any host is measured again alone.
+    """
     cluster = executor.cluster
     targets = [(h.address, p) for h in cluster.servers for p in h.brick_paths]
     if not targets:
@@ -225,24 +232,40 @@ def run_disk(executor: Executor, spec: DiskSpec,
                     f"{address}: fio exited {res.exit_code}: {(res.stderr or res.stdout).strip()[-200:]}"
             return base
 
-    by_host: dict[str, list[str]] = {}
-    for a, p in targets:
-        by_host.setdefault(a, []).append(p)
+    by_host = brick_hosts(executor)
 
     def host(address: str) -> list[BrickBaseline]:
         return [one(address, p) for p in by_host[address]]
 
-    where = host_disks(executor, by_host)
+    where = where or host_disks(executor, by_host)
     together, alone = ([], list(by_host)) if spec.parallel is False or len(by_host) == 1 else \
         measuring_order(where, spec.tests, every_host=spec.parallel is True)
+    if beside is not None:  # hosts measured together beside it, to be checked; the others after it has ended
+        together, alone = [a for a in by_host if limited(where[a], spec.tests)], \
+            [a for a in by_host if not limited(where[a], spec.tests)]
     out: dict[tuple[str, str], BrickBaseline] = {}
-    if together:
-        results, errors = executor.map(together, host, timeout=limit * max(len(v) for v in by_host.values()) + 60)
-        for a in together:
+
+    def at_once(hosts: list[str]) -> None:
+        results, errors = executor.map(hosts, host, timeout=limit * max(len(v) for v in by_host.values()) + 60)
+        for a in hosts:
             for b in results.get(a) or [BrickBaseline(a, p, spec.direct, error=str(errors[a])) for p in by_host[a]]:
                 out[(a, b.path)] = b
-    again = [a for a in together if where[a].shared and any(
-        slowed(out[(a, p)], where[a].limits.get(p), spec.tests) for p in by_host[a])]
+
+    def short(hosts: list[str], checked: bool) -> list[str]:
+        return [a for a in hosts if (where[a].shared or checked) and any(
+            slowed(out[(a, p)], where[a].limits.get(p), spec.tests) for p in by_host[a])]
+
+    if together:
+        at_once(together)
+    again = short(together, beside is not None)
+    if beside is not None:
+        beside()
+        if len(again) > 1:  # first at once again, as without the other measurement; then alone where still short
+            if progress:
+                progress(f"fio: {len(again)} host(s) short of their disk limit beside the network baseline, "
+                         "measured again")
+            at_once(again)
+            again = short(again, False)
     if again and progress:
         progress(f"fio: {len(again)} host(s) short of their disk limit beside the others, measured again alone")
     for a in [*alone, *again]:
@@ -291,11 +314,25 @@ def measuring_order(where: dict[str, HostDisks], tests: list[DiskTest], every_ho
     together: list[str] = []
     alone: list[str] = []
     for a, d in where.items():
-        limited = bool(d.limits) and all(_limit(lim, t) for lim in d.limits.values() for t in tests)
-        (together if every_host or not d.shared or limited else alone).append(a)
+        (together if every_host or not d.shared or limited(d, tests) else alone).append(a)
     if len(together) == 1:
         return [], [*together, *alone]
     return together, alone
+
+
+def limited(disks: HostDisks, tests: list[DiskTest]) -> bool:
+    """Whether every brick device of a host has a limit on what each of ``tests`` moves."""
+    return bool(disks.limits) and all(_limit(lim, t) for lim in disks.limits.values() for t in tests)
+
+
+def limited_everywhere(where: dict[str, HostDisks], tests: list[DiskTest]) -> bool:
+    """Whether every host's bricks are limited for ``tests`` (then a figure short of its limit is seen)."""
+    return bool(where) and all(limited(d, tests) for d in where.values())
+
+
+def brick_hosts(executor: Executor) -> dict[str, list[str]]:
+    """Each server's brick paths, by address."""
+    return {h.address: list(h.brick_paths) for h in executor.cluster.servers if h.brick_paths}
 
 
 def _limit(limits: dict[str, int] | None, test: str) -> float | None:

@@ -279,3 +279,52 @@ def run_iperf(executor: Executor, spec: IperfSpec,
                                                    retr, text, err))
     return matrix
 
+
+
+# A host's total this close to its link's rate filled the link: iperf3 counts payload, the shaper the frames around
+# it (on the lab's 1 gbit and 500 mbit links, 8 nodes, every host's total was 0.988-1.06 of its rate, alone and
+# beside the disk baseline).
+NET_AT_LIMIT = 0.95
+
+
+def link_limits(executor: Executor) -> dict[str, int | None]:
+    """Each host's link rate where glmodel's shaping holds it (a lab's link, emulation), None elsewhere (no
+    shaping, a qdisc of the host's own, a host that cannot say): one command per host."""
+    from ..hardware.link import host_state_script, parse_state
+
+    hosts = [h.address for h in executor.cluster.hosts]
+    results, _ = executor.map(hosts, lambda a: executor.run(a, shell(host_state_script(a)), timeout=30, check=False))
+    return {a: parse_state(results[a].stdout)[1] if a in results and results[a].exit_code == 0 else None
+            for a in hosts}
+
+
+def unheld_pairs(matrix: IperfMatrix, limits: dict[str, int | None], at: float = NET_AT_LIMIT) -> list[PairResult]:
+    """The pairs whose figure no full link explains: a flow crosses its sender's link out and its receiver's
+    link in, and where every pair of a pass ran at once, each flow's share is set by a link it crosses that is
+    full (what max-min fair sharing of the links gives). A pair none of whose links is full (or limited) was held
+    back by something else (the CPU of a shared machine, another measurement beside it), as was a failed pair.
+
+    >>> from gluster_model.bench.iperf import IperfMatrix, IperfSpec, PairResult, unheld_pairs
+    >>> m = IperfMatrix(IperfSpec(directions=["write"]), [PairResult("a", "b", "write", 1e9, 0.6e9, 0, ""),
+    ...                                                    PairResult("a", "c", "write", 1e9, 0.4e9, 0, "")])
+    >>> unheld_pairs(m, {"a": 10**9, "b": 10**9, "c": 10**9})
+    []
+    >>> [(p.client, p.server) for p in unheld_pairs(m, {"a": 2 * 10**9, "b": 10**9, "c": 10**9})]
+    [('a', 'b'), ('a', 'c')]
+    """
+    out: list[PairResult] = []
+    for direction in matrix.spec.directions:
+        pairs = [p for p in matrix.pairs if p.direction == direction]
+        flows = [((p.client, p.server) if direction == "write" else (p.server, p.client), p) for p in pairs]
+        sent: dict[str, float] = {}
+        received: dict[str, float] = {}
+        for (src, dst), p in flows:
+            sent[src] = sent.get(src, 0.0) + (p.received_bps or 0.0)
+            received[dst] = received.get(dst, 0.0) + (p.received_bps or 0.0)
+
+        def full(host: str, load: dict[str, float]) -> bool:
+            rate = limits.get(host)
+            return rate is not None and load.get(host, 0.0) >= at * rate
+
+        out += [p for (src, dst), p in flows if p.error or not (full(src, sent) or full(dst, received))]
+    return out

@@ -16,9 +16,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..bench.engine import Measured
+from ..bench.fio import DiskTest, HostDisks, limited_everywhere
 from .trial_context import HostSnapshot, disturbances
 
 DISTURBED = "disturbed: "  # the start of a disturbed measurement's error, as a disturbed trial's reason starts
+# The start of the error of a network pass measured beside the disk baseline that no full link explains: kept, and
+# measured again alone (``Collector._network_beside``).
+BESIDE = "short beside the disk baseline: "
 
 
 def measured_alone(what: str, measure: Callable[[], list[Measured]], snap: Callable[[], dict[str, HostSnapshot]],
@@ -42,3 +46,17 @@ def measured_alone(what: str, measure: Callable[[], list[Measured]], snap: Calla
         note(f"{what} disturbed ({seen[0]}) after {attempt} re-measurement(s); kept, as the protocol allows no more")
         out += found
     return out
+
+
+def at_once(wanted: bool | str, links: dict[str, int | None], where: dict[str, HostDisks],
+            tests: list[DiskTest]) -> bool:
+    """Whether the network and disk baselines may be measured at once (``Baselines.at_once``): only where a limit
+    holds every host's link and every brick device for each of ``tests`` (a figure one measurement held the
+    other's back would fall short of its limit, and is seen), and, for "auto", no two servers share a machine
+    (on the lab, whose nodes share two cores, fio's figures fell 1-2% and iperf3's up to 1% beside each other,
+    within the check's tolerance: ``benchmarks/setting_cost.py``)."""
+    if wanted is False or not links or any(rate is None for rate in links.values()):
+        return False
+    if not limited_everywhere(where, tests):
+        return False
+    return wanted is True or not any(d.shared for d in where.values())

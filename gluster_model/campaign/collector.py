@@ -10,17 +10,19 @@ goes on (unless fail_fast).
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from ..bench.engine import Measured, TrialEngine, TrialRequest
 from ..bench.engines import TRIAL_ENGINES
-from ..bench.fio import run_disk
-from ..bench.iperf import run_iperf
+from ..bench.fio import HostDisks, brick_hosts, host_disks, run_disk
+from ..bench.iperf import NET_AT_LIMIT, link_limits, run_iperf, unheld_pairs
 from ..bench.rtt import run_rtt
 from ..bench.metrics import show_stored
 from ..bench.workload import Workload
@@ -38,7 +40,7 @@ from ..plan.protocol import next_step
 from ..remote.executor import Executor
 from ..store.store import Store, TrialRecord, now
 from ..units import gluster_size, parse_size
-from .baselines import measured_alone
+from .baselines import BESIDE, at_once, measured_alone
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
 from ..store.identity import Look, Purpose, RunStatus, SearchStep
@@ -92,6 +94,7 @@ class Collector:
         self.plan_volumes = plan_volumes or volumes_of(expanded)
         self.engines = engines
         self._run_times: list[float] = []  # seconds of each run finished so far, for the ETA
+        self._started = time.monotonic()
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
@@ -121,6 +124,7 @@ class Collector:
         for r in todo:
             by_volume.setdefault(r.volume_key, []).append(r)
         self._run_times = []
+        self._started = started
         with self._baselines(cid, key, summary) as baselines_stored:
             for runs in by_volume.values():
                 self._volume(runs, {r.config_hash: status[r.config_hash][0] for r in runs}, summary,
@@ -131,41 +135,83 @@ class Collector:
 
     @contextmanager
     def _baselines(self, cid: int, key: str, summary: CampaignSummary) -> Iterator[Callable[[], None]]:
-        """Network baseline now; the disk baseline (fio, seconds per brick) beside the first volume's creation.
+        """The baselines the store lacks for this hardware, measured while the first volume is built; yields the
+        function that waits for them and stores them (called before the first trial).
 
-        Creating, starting and mounting a volume is a few management calls and a brick directory per server,
-        light next to fio, and no trial starts before the baseline is stored (the caller calls the function it
-        is given first). The CPU score and iperf3 are measured before, alone: on the lab the cores are shared,
-        and the management calls' bursts of CPU would lower them.
+        The network first, alone, then the disk beside the volume's build: iperf3 fills links through the CPU
+        of the hosts, which on a shared machine (the lab) a build's management calls or fio would take from it.
+        Where every host's link and every brick's device is held by a limit (a lab's or emulation's) and the
+        plan's ``at_once`` allows it (by default, servers on machines of their own), both start at once, beside
+        the build: a figure then shows when something held it below its limit (``bench.iperf.unheld_pairs``,
+        ``bench.fio.slowed``), and such a one is measured again, alone, once the other measurement has ended.
+        The CPU score is measured before, alone (``preflight``).
         """
         t0 = time.monotonic()
         missing = self._missing_baselines(key)
-        network = self._measure_baselines(missing & {"network"})
-        if network:
-            self.store.add_baselines(key, cid, network)
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baselines")
-        pending: Future[list[Measured]] | None = pool.submit(self._measure_baselines, missing & {"disk"})
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="baselines")
+        jobs: list[Future[list[Measured]]] = []
+        held = self._held_by_limits(missing)
+        if held is not None:
+            self.report.status("baselines: links and disks held by limits; network and disk measured at once")
+            network_done = threading.Event()
+
+            def network_ended() -> None:
+                network_done.wait()
+
+            disk = pool.submit(self._measure_baselines, {"disk"}, where=held[1], beside=network_ended)
+            jobs = [pool.submit(self._network_beside, held[0], network_done, disk), disk]
+        else:
+            network = self._measure_baselines(missing & {"network"})
+            if network:
+                self.store.add_baselines(key, cid, network)
+            jobs = [pool.submit(self._measure_baselines, missing & {"disk"})]
 
         def stored() -> None:
-            nonlocal pending
-            if pending is None:
-                return
-            job, pending = pending, None
+            nonlocal jobs
+            waiting, jobs = jobs, []
             try:
-                rows = job.result()
+                rows = [m for job in waiting for m in job.result()]
             finally:
                 pool.shutdown(wait=True)
             if rows:
                 self.store.add_baselines(key, cid, rows)
-            summary.baseline_seconds = time.monotonic() - t0
+            if waiting:
+                summary.baseline_seconds = time.monotonic() - t0
 
         try:
             yield stored
         except BaseException:
-            if pending is not None:  # interrupted while the first volume was being built
+            if jobs:  # interrupted while the first volume was being built
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
         stored()  # every volume failed before its runs: the baselines are still kept
+
+    def _held_by_limits(self, missing: set[str]) -> tuple[dict[str, int | None], dict[str, HostDisks]] | None:
+        """Each host's link limit and brick devices, where both baselines are missing and the plan's ``at_once``
+        allows measuring them together here (``baselines.at_once``); None otherwise (one after the other)."""
+        b = self.plan.baselines
+        if missing != {"network", "disk"} or b.fio.parallel is False or b.at_once is False:
+            return None
+        links = link_limits(self.ex)
+        if any(rate is None for rate in links.values()):
+            return None
+        where = host_disks(self.ex, brick_hosts(self.ex))
+        return (links, where) if at_once(b.at_once, links, where, b.fio.tests) else None
+
+    def _network_beside(self, limits: dict[str, int | None], done: threading.Event,
+                        disk: Future[list[Measured]]) -> list[Measured]:
+        """The network baseline measured beside the disk's; a pair no full link explains (``unheld_pairs``)
+        sends the whole matrix to be measured again once the disk's has ended."""
+        try:
+            found = self._measure_baselines({"network"}, limits=limits)
+        finally:
+            done.set()
+        if any(m.kind == "network" and m.error is None for m in found) or \
+                not any(m.error and m.error.startswith(BESIDE) for m in found):
+            return found
+        self.report.status("network baseline short of its links beside the disk baseline; measuring it again alone")
+        disk.exception()  # wait for it to end, whatever its outcome (the caller reads it)
+        return found + self._measure_baselines({"network"})
 
     def _volume(self, runs: list[RunSpec], run_ids: dict[str, int], summary: CampaignSummary,
                 baselines_stored: Callable[[], None]) -> None:
@@ -208,6 +254,8 @@ class Collector:
         eta = sum(times) / len(times) * (summary.total - position + 1) if times else None
         self.report.run_started(position, summary.total, run, eta)
         t_run = time.monotonic()
+        if summary.first_run_seconds is None:
+            summary.first_run_seconds = t_run - self._started
         try:
             line, engine_s, n = self._run_one(run_id, run, points)
         except GlmodelError as exc:
@@ -262,9 +310,15 @@ class Collector:
         b = self.plan.baselines
         return {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
 
-    def _measure_baselines(self, kinds: set[str]) -> list[Measured]:
+    def _measure_baselines(self, kinds: set[str], *, limits: dict[str, int | None] | None = None,
+                           where: dict[str, HostDisks] | None = None,
+                           beside: Callable[[], None] | None = None) -> list[Measured]:
         """Measure the baselines of ``kinds``, for the store (no store access: may run in a thread); a
-        measurement something disturbed is measured again (``baselines.measured_alone``)."""
+        measurement something disturbed is measured again (``baselines.measured_alone``).
+
+        ``limits`` (network): every pair is checked against the links' limits, and a pass with a pair no full
+        link explains is kept with each pair's error set (``BESIDE``); ``where`` and ``beside`` (disk): as
+        ``bench.fio.run_disk`` takes them."""
         b = self.plan.baselines
         hosts = [h.address for h in self.cluster.hosts]
         found: list[Measured] = []
@@ -273,12 +327,20 @@ class Collector:
             return measured_alone(what, measure, lambda: snapshot(self.ex, hosts), self.plan.protocol.max_reruns,
                                   self.report.status, self.report.note)
 
+        def network() -> list[Measured]:
+            matrix = run_iperf(self.ex, b.iperf, progress=self.report.status)
+            short = unheld_pairs(matrix, limits) if limits is not None else []
+            if short:
+                reason = (f"{BESIDE}{len(short)} of {len(matrix.pairs)} pair(s) crossed no link at "
+                          f"{NET_AT_LIMIT:.0%} of its limit")
+                return [replace(m, error=m.error or reason) for m in matrix.measured()]
+            return [*matrix.measured(), *run_rtt(self.ex, progress=self.report.status)]
+
         if "network" in kinds:
-            found += again("network baseline", lambda: [*run_iperf(self.ex, b.iperf, progress=self.report.status)
-                                                        .measured(), *run_rtt(self.ex, progress=self.report.status)])
+            found += again("network baseline", network)
         if "disk" in kinds:
-            found += again("disk baseline", lambda: [m for brick in run_disk(self.ex, b.fio,
-                                                                            progress=self.report.status)
+            found += again("disk baseline", lambda: [m for brick in run_disk(self.ex, b.fio, self.report.status,
+                                                                            where=where, beside=beside)
                                                      for m in brick.measured()])
         return found
 

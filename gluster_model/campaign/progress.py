@@ -50,6 +50,9 @@ class CampaignSummary:
     engine_seconds: float = 0.0
     wall_seconds: float = 0.0
     baseline_seconds: float = 0.0
+    # From the campaign's start to its first run's: what its hardware setting cost before measuring anything
+    # (leftover volumes removed, the setting applied, host facts, baselines, the first volume built).
+    first_run_seconds: float | None = None
     failures: list[str] = field(default_factory=list)
 
 class PlanReporter(Protocol):

@@ -145,6 +145,11 @@ class Baselines(Frozen):
     disk: bool = True
     iperf: IperfSpec = IperfSpec()
     fio: CampaignDisk = CampaignDisk(size="64MB", runtime=5)
+    at_once: bool | Literal["auto"] = Field(
+        default="auto", description="measure the network and disk baselines at once where limits hold every link "
+        "and brick device (a figure held back then falls short of its limit and is measured again alone); auto: "
+        "only on hosts with machines of their own (on a shared machine, such as the lab, each took 1-2% from the "
+        "other); true: there too; false: one after the other")
 
 
 Study = Literal["read_cost", "concurrent_reads", "block_size_sweep", "replication_overhead", "study_hardware",

@@ -60,3 +60,22 @@ def test_the_last_allowed_measurement_is_kept_whatever_it_saw_and_said_so() -> N
     assert len(status) == 2 and len(notes) == 1 and "after 2 re-measurement(s); kept" in notes[0]
     out, status, notes = _run(busy={0}, remeasures=0)  # no re-measurement allowed: kept at once, with a note
     assert [m.value for m in out if m.error is None] == [100.0] and status == [] and len(notes) == 1
+
+
+def test_network_and_disk_at_once_only_where_limits_hold_both_and_by_default_on_machines_of_their_own() -> None:
+    from gluster_model.campaign.baselines import at_once
+    from gluster_model.bench.fio import HostDisks
+
+    limit = {"/b": {"read_bps": 10**8, "write_bps": 10**8}}
+    own = {a: HostDisks(f"boot-{a}", limits=limit) for a in ("a", "b")}
+    shared = {a: HostDisks("one", shared=True, limits=limit) for a in ("a", "b")}
+    links = {"a": 10**9, "b": 10**9, "c": 10**9}
+    seq = ["seq_write", "seq_read"]
+    assert at_once("auto", links, own, seq)  # type: ignore[arg-type]
+    assert not at_once("auto", links, shared, seq)  # type: ignore[arg-type]
+    assert at_once(True, links, shared, seq)  # type: ignore[arg-type]
+    assert not at_once(False, links, own, seq)  # type: ignore[arg-type]
+    # a link without a limit (the client c) or a device without one: nothing would show a figure held back
+    assert not at_once(True, {**links, "c": None}, own, seq)  # type: ignore[arg-type]
+    assert not at_once(True, links, {**own, "b": HostDisks("boot-b")}, seq)  # type: ignore[arg-type]
+    assert not at_once(True, links, own, [*seq, "rand_read"])  # type: ignore[arg-type]  # IOPS unbounded

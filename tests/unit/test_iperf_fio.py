@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.fio import (BrickBaseline, DiskJob, DiskSpec, DiskTest, HostDisks, disk_script, fio_argv,
-                                    measuring_order, over_limit, parse_fio_json, slowed)
+                                    limited_everywhere, measuring_order, over_limit, parse_fio_json, slowed)
 from gluster_model.hardware.limits import parse_throttles
 from gluster_model.bench.iperf import (
     IperfMatrix,
@@ -20,6 +20,7 @@ from gluster_model.bench.iperf import (
     parse_iperf_json,
     plan_pairs,
     server_script,
+    unheld_pairs,
 )
 from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import ParseError
@@ -327,3 +328,47 @@ def test_brick_limits_are_read_from_cgroup_v2_io_max_too() -> None:
             "io.max 7:2 rbps=90000000 wbps=60000000 riops=max wiops=max\nio.max 8:0 rbps=5 wbps=5\n")
     assert parse_throttles(text) == {"/l/n1/bricks": {"read_bps": 90000000, "write_bps": 60000000,
                                                       "write_iops": 500}}
+
+
+def _flows(direction: str, *pairs: tuple[str, str, float]) -> IperfMatrix:
+    return IperfMatrix(IperfSpec(directions=[direction]),  # type: ignore[list-item]
+                       [PairResult(c, s, direction, v, v, 0, "") for c, s, v in pairs])  # type: ignore[arg-type]
+
+
+GBIT = 10**9
+
+
+def test_a_pair_is_held_when_a_link_it_crosses_is_full_and_unheld_otherwise() -> None:
+    # a sends to b and c: its link out is full (0.97 of 1 Gbit/s), so both shares are what sharing it gives
+    shared = _flows("write", ("a", "b", 0.6e9), ("a", "c", 0.37e9))
+    assert unheld_pairs(shared, {"a": GBIT, "b": GBIT, "c": GBIT}) == []
+    # the same figures under a 2 Gbit/s sender: no link is full, something else held both flows back
+    assert [(p.client, p.server) for p in unheld_pairs(shared, {"a": 2 * GBIT, "b": GBIT, "c": GBIT})] == \
+        [("a", "b"), ("a", "c")]
+    # the receiver's link in explains a flow whose sender has room: b and c both send to a, whose link is full
+    inbound = _flows("write", ("b", "a", 0.5e9), ("c", "a", 0.48e9))
+    assert unheld_pairs(inbound, {"a": GBIT, "b": 10 * GBIT, "c": 10 * GBIT}) == []
+    # a host without a limit fills nothing: only its peer's link can explain the flow
+    assert len(unheld_pairs(inbound, {"a": None, "b": GBIT, "c": GBIT})) == 2
+    # one flow explained (b's full link), the other not: only the latter
+    mixed = _flows("write", ("b", "a", 0.96e9), ("c", "a", 0.3e9))
+    assert [p.client for p in unheld_pairs(mixed, {"a": 2 * GBIT, "b": GBIT, "c": GBIT})] == ["c"]
+
+
+def test_a_read_pass_sends_from_the_server_and_a_failed_pair_is_never_held() -> None:
+    # read: the server sends (-R), so server s's link out carries both of its flows to the clients
+    read = _flows("read", ("x", "s", 0.5e9), ("y", "s", 0.47e9))
+    assert unheld_pairs(read, {"s": GBIT, "x": 5 * GBIT, "y": 5 * GBIT}) == []
+    # as a write pass the same figures would load x's and y's links out, neither full
+    write = _flows("write", ("x", "s", 0.5e9), ("y", "s", 0.47e9))
+    assert len(unheld_pairs(write, {"s": 5 * GBIT, "x": GBIT, "y": GBIT})) == 2
+    failed = IperfMatrix(IperfSpec(directions=["write"]), [PairResult("a", "b", "write", None, None, None, "",
+                                                                      "a: connection refused")])
+    assert len(unheld_pairs(failed, {"a": GBIT, "b": GBIT})) == 1
+
+
+def test_disks_are_limited_everywhere_only_when_every_brick_of_every_host_bounds_every_test() -> None:
+    assert limited_everywhere({a: HostDisks("one", shared=True, limits=LIMIT) for a in ("a", "b")}, SEQ)
+    assert not limited_everywhere({"a": HostDisks("one", shared=True, limits=LIMIT), "b": HostDisks("one")}, SEQ)
+    assert not limited_everywhere({"a": HostDisks("x", limits=LIMIT)}, [*SEQ, "rand_read"])  # IOPS not bounded
+    assert not limited_everywhere({}, SEQ)
