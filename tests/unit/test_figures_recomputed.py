@@ -199,6 +199,7 @@ def test_every_search_shipped_has_its_defaults_measured_in_its_confirmation() ->
 CONFIRMATIONS = {
     "tune_confirm_listing": ("client_event_threads", ("file_list", "file_create"), {"link": "1gbit"}, "undecided"),
     "tune_confirm_read": ("read_hash_mode", ("read", "write"), {"link": "1gbit", "ram": "384MB"}, "set"),
+    "tune_confirm_smallfile": ("metadata_cache", ("file_create", "file_stat"), {"link": "1gbit"}, "set"),
 }
 QUOTED = {"tune_confirm_read"}
 
