@@ -19,6 +19,7 @@ from pydantic import Field
 
 from ..config.cluster import ClusterSpec, Frozen, Host
 from ..errors import GlmodelError, ParseError
+from ..hardware.link import host_state_script, parse_state
 from ..remote.executor import Executor, shell
 from ..remote.sections import begin, end, parse_sections
 from .engine import Measured
@@ -290,8 +291,6 @@ NET_AT_LIMIT = 0.95
 def link_limits(executor: Executor) -> dict[str, int | None]:
     """Each host's link rate where glmodel's shaping holds it (a lab's link, emulation), None elsewhere (no
     shaping, a qdisc of the host's own, a host that cannot say): one command per host."""
-    from ..hardware.link import host_state_script, parse_state
-
     hosts = [h.address for h in executor.cluster.hosts]
     results, _ = executor.map(hosts, lambda a: executor.run(a, shell(host_state_script(a)), timeout=30, check=False))
     return {a: parse_state(results[a].stdout)[1] if a in results and results[a].exit_code == 0 else None

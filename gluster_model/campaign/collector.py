@@ -95,6 +95,7 @@ class Collector:
         self.engines = engines
         self._run_times: list[float] = []  # seconds of each run finished so far, for the ETA
         self._started = time.monotonic()
+        self._servers_share = True  # whether servers share a machine (the lab), from the host facts
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
@@ -190,7 +191,8 @@ class Collector:
         """Each host's link limit and brick devices, where both baselines are missing and the plan's ``at_once``
         allows measuring them together here (``baselines.at_once``); None otherwise (one after the other)."""
         b = self.plan.baselines
-        if missing != {"network", "disk"} or b.fio.parallel is False or b.at_once is False:
+        if missing != {"network", "disk"} or b.fio.parallel is False or b.at_once is False or \
+                (b.at_once == "auto" and self._servers_share):  # known from the facts: no command needed
             return None
         links = link_limits(self.ex)
         if any(rate is None for rate in links.values()):
@@ -300,6 +302,8 @@ class Collector:
         self.store.put_hosts(cid, facts)
         rams = [f.ram_bytes for a, f in facts.items() if f.ram_bytes is not None and self.cluster.host(a).is_client]
         self.client_ram = min(rams) if rams else None
+        boots = [facts[h.address].boot_id if h.address in facts else None for h in self.cluster.servers]
+        self._servers_share = None in boots or len(set(boots)) < len(boots)  # a machine, or one unknown
         key = hardware_key(self.cluster, facts, self.setting)
         self.store.set_hardware_key(cid, key)
         return key
