@@ -151,6 +151,13 @@ class Baselines(Frozen):
         "only on hosts with machines of their own (on a shared machine, such as the lab, each took 1-2% from the "
         "other); true: there too; false: one after the other")
 
+    @field_validator("at_once", mode="before")
+    @classmethod
+    def _at_once(cls, value: object) -> object:
+        if value is True or value is False or value == "auto":
+            return value
+        raise ValueError(f"{value!r} is not one of true, false, auto")
+
 
 Study = Literal["read_cost", "concurrent_reads", "block_size_sweep", "replication_overhead", "study_hardware",
                 "study_gluster"]
