@@ -88,7 +88,7 @@ def test_baselines_at_once_where_limits_hold_them_and_a_pass_no_link_explains_me
 
     seq = ("seq_write", "seq_read")
     # Held: at once; every pair a share of a 500 Mbit/s link (a node sends to two peers at once), every disk
-    # figure at its 40 MB/s limit (fio's own check). A busy machine may hold a pass back: then it is kept marked
+    # figure at its 40 MB/s limit (fio's own check) or measured again. A busy machine may hold a pass back: then it is kept marked
     # (each of its write and read pairs) and measured again, and the figures kept are the second pass's.
     assert any(AT_ONCE in line for line in lines["link=500mbit,disk=40MB/s"])
     pairs = figures(held, "network", "write")
@@ -97,7 +97,9 @@ def test_baselines_at_once_where_limits_hold_them_and_a_pass_no_link_explains_me
     assert len(figures(held, "network")) == 6 + 6 + 6  # write pairs, read pairs (the same flows), round trips
     assert len(marked(held)) in (0, 12)
     disk = figures(held, "disk", *seq)
-    assert len(disk) == 6 and all(0.97 * 40e6 <= v <= 1.05 * 40e6 for v in disk), disk
+    # at its limit beside the network, or measured again alone (where a busy machine may take some: from below
+    # the bound only tells the setting apart; above, the throttle is a ceiling)
+    assert len(disk) == 6 and all(0.7 * 40e6 < v <= 1.1 * 40e6 for v in disk), disk
 
     # Unfillable: limits everywhere, so at once; no 100 Gbit/s link is full, so the pass is kept with each pair's
     # reason and measured again once fio has ended; the round trips are measured with the second pass only.
