@@ -200,6 +200,8 @@ CONFIRMATIONS = {
     "tune_confirm_listing": ("client_event_threads", ("file_list", "file_create"), {"link": "1gbit"}, "undecided"),
     "tune_confirm_read": ("read_hash_mode", ("read", "write"), {"link": "1gbit", "ram": "384MB"}, "set"),
     "tune_confirm_smallfile": ("metadata_cache", ("file_create", "file_stat"), {"link": "1gbit"}, "set"),
+    "tune_confirm_randwrite_rtt": ("write_behind_window", ("random_write", "random_read"),
+                                   {"link": "1gbit", "latency": "250us"}, "undecided"),
 }
 QUOTED = {"tune_confirm_read"}
 
