@@ -15,6 +15,7 @@ built by pure functions; ``attach`` and ``detach`` are the places that run them.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from ..errors import LabError
@@ -22,6 +23,7 @@ from ..hardware.settings import Backing
 from .run import run
 
 IMAGE = "bricks.img"
+UMOUNT_TRIES = 40  # a quarter second apart: 10 s for a brick process to finish exiting
 DEFAULT_SIZE = 4 << 30
 _MIN_SIZE = {"xfs": 512 << 20, "ext4": 64 << 20, "tmpfs": 64 << 20, "dir": 0}  # mkfs.xfs refuses under 300 MB
 
@@ -87,8 +89,14 @@ def attach(kind: Backing, node_dir: Path, mount_point: Path, size: int = DEFAULT
 def detach(node_dir: Path, mount_point: Path) -> None:
     """Unmount the node's brick backing, detach its loop devices and delete its image (each may be gone)."""
     if mounted(str(mount_point)):
-        if run(["umount", str(mount_point)], check=False, timeout=60).returncode != 0:
-            run(["umount", "-l", str(mount_point)], check=False)  # busy (a brick process dying late)
+        # Busy while a brick process that was just ended is still exiting (seconds on a loaded machine): wait for
+        # it, as a lazy unmount would keep the loop device attached, and its deleted image, until that process ends.
+        for _ in range(UMOUNT_TRIES):
+            if run(["umount", str(mount_point)], check=False, timeout=60).returncode == 0:
+                break
+            time.sleep(0.25)
+        else:
+            run(["umount", "-l", str(mount_point)], check=False)
     image = node_dir / IMAGE
     if image.exists():
         for device in loop_devices(str(image)):  # only devices backed by our own image file
