@@ -95,7 +95,7 @@ def test_baselines_at_once_where_limits_hold_them_and_a_pass_no_link_explains_me
     assert len(pairs) == 6 and all(0.1e9 < v < 0.3e9 for v in pairs), pairs
     assert sum(pairs) < 3 * 0.5e9 * 1.1  # three links out of 500 Mbit/s: a ceiling, whatever the load
     assert len(figures(held, "network")) == 6 + 6 + 6  # write pairs, read pairs (the same flows), round trips
-    assert len(marked(held)) in (0, 12)
+    assert len(marked(held)) % 12 == 0  # none, or whole passes (a disturbed one is measured again, as any)
     disk = figures(held, "disk", *seq)
     # at its limit beside the network, or measured again alone (where a busy machine may take some: from below
     # the bound only tells the setting apart; above, the throttle is a ceiling)
@@ -105,7 +105,8 @@ def test_baselines_at_once_where_limits_hold_them_and_a_pass_no_link_explains_me
     # reason and measured again once fio has ended; the round trips are measured with the second pass only.
     assert any(AT_ONCE in line for line in lines["link=100gbit,disk=40MB/s"])
     first = marked(unfillable)
-    assert len(first) == 12 and all(r.value and r.value > 0 for r in first), first
+    # one pass, or more where a busy machine disturbed it and it was measured again beside fio: each kept whole
+    assert len(first) >= 12 and len(first) % 12 == 0 and all(r.value and r.value > 0 for r in first), first
     assert all("crossed no link at 95% of its limit" in (r.error or "") for r in first)
     again = [r for r in unfillable if r.kind == "network" and r.error is None]
     assert len([r for r in again if r.test == "rtt"]) == 6 and len(again) == 18
