@@ -518,8 +518,10 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     The byte stages (links, disks) are always in a model of a metric that moves data. A CPU or round-trip stage
     enters where the design varied its input and it earns its place, by forward selection: the model with it
     has a held-out (leave-one-setting-out) squared log error no larger (``SELECTION_GAIN``) than the model
-    without it. Without that test a stage fitted on noise would bind a few runs and cap every upgrade at them. The round-trip stage's service
-    time is the value of ``SERVICE_GRID_S`` with the least squared error on the training runs."""
+    without it. Without that test a stage fitted on noise would bind a few runs and cap every upgrade at them.
+    For a small-file rate the first (best) stage enters unchallenged: its links and disks cannot bind it. The
+    round-trip stage's service time is the value of ``SERVICE_GRID_S`` with the least squared error on the
+    training runs."""
     import numpy as np
 
     ly = np.log(np.asarray(y, dtype=float))
