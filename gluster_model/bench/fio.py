@@ -203,10 +203,9 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
     checked against its limits as a shared machine's are, and ``beside`` is called (it waits for that
     measurement to end) before any host is measured again alone.
     """
-    cluster = executor.cluster
-    targets = [(h.address, p) for h in cluster.servers for p in h.brick_paths]
-    if not targets:
-        raise GlmodelError(f"{cluster.source}: no server has brick paths to measure")
+    by_host = brick_hosts(executor)
+    if not by_host:
+        raise GlmodelError(f"{executor.cluster.source}: no server has brick paths to measure")
     run_id = uuid.uuid4().hex[:10]
     limit = spec.runtime * len(spec.tests) + 300  # laying out the file is not bounded by --runtime
 
@@ -231,8 +230,6 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
                 base.error = str(exc) if res.exit_code == 0 or res.stdout.strip() else \
                     f"{address}: fio exited {res.exit_code}: {(res.stderr or res.stdout).strip()[-200:]}"
             return base
-
-    by_host = brick_hosts(executor)
 
     def host(address: str) -> list[BrickBaseline]:
         return [one(address, p) for p in by_host[address]]
@@ -279,7 +276,7 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
     for a in over:
         for b in host(a):
             out[(a, b.path)] = b
-    return [out[t] for t in targets]
+    return [out[(a, p)] for a, paths in by_host.items() for p in paths]
 
 
 @dataclass(frozen=True)
