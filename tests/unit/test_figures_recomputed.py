@@ -202,8 +202,8 @@ CONFIRMATIONS = {
     "tune_confirm_smallfile": ("metadata_cache", ("file_create", "file_stat"), {"link": "1gbit"}, "set"),
     "tune_confirm_randwrite_rtt": ("write_behind_window", ("random_write", "random_read"),
                                    {"link": "1gbit", "latency": "250us"}, "undecided"),
-    "tune_confirm_read_rtt": ("read_hash_mode", ("read", "write"), {"link": "1gbit", "ram": "384MB", "latency": "250us"},
-                              "set"),
+    "tune_confirm_read_rtt": ("read_hash_mode", ("read", "write"),
+                              {"link": "1gbit", "ram": "384MB", "latency": "250us"}, "set"),
 }
 QUOTED = {"tune_confirm_read"}
 
