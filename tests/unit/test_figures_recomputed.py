@@ -205,6 +205,8 @@ CONFIRMATIONS = {
     "tune_confirm_read_rtt": ("read_hash_mode", ("read", "write"),
                               {"link": "1gbit", "ram": "384MB", "latency": "250us"}, "set"),
     "tune_confirm_randwrite": ("io_thread_count", ("random_write", "random_read"), {"link": "1gbit"}, "worse"),
+    "tune_confirm_smallfile_rtt": ("metadata_cache", ("file_create", "file_stat"),
+                                   {"link": "1gbit", "latency": "250us"}, "undecided"),
 }
 QUOTED = {"tune_confirm_read"}
 
