@@ -208,7 +208,8 @@ CONFIRMATIONS = {
     "tune_confirm_smallfile_rtt": ("metadata_cache", ("file_create", "file_stat"),
                                    {"link": "1gbit", "latency": "250us"}, "undecided"),
 }
-QUOTED = {"tune_confirm_read"}
+QUOTED = {"tune_confirm_read", "tune_confirm_read_rtt", "tune_confirm_randwrite", "tune_confirm_smallfile_rtt",
+          "tune_confirm_randwrite_rtt"}
 
 
 @pytest.mark.parametrize("name", list(CONFIRMATIONS))
