@@ -207,9 +207,11 @@ CONFIRMATIONS = {
     "tune_confirm_randwrite": ("io_thread_count", ("random_write", "random_read"), {"link": "1gbit"}, "worse"),
     "tune_confirm_smallfile_rtt": ("metadata_cache", ("file_create", "file_stat"),
                                    {"link": "1gbit", "latency": "250us"}, "undecided"),
+    "tune_confirm_randwrite_stretched": ("write_behind_window", ("random_write", "random_read"),
+                                         {"link": "1gbit", "latency": "0.5ms"}, "undecided"),
 }
 QUOTED = {"tune_confirm_read", "tune_confirm_read_rtt", "tune_confirm_randwrite", "tune_confirm_smallfile_rtt",
-          "tune_confirm_randwrite_rtt"}
+          "tune_confirm_randwrite_rtt", "tune_confirm_randwrite_stretched"}
 
 
 @pytest.mark.parametrize("name", list(CONFIRMATIONS))
