@@ -209,6 +209,8 @@ CONFIRMATIONS = {
                                    {"link": "1gbit", "latency": "250us"}, "undecided"),
     "tune_confirm_randwrite_stretched": ("write_behind_window", ("random_write", "random_read"),
                                          {"link": "1gbit", "latency": "0.5ms"}, "undecided"),
+    "tune_confirm_listing_rtt": ("metadata_cache", ("file_list", "file_create"),
+                                 {"link": "1gbit", "latency": "250us"}, "undecided"),
 }
 QUOTED = {"tune_confirm_read", "tune_confirm_read_rtt", "tune_confirm_randwrite", "tune_confirm_smallfile_rtt",
           "tune_confirm_randwrite_rtt", "tune_confirm_randwrite_stretched"}
