@@ -211,9 +211,11 @@ CONFIRMATIONS = {
                                          {"link": "1gbit", "latency": "0.5ms"}, "undecided"),
     "tune_confirm_listing_rtt": ("metadata_cache", ("file_list", "file_create"),
                                  {"link": "1gbit", "latency": "250us"}, "undecided"),
+    "tune_confirm_smallfile_wide": ("client_io_threads", ("file_create", "file_stat"),
+                                    {"link": "1gbit", "latency": "250us"}, "undecided"),
 }
 QUOTED = {"tune_confirm_read", "tune_confirm_read_rtt", "tune_confirm_randwrite", "tune_confirm_smallfile_rtt",
-          "tune_confirm_randwrite_rtt", "tune_confirm_randwrite_stretched"}
+          "tune_confirm_randwrite_rtt", "tune_confirm_randwrite_stretched", "tune_confirm_listing_rtt"}
 
 
 @pytest.mark.parametrize("name", list(CONFIRMATIONS))
