@@ -252,10 +252,16 @@ def _mid_run(store: str, done_before: int = 0) -> bool:
 
 
 def _wait_mid_run(proc: subprocess.Popen[str] | subprocess.Popen[bytes], store: str, done_before: int = 0) -> None:
+    """Return as soon as one look finds a run mid-way (``_mid_run``). One look, not a second to confirm it: a
+    second could find the trial ended, or the store held by the collector's write (seen once on a loaded
+    machine: the wait ended on a true look and the assertion's own look was false)."""
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and proc.poll() is None and not _mid_run(store, done_before):
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "collect ended before a run's second trial"
+        if _mid_run(store, done_before):
+            return
         time.sleep(0.05)
-    assert proc.poll() is None and _mid_run(store, done_before), "collect never ran a run's second trial"
+    pytest.fail("collect never ran a run's second trial")
 
 
 def _has_campaign(store: str, campaign: str = "ci@lab") -> bool:
