@@ -137,10 +137,14 @@ def server_script(server: Host, ports: list[int], run_id: str, iperf3: str = "ip
 
 
 def stop_script(run_id: str, server: Host) -> str:
-    """Kill every server this run started on a host (by its pid file) and remove the pid files."""
+    """Kill every server this run started on a host (by its pid file), wait up to 5 s for each to exit (then
+    SIGKILL), and remove the pid files: a server still exiting when the run returns is a stray iperf3 on a
+    loaded host (seen beside three labs on two cores)."""
     pattern = f"/tmp/glmodel-iperf-{run_id}-{server.address}-*.pid"
-    return (f"for f in {pattern}; do [ -e \"$f\" ] || continue; kill \"$(cat \"$f\")\" 2>/dev/null; "
-            f"rm -f \"$f\"; done; true")
+    return (f"for f in {pattern}; do [ -e \"$f\" ] || continue; p=\"$(cat \"$f\")\"; kill \"$p\" 2>/dev/null; "
+            "i=0; while kill -0 \"$p\" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+            "kill -0 \"$p\" 2>/dev/null && kill -9 \"$p\"; "
+            "rm -f \"$f\"; done; true")
 
 
 def client_argv(pair: Pair, spec: IperfSpec, direction: Direction, iperf3: str = "iperf3") -> list[str]:

@@ -41,9 +41,10 @@ def test_xfs_ext4_tmpfs_bricks_are_detected_measured_used_and_removed(lab: LabSt
 
             bricks = {b.host: b for b in run_disk(ex, DiskSpec(size="32MB", runtime=2))}
             assert all(b.error is None and b.jobs["seq_read"].bytes_per_s > 0 for b in bricks.values()), bricks
-            # Memory against a real disk behind a loop device: the baseline sees the difference.
-            loop_best = max(bricks[a].jobs["seq_write"].bytes_per_s for a in (node_ip(1), node_ip(2)))
-            assert bricks[node_ip(3)].jobs["seq_write"].bytes_per_s > loop_best
+            # Each brick measured at its own backing (no speed compared: the loop devices' images sit in the same
+            # page cache as tmpfs, and on a loaded machine tmpfs wrote 780 MB/s against a loop's 987).
+            assert {a: b.path for a, b in bricks.items()} == {
+                node_ip(i): str(lab.path / "nodes" / str(i) / "bricks") for i in (1, 2, 3)}, bricks
 
             cfg = VolumeConfig(name="mixedfs", layout="replicate", replica=3)
             apply_volume(ex, cfg)
