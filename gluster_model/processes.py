@@ -1,4 +1,5 @@
-"""Ending local processes: the one SIGTERM-then-SIGKILL helper (the lab's daemons, a trial's iozone)."""
+"""Ending processes: the one SIGTERM-then-SIGKILL helper for local ones (the lab's daemons, a trial's iozone), and
+its shell form for a host's (``terminate_script``)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,14 @@ def terminate(pids: Iterable[int], grace: float) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def terminate_script(pid: str, grace_s: float = 5.0, kill: bool = True) -> str:
+    """Shell that SIGTERMs the process whose pid the shell expression ``pid`` gives (e.g. ``"$p"``, from a pid
+    file the caller read), waits up to ``grace_s`` for it to exit and, with ``kill``, SIGKILLs it if it has
+    not: ``terminate`` on a remote host. A caller that returns while the process is still exiting leaves it to
+    be found running."""
+    tries = max(1, round(grace_s / 0.1))
+    out = (f"kill {pid} 2>/dev/null; i=0; while kill -0 {pid} 2>/dev/null && [ $i -lt {tries} ]; "
+           f"do i=$((i+1)); sleep 0.1; done")
+    return out + (f"; kill -0 {pid} 2>/dev/null && kill -9 {pid}" if kill else "")

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..config.cluster import ClusterSpec, Frozen, Host
+from ..processes import terminate_script
 from ..errors import GlmodelError, ParseError
 from ..hardware.link import host_state_script, parse_state
 from ..remote.executor import Executor, shell
@@ -141,10 +142,8 @@ def stop_script(run_id: str, server: Host) -> str:
     SIGKILL), and remove the pid files: a server still exiting when the run returns is a stray iperf3 on a
     loaded host (seen beside three labs on two cores)."""
     pattern = f"/tmp/glmodel-iperf-{run_id}-{server.address}-*.pid"
-    return (f"for f in {pattern}; do [ -e \"$f\" ] || continue; p=\"$(cat \"$f\")\"; kill \"$p\" 2>/dev/null; "
-            "i=0; while kill -0 \"$p\" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
-            "kill -0 \"$p\" 2>/dev/null && kill -9 \"$p\"; "
-            "rm -f \"$f\"; done; true")
+    end = terminate_script('"$p"')
+    return f'for f in {pattern}; do [ -e "$f" ] || continue; p="$(cat "$f")"; {end}; rm -f "$f"; done; true'
 
 
 def client_argv(pair: Pair, spec: IperfSpec, direction: Direction, iperf3: str = "iperf3") -> list[str]:

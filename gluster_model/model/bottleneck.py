@@ -530,11 +530,12 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     base = tuple(n for i, n in enumerate(STAGES) if has_payload(metric) and measured[i])
     candidates = _candidates(frame, metric, setting, {f.name for f in schema.features})
     chosen = _Choice(base, 0.0, math.inf)
+    # A candidate must beat the byte stages where those are fitted (a byte metric). A small-file rate's links and
+    # disks carry at most its rate (``byte_prior``) and bind none of its runs, so its best candidate enters
+    # unchallenged: judged against links fitted freely, it met a rival that explains anything moving with the
+    # measured link (under added delay iperf3's window holds the link's figure to 3.3, 2.0 and 1.0 Gbit/s at
+    # 13, 25 and 41 ms, in step with the creates the round trips bound).
     if base and candidates and byte_prior(metric) is None:
-        # a small-file rate's links and disks carry at most its rate (``byte_prior``) and bind none of its runs:
-        # the best candidate enters unchallenged. Judged against links fitted freely instead, it met a rival that
-        # explains anything moving with the measured link: under added delay iperf3's window holds the link's
-        # figure to 3.3, 2.0 and 1.0 Gbit/s at 13, 25 and 41 ms, in step with the creates the round trips bound.
         chosen = _evaluate(frame, ly, schema, metric, base, setting, log_sizes)
     while candidates:  # forward selection: the stage that lowers the held-out error most, while it earns its place
         trials = [_evaluate(frame, ly, schema, metric, (*chosen.stages, name), setting, log_sizes)

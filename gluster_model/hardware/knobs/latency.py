@@ -24,6 +24,7 @@ import shlex
 from pathlib import Path
 
 from .. import delayer
+from ...processes import terminate_script
 from ..knob import Argv, HostStep, Knob, KnobValue, whole
 
 MAX_DELAY_US = 1_000_000  # a second each way: beyond any network a Gluster volume spans
@@ -66,9 +67,9 @@ def _stop(nic: str, files: str) -> Argv:
     rule = shlex.join(delayer.input_rule(nic))
     s, p = shlex.quote(files + SCRIPT), shlex.quote(files + PIDFILE)
     # the delayer ends within its loop's 0.2 s wait after SIGTERM; wait for it (up to 5 s)
+    end = terminate_script('"$pid"', kill=False)
     return ["sh", "-c", f"while iptables -D {rule} 2>/dev/null; do :; done; pid=$(cat {p} 2>/dev/null); "
-                        f'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; i=0; '
-                        f'while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do i=$((i+1)); sleep 0.1; done; fi; '
+                        f'if [ -n "$pid" ]; then {end}; fi; '
                         f"rm -f {p} {s}"]
 
 
