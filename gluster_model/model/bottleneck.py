@@ -43,8 +43,9 @@ its trials, plus each trial's own noise (a replicated read's placement draw is a
 hardware reads 24, 38 or 47 MB/s). Both variances are estimated per stage (a one-way random effects model: the
 trials' from the spread within runs, the model's from the runs' mean residuals less what their trials' noise
 explains), and one trial's quantile is scaled by sqrt((between + within/k) / (between + within)) for a mean of k
-trials (``conformal_quantiles`` says why not a normalised score). As k → ∞ it bounds the error of the long-run
-mean: the interval of an expected change.
+trials (``conformal_quantiles`` says why not a normalised score), never narrower than the normal prediction
+interval from the between-setting variance on the settings it rests on (``lookup`` says why). As k → ∞ it
+bounds the error of the long-run mean: the interval of an expected change.
 
 Another campaign: an answer to "what will it measure after the change" is measured in a campaign other than the
 data's, at hardware beyond the data's (an upgrade). Leave-one-setting-out residuals hold neither: a campaign's
@@ -78,6 +79,10 @@ Carroll, R. J., Ruppert, D. (1988), *Transformation and Weighting in Regression*
 variance function of the mean, its parameter by maximum likelihood).
 Searle, S. R., Casella, G., McCulloch, C. E. (1992), *Variance Components*, Wiley, ch. 3 (the one-way random
 effects model: between and within variance from group means and within-group spread).
+Geisser, S. (1993), *Predictive Inference: An Introduction*, Chapman & Hall, ch. 2 (the normal prediction
+interval for a new observation from n: t with n - 1 degrees of freedom, variance times 1 + 1/n).
+Satterthwaite, F. E. (1946), "An approximate distribution of estimates of variance components", *Biometrics
+Bulletin* 2(6), 110–114.
 Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
 Prentice-Hall, ch. 5 (asymptotic bounds: throughput is bounded by the most demanded device).
 """
@@ -409,23 +414,54 @@ def _predict_core(core: _Core, logc: np.ndarray, x: np.ndarray) -> tuple[np.ndar
     return np.min(limits, axis=0) + main, np.argmin(limits, axis=0)
 
 
-# Keys of a stage's table that are not levels: the variance components its quantiles are scaled by.
-BETWEEN, WITHIN = "between", "within"
+# Keys of a stage's table that are not levels: the variance components its quantiles are scaled by, the number
+# of settings the between-setting one rests on and the degrees of freedom of the within-run one.
+BETWEEN, WITHIN, SETTINGS, WITHIN_DOF = "between", "within", "settings", "within_dof"
+COMPONENTS = (BETWEEN, WITHIN, SETTINGS, WITHIN_DOF)
 
 
 def lookup(quantiles: Mapping[str, Mapping[str, float]], stage: str, level: float, trials: float = 1) -> float:
-    """A stage's conformal quantile at ``level`` for the mean of ``trials`` trials (the pooled one where the
-    stage has none; the next level up where the level was not tabled; inf where nothing is): one trial's,
-    scaled by sqrt((between + within/k) / (between + within)). A table without the components (a model file
-    from before them, or data without repeated trials) holds one trial's quantile, whatever ``trials``."""
+    """A stage's quantile at ``level`` for the mean of ``trials`` trials (the pooled one where the stage has
+    none; the next level up where the level was not tabled; inf where nothing is).
+
+    The conformal quantile of one trial, scaled by sqrt((between + within/k) / (between + within)) for a mean of
+    k trials, but never narrower than the normal prediction interval for a new setting's mean of k trials,
+    t_df(0.5 + level/2) sqrt(between (1 + 1/S) + within/k), S the settings the stage was calibrated on and df
+    Satterthwaite's for the two components, nor wider than one trial's. Why: as k grows the error left is a setting's alone, and S settings
+    (four to six below today) are S exchangeable errors, too few for a split-conformal 90% (counted in settings
+    the rule asks for more than the largest); the trial-counted correction under-covers there (0.80 of long-run
+    means at 90% in tests/unit/test_interval_coverage.py), while the t quantile carries the between component
+    resting on S - 1 degrees of freedom (Geisser 1993, ch. 2). A table without the counts (a model file from
+    before them) is scaled alone; one without the components holds one trial's quantile, whatever ``trials``."""
     table = quantiles.get(stage) or quantiles.get("all") or {}
-    levels = {float(k): v for k, v in table.items() if k not in (BETWEEN, WITHIN)}
+    levels = {float(k): v for k, v in table.items() if k not in COMPONENTS}
     above = sorted((lv, v) for lv, v in levels.items() if lv >= level - 1e-12)
     one = float(above[0][1]) if above else math.inf
-    if WITHIN not in table or trials <= 1 or table[BETWEEN] + table[WITHIN] <= 0:
+    if WITHIN not in table or table[BETWEEN] + table[WITHIN] <= 0:
         return one
-    mean_of = table[BETWEEN] + (table[WITHIN] / trials if math.isfinite(trials) else 0.0)
-    return one * math.sqrt(mean_of / (table[BETWEEN] + table[WITHIN]))
+    k = max(trials, 1.0)
+    between, within = table[BETWEEN], (table[WITHIN] / k if math.isfinite(k) else 0.0)
+    scaled = one * math.sqrt((between + within) / (table[BETWEEN] + table[WITHIN]))
+    if SETTINGS not in table or table[SETTINGS] < 2:
+        return scaled
+    settings, dof = table[SETTINGS], table.get(WITHIN_DOF, math.inf)
+    single = max(one, predictive_half_width(table[BETWEEN], table[WITHIN], settings, dof, level))
+    # a mean of k trials never wider than one trial: its variance is the smaller
+    return min(single, max(scaled, predictive_half_width(between, within, settings, dof, level)))
+
+
+def predictive_half_width(between: float, within: float, settings: float, within_dof: float, level: float) -> float:
+    """Half-width (log) of the normal prediction interval for a new setting's mean: the between-setting variance
+    estimated from ``settings`` settings (its estimate's own variance, 1/settings of it, added), ``within`` the
+    trials' share, Satterthwaite's degrees of freedom for the sum (Satterthwaite 1946)."""
+    from scipy.stats import t
+
+    b = between * (1 + 1 / settings)
+    variance = b + within
+    if variance <= 0:
+        return 0.0
+    dof = variance ** 2 / (b ** 2 / (settings - 1) + (within ** 2 / within_dof if within_dof > 0 else 0.0))
+    return float(t.ppf(0.5 + level / 2, dof)) * math.sqrt(variance)
 
 
 def raw_binding(frame: Columns, metric: str) -> np.ndarray:
@@ -498,7 +534,8 @@ def conformal_quantiles(resid: np.ndarray, stage: np.ndarray, setting: np.ndarra
         # a run's mean square counts by its trials' weight, as the trials do in the quantile
         run_w = np.bincount(codes[mask], weights=w, minlength=n_runs)[runs]
         between = float(np.sum(run_w * (mean[runs] ** 2 - within / size[runs])) / np.sum(run_w))
-        return {**q, BETWEEN: max(between, within / n), WITHIN: within}
+        return {**q, BETWEEN: max(between, within / n), WITHIN: within, SETTINGS: float(len(settings)),
+                WITHIN_DOF: dof}
 
     pooled = table(np.ones(len(resid), dtype=bool))
     if pooled is not None:

@@ -298,3 +298,25 @@ def test_an_answer_measured_in_another_campaign_adds_its_term_in_quadrature() ->
     for key in ("new_campaign_sd", "new_campaign_per_load"):
         with pytest.raises(GlmodelError, match=f"{key} .* not a log SD"):
             BottleneckModel.from_json(model.to_json() | {key: -0.1})
+
+
+def test_the_predictive_floor_covers_a_new_settings_mean_at_its_level() -> None:
+    """The normal prediction interval behind ``lookup``'s floor, by simulation with known truth: S settings'
+    errors drawn from N(0, sd), their sample variance the between component, a new setting drawn alike; the
+    interval holds it at the level (exact under normality), and the z interval on the same estimate does not."""
+    from scipy.stats import norm
+
+    from gluster_model.model.bottleneck import predictive_half_width
+
+    rng = np.random.default_rng(5)
+    for settings in (4, 6):
+        draws = rng.normal(0, 0.06, size=(20000, settings + 1))
+        between = draws[:, :settings].var(axis=1, ddof=1)
+        new = np.abs(draws[:, settings] - draws[:, :settings].mean(axis=1))
+        q = np.array([predictive_half_width(b, 0.0, settings, 0.0, 0.9) for b in between[:4000]])
+        assert 0.88 <= float(np.mean(new[:4000] <= q)) <= 0.92
+        naive = norm.ppf(0.95) * np.sqrt(between)
+        assert float(np.mean(new <= naive)) < 0.86
+    # a within-run share with its own degrees of freedom widens it, and many degrees of freedom leave z
+    assert predictive_half_width(0.0036, 0.001, 5, 10, 0.9) > predictive_half_width(0.0036, 0.0, 5, 10, 0.9)
+    assert predictive_half_width(0.0, 0.01, 5, 1e9, 0.9) == pytest.approx(norm.ppf(0.95) * 0.1, rel=1e-6)

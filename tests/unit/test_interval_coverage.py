@@ -61,20 +61,20 @@ def simulated() -> dict[str, list[bool]]:
 def test_a_measured_change_falls_inside_its_interval_at_the_stated_rate(simulated: dict[str, list[bool]]) -> None:
     """What verify judges: the mean of three trials after minus three before, both rows' noise in the interval."""
     rate = float(np.mean(simulated["change"]))
-    assert 0.85 <= rate <= 0.95, rate  # measured 0.899 at this seed
+    assert 0.85 <= rate <= 0.95, rate  # measured 0.943 at this seed (0.899 with the scaled quantile alone)
 
 
 def test_an_upgrade_measured_in_another_campaign_is_held_by_the_term(simulated: dict[str, list[bool]]) -> None:
     """With the term at the campaigns' true SD the intervals hold about their level; without it they miss the
     campaign's shift."""
     with_term, without = float(np.mean(simulated["campaign"])), float(np.mean(simulated["no_term"]))
-    assert 0.85 <= with_term <= 0.97, with_term  # measured 0.868
-    assert without < with_term - 0.05, (without, with_term)  # measured 0.768
+    assert 0.85 <= with_term <= 0.97, with_term  # measured 0.901 (0.868 with the scaled quantile alone)
+    assert without < with_term - 0.05, (without, with_term)  # measured 0.820
 
 
-@pytest.mark.xfail(strict=True, reason="known shortfall: the expected change of an upgrade covers 0.80 of long-run "
-                   "means at 90% in this simulation (the between-setting share of the one-trial quantile does not "
-                   "carry the model's extrapolation error); strict, so a fix shows here")
 def test_an_expected_change_holds_the_long_run_mean_at_the_stated_rate(simulated: dict[str, list[bool]]) -> None:
+    """The long-run mean of an upgrade: a setting's own error alone, estimated from the few settings below today
+    (the one-trial quantile scaled down to it covered 0.80 here; with the normal prediction interval from the
+    between-setting variance on its settings' degrees of freedom as a floor, 0.877)."""
     rate = float(np.mean(simulated["expected"]))
     assert 0.85 <= rate <= 0.95, rate
