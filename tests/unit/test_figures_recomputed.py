@@ -215,10 +215,13 @@ CONFIRMATIONS = {
                                     {"link": "1gbit", "latency": "250us"}, "undecided"),
     "tune_confirm_read_replica3": ("read_hash_mode", ("read", "write"),
                                    {"link": "250mbit", "ram": "256MB", "latency": "250us"}, "undecided"),
+    "tune_confirm_read_replica3_disks": ("read_hash_mode", ("read", "write"),
+                                         {"link": "1gbit", "disk": "30MB/s", "ram": "256MB", "latency": "250us"},
+                                         "undecided"),
 }
 QUOTED = {"tune_confirm_read", "tune_confirm_read_rtt", "tune_confirm_randwrite", "tune_confirm_smallfile_rtt",
           "tune_confirm_randwrite_rtt", "tune_confirm_randwrite_stretched", "tune_confirm_listing_rtt",
-          "tune_confirm_read_replica3"}
+          "tune_confirm_read_replica3", "tune_confirm_read_replica3_disks"}
 
 
 @pytest.mark.parametrize("name", list(CONFIRMATIONS))
