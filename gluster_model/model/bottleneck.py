@@ -80,9 +80,8 @@ variance function of the mean, its parameter by maximum likelihood).
 Searle, S. R., Casella, G., McCulloch, C. E. (1992), *Variance Components*, Wiley, ch. 3 (the one-way random
 effects model: between and within variance from group means and within-group spread).
 Geisser, S. (1993), *Predictive Inference: An Introduction*, Chapman & Hall, ch. 2 (the normal prediction
-interval for a new observation from n: t with n - 1 degrees of freedom, variance times 1 + 1/n).
-Satterthwaite, F. E. (1946), "An approximate distribution of estimates of variance components", *Biometrics
-Bulletin* 2(6), 110–114.
+interval for a new observation from n: t with n - 1 degrees of freedom, variance times 1 + 1/n;
+``stats.prediction``).
 Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
 Prentice-Hall, ch. 5 (asymptotic bounds: throughput is bounded by the most demanded device).
 """
@@ -99,6 +98,7 @@ from .features import Schema, Term, design_matrix, main_effect_terms
 from .physics import ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload, model_stages, stages
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
+from ..stats.prediction import predictive_half_width
 
 if TYPE_CHECKING:
     import numpy as np
@@ -427,12 +427,13 @@ def lookup(quantiles: Mapping[str, Mapping[str, float]], stage: str, level: floa
     The conformal quantile of one trial, scaled by sqrt((between + within/k) / (between + within)) for a mean of
     k trials, but never narrower than the normal prediction interval for a new setting's mean of k trials,
     t_df(0.5 + level/2) sqrt(between (1 + 1/S) + within/k), S the settings the stage was calibrated on and df
-    Satterthwaite's for the two components, nor wider than one trial's. Why: as k grows the error left is a setting's alone, and S settings
-    (four to six below today) are S exchangeable errors, too few for a split-conformal 90% (counted in settings
-    the rule asks for more than the largest); the trial-counted correction under-covers there (0.80 of long-run
-    means at 90% in tests/unit/test_interval_coverage.py), while the t quantile carries the between component
-    resting on S - 1 degrees of freedom (Geisser 1993, ch. 2). A table without the counts (a model file from
-    before them) is scaled alone; one without the components holds one trial's quantile, whatever ``trials``."""
+    Satterthwaite's for the two components, nor wider than one trial's. Why: as k grows the error left is a
+    setting's alone, and S settings (four to six below today) are S exchangeable errors, too few for a
+    split-conformal 90% (counted in settings the rule asks for more than the largest); the trial-counted
+    correction under-covers there (0.80 of long-run means at 90% in tests/unit/test_interval_coverage.py), while
+    the t quantile carries the between component resting on S - 1 degrees of freedom (Geisser 1993, ch. 2). A
+    table without the counts (a model file from before them) is scaled alone; one without the components holds
+    one trial's quantile, whatever ``trials``."""
     table = quantiles.get(stage) or quantiles.get("all") or {}
     levels = {float(k): v for k, v in table.items() if k not in COMPONENTS}
     above = sorted((lv, v) for lv, v in levels.items() if lv >= level - 1e-12)
@@ -448,20 +449,6 @@ def lookup(quantiles: Mapping[str, Mapping[str, float]], stage: str, level: floa
     single = max(one, predictive_half_width(table[BETWEEN], table[WITHIN], settings, dof, level))
     # a mean of k trials never wider than one trial: its variance is the smaller
     return min(single, max(scaled, predictive_half_width(between, within, settings, dof, level)))
-
-
-def predictive_half_width(between: float, within: float, settings: float, within_dof: float, level: float) -> float:
-    """Half-width (log) of the normal prediction interval for a new setting's mean: the between-setting variance
-    estimated from ``settings`` settings (its estimate's own variance, 1/settings of it, added), ``within`` the
-    trials' share, Satterthwaite's degrees of freedom for the sum (Satterthwaite 1946)."""
-    from scipy.stats import t
-
-    b = between * (1 + 1 / settings)
-    variance = b + within
-    if variance <= 0:
-        return 0.0
-    dof = variance ** 2 / (b ** 2 / (settings - 1) + (within ** 2 / within_dof if within_dof > 0 else 0.0))
-    return float(t.ppf(0.5 + level / 2, dof)) * math.sqrt(variance)
 
 
 def raw_binding(frame: Columns, metric: str) -> np.ndarray:

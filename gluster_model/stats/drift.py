@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .ratios import RunRatio
+from .ratios import RunRatio, satterthwaite_df
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def drift_ratio(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], drif
         dfs.append(drift.df)
     var = sum(parts) + known
     se = math.sqrt(var)
-    df = sum(parts) ** 2 / sum(p ** 2 / d for p, d in zip(parts, dfs)) if sum(parts) > 0 else sum(dfs)
+    df = satterthwaite_df(parts, dfs)
     log_ratio = centres[1] - centres[0]
     half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     counts = tuple(len(x) for x in (a, b))

@@ -50,6 +50,15 @@ class Comparison:
     p_gain: float
 
 
+def satterthwaite_df(parts: Sequence[float], dfs: Sequence[float]) -> float:
+    """Satterthwaite's degrees of freedom of a sum of independent variance estimates ``parts``, each on its own
+    ``dfs`` (inf for one taken as known); where the sum is zero, the degrees of freedom summed."""
+    total = sum(parts)
+    if total <= 0:
+        return float(sum(dfs))
+    return total ** 2 / sum(p ** 2 / d for p, d in zip(parts, dfs))
+
+
 def welch_ratio(defaults: Sequence[float], other: Sequence[float], level: float = 0.95) -> Comparison:
     """Ratio of means (other / defaults) with a Welch interval on the log scale (delta method) and Welch's
     one-sided p-value that ``other`` is larger; the trials are taken as independent draws."""
@@ -64,7 +73,7 @@ def welch_ratio(defaults: Sequence[float], other: Sequence[float], level: float 
     ratio = mb / ma
     if se == 0:
         return Comparison(ratio, ratio, ratio, 0.0 if ratio > 1 else 1.0)
-    df = (va + vb) ** 2 / ((va**2 / (len(a) - 1)) + (vb**2 / (len(b) - 1))) if math.isfinite(se) else 1.0
+    df = satterthwaite_df((va, vb), (len(a) - 1, len(b) - 1)) if math.isfinite(se) else 1.0
     t = stats.t.ppf(0.5 + level / 2, df)
     log_ratio = math.log(ratio)
     p = float(stats.t.sf(log_ratio / se, df))

@@ -306,7 +306,7 @@ def test_the_predictive_floor_covers_a_new_settings_mean_at_its_level() -> None:
     interval holds it at the level (exact under normality), and the z interval on the same estimate does not."""
     from scipy.stats import norm
 
-    from gluster_model.model.bottleneck import predictive_half_width
+    from gluster_model.stats.prediction import predictive_half_width
 
     rng = np.random.default_rng(5)
     for settings in (4, 6):
