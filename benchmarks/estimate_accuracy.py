@@ -67,7 +67,7 @@ def main() -> None:
             expanded = expand(plan, spec, plan_path)
             base = campaign_name(plan, spec).split("@")[0] + "@"
             d = d[d["campaign"].str.startswith(base)].drop_duplicates(["campaign", "run_id", "trial"])
-            estimate = (estimate_seconds(expanded, plan.protocol, baselines=False)
+            estimate = (estimate_seconds(expanded, plan.protocol, baselines=None)
                         - TrialCost().volume_s * len(expanded.volumes))
             recorded = float(d["seconds"].sum())
             rows.append({"table": table, "trials": int(len(d)), "recorded_min": recorded / 60,

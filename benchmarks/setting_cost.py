@@ -4,19 +4,22 @@ disks at once changes their figures.
 A plan over hardware settings (the bottleneck plan, `glmodel verify`) makes each setting a campaign of its own:
 the setting is applied, the host facts are gathered (a probe per host, then a CPU score per machine and CPU
 limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio)
-baselines are measured before the first trial. This script applies three settings on an N-node lab (default
+baselines are measured before the first trial. This script applies four settings on an N-node lab (default
 8) and times each phase with the bottleneck plan's baselines (iperf3 3 s + 1 s omitted; fio 64 MB, 3 s a test,
 the sequential tests the models take). The disk baseline is measured three ways: one host after another, as
 collect does it (``parallel: auto``: at once where each brick's device has a limit, a figure short of it
 measured again alone), and one host after another again (the spread of measuring the same way twice). It
 prints the times and each way's figures per test.
 
-Then it collects a plan over the same settings (one 1 MB write run each, the baselines above) into a fresh store,
-once with ``baselines.at_once: auto`` (on the lab, whose nodes share a machine: one after the other) and once
-with ``true`` (iperf3 beside fio where every link and brick device has a limit; a pair no full link explains
-measured again alone), and prints what each campaign paid before its first run
-(``CampaignSummary.first_run_seconds``: leftover volumes removed, the setting applied, facts, CPU scores, both
-baselines, the first volume built and mounted) and the baselines the store kept, beside the phases' alone ones.
+Then it collects a plan over the same settings (one 1 MB write run each, the baselines above) into a fresh
+store, three ways: as by default (``baselines.at_once: auto``: on the lab, whose nodes share a machine, one
+after the other; ``keep: true``: a setting that changed only knobs that cannot move a baseline's figures keeps
+that baseline, ``campaign.records.baseline_key``), with ``keep: false`` (every setting measures both), and with
+``at_once: true`` (iperf3 beside fio where every link and brick device has a limit; a pair no full link explains
+measured again alone). It prints what each campaign paid before its first run
+(``CampaignSummary.first_run_seconds``: leftover volumes removed, the setting applied, facts, CPU scores, the
+baselines, the first volume built and mounted), which baselines it kept, and the figures the store holds,
+beside the phases' alone ones.
 
 Target (issue 66): a setting's fixed cost as collect pays it <= 10 s on 8 nodes, its figures those measured alone
 within their own spread.
@@ -44,9 +47,13 @@ from gluster_model.preflight import cpu_scores, run_check
 from gluster_model.remote.executor import SSHExecutor
 
 T = TypeVar("T")
-# Limited disks (the figures collect measures at once) and an unlimited one (measured one host after another).
-SETTINGS = ((("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("disk", "40MB/s")),
-            (("link", "1gbit"), ("disk", "unlimited")))
+# A plan's settings as the bottleneck plan orders them: today, then one knob at a time (the link alone, then the
+# disks alone: each keeps the other's baseline), then back to today's link with disks that have no limit (the
+# network's baseline kept from the first; fio measured one host after another, the lab's disks one device).
+SETTINGS = ((("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("disk", "100MB/s")),
+            (("link", "500mbit"), ("disk", "40MB/s")), (("link", "1gbit"), ("disk", "unlimited")))
+# How collect is asked to measure them: (baselines.at_once, baselines.keep).
+WAYS = (("auto", True), ("auto", False), ("true", True))
 IPERF = IperfSpec(seconds=3, omit=1)
 FIO = DiskSpec(size="64MB", runtime=3, steady=True, tests=["seq_write", "seq_read"])
 
@@ -123,26 +130,30 @@ baselines:
   iperf: {{seconds: {seconds}, omit: {omit}}}
   fio: {{size: {size}, runtime: {runtime}, steady: true, tests: [seq_write, seq_read]}}
   at_once: {at_once}
+  keep: {keep}
 """
 
 
 def as_collect_pays(cluster_file: Path, workdir: Path,
-                    alone: dict[str, tuple[float | None, list[float], list[float]]], at_once: str) -> None:
+                    alone: dict[str, tuple[float | None, list[float], list[float]]], at_once: str,
+                    keep: bool) -> None:
     """Collect a plan over SETTINGS and print each campaign's cost before its first run and its kept figures."""
     from gluster_model import api
     from gluster_model.store import open_store
 
-    plan = workdir / f"setting-cost-{at_once}.yaml"
+    way = f"{at_once}-{'keep' if keep else 'measure'}"
+    plan = workdir / f"setting-cost-{way}.yaml"
     values = {k: sorted({dict(s)[k] for s in SETTINGS}) for k in ("link", "disk")}
     plan.write_text(PLAN.format(links=", ".join(values["link"]), disks=", ".join(values["disk"]),
                                 settings="\n".join(f"      - {{link: {dict(s)['link']}, disk: {dict(s)['disk']}}}"
                                                    for s in SETTINGS),
                                 seconds=IPERF.seconds, omit=IPERF.omit, size=FIO.size, runtime=FIO.runtime,
-                                at_once=at_once))
-    store = f"sqlite:///{workdir / f'setting-cost-{at_once}.db'}"
+                                at_once=at_once, keep=str(keep).lower()))
+    store = f"sqlite:///{workdir / f'setting-cost-{way}.db'}"
     summaries = api.collect(cluster_file, plan, store=store)
-    print(f"as collect pays it, baselines at_once: {at_once} (a plan over the same settings, one 1 MB write run "
-          "each; on the lab auto measures one after the other):")
+    print(f"as collect pays it, baselines at_once: {at_once}, keep: {str(keep).lower()} (a plan over the same "
+          "settings, one 1 MB write run each; on the lab auto measures one after the other; keep: a setting keeps "
+          "the baseline of a kind its changed knobs cannot move):")
     with open_store(store) as st:
         for summary, setting in zip(summaries, SETTINGS):
             name = ", ".join(f"{k}={v}" for k, v in setting)
@@ -150,9 +161,11 @@ def as_collect_pays(cluster_file: Path, workdir: Path,
             rows = st.baselines(campaign.hardware_key) if campaign and campaign.hardware_key else []
             kept = [r for r in rows if r.error is None]
             again = sorted({r.kind for r in rows if r.error})
+            kept_from = sorted({r.kind for r in kept if r.campaign_id != campaign.id}) if campaign else []
             pairs = [r.value / 1e6 for r in kept if r.kind == "network" and r.value]
             print(f"  setting {name}: {summary.first_run_seconds or float('nan'):5.1f} s before the first run"
                   f" ({summary.baseline_seconds:.1f} s of baselines and the first volume)"
+                  + (f"; kept from an earlier setting: {', '.join(kept_from)}" if kept_from else "")
                   + (f"; measured again: {', '.join(again)}" if again else ""))
             net, write, read = alone.get(name, (None, [], []))
             print(f"    iperf3 median pair {statistics.median(pairs) if pairs else float('nan'):7.1f} Mbit/s"
@@ -171,8 +184,8 @@ def main() -> None:
 
     def both(cluster_file: Path, workdir: Path) -> None:
         alone = {} if args.collect_only else measure(cluster_file)
-        for at_once in ("auto", "true"):
-            as_collect_pays(cluster_file, workdir, alone, at_once)
+        for at_once, keep in WAYS:
+            as_collect_pays(cluster_file, workdir, alone, at_once, keep)
 
     from gluster_model.lab import lab_down, lab_up
 

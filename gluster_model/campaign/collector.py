@@ -44,7 +44,7 @@ from .baselines import BESIDE, at_once, measured_alone
 from .lab_setting import apply_lab_setting
 from .progress import CampaignSummary, Reporter, SilentReporter
 from ..store.identity import Look, Purpose, RunStatus, SearchStep
-from .records import LabSetting, campaign_name, ensure_campaign, hardware_key
+from .records import BASELINE_KINDS, LabSetting, baseline_key, campaign_name, ensure_campaign, hardware_key
 from .sizing import io_seconds, regime, size_past_ram, sizing_step, with_file_size
 from .trial_context import disturbances, snapshot, summary
 from ..preflight import gather_facts
@@ -96,6 +96,7 @@ class Collector:
         self._run_times: list[float] = []  # seconds of each run finished so far, for the ETA
         self._started = time.monotonic()
         self._servers_share = True  # whether servers share a machine (the lab), from the host facts
+        self._kind_keys: dict[str, str] = {}  # baseline kind -> what can move its figures, from the host facts
 
     # -- the campaign ---------------------------------------------------------------------------------------
     def run(self) -> CampaignSummary:
@@ -164,7 +165,7 @@ class Collector:
         else:
             network = self._measure_baselines(missing & {"network"})
             if network:
-                self.store.add_baselines(key, cid, network)
+                self.store.add_baselines(key, cid, network, self._kind_keys)
             jobs = [pool.submit(self._measure_baselines, missing & {"disk"})]
 
         def stored() -> None:
@@ -175,7 +176,7 @@ class Collector:
             finally:
                 pool.shutdown(wait=True)
             if rows:
-                self.store.add_baselines(key, cid, rows)
+                self.store.add_baselines(key, cid, rows, self._kind_keys)
             if waiting:
                 summary.baseline_seconds = time.monotonic() - t0
 
@@ -306,13 +307,24 @@ class Collector:
         self._servers_share = None in boots or len(set(boots)) < len(boots)  # a machine, or one unknown
         key = hardware_key(self.cluster, facts, self.setting)
         self.store.set_hardware_key(cid, key)
+        self._kind_keys = {kind: baseline_key(kind, self.cluster, facts, self.setting) for kind in BASELINE_KINDS}
         return key
 
     def _missing_baselines(self, key: str) -> set[str]:
-        """The kinds of baseline the plan wants and the store lacks for this hardware."""
+        """The kinds of baseline the plan wants and the store lacks for this hardware, once those another
+        setting measured under the same knobs of their kind are kept (``baselines.keep``)."""
         have = {b.kind for b in self.store.baselines(key) if b.error is None}
         b = self.plan.baselines
-        return {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
+        missing = {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
+        if not b.keep:
+            return missing
+        for kind in sorted(missing):
+            kept = self.store.keep_baseline(kind, self._kind_keys[kind], key)
+            if kept is not None:
+                self.report.status(f"{kind} baseline kept from {kept.campaign or 'an earlier setting'} ({kept.figures} "
+                                   f"figure(s)): this setting changed no knob that moves it")
+                missing.discard(kind)
+        return missing
 
     def _measure_baselines(self, kinds: set[str], *, limits: dict[str, int | None] | None = None,
                            where: dict[str, HostDisks] | None = None,

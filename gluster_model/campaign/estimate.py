@@ -21,15 +21,20 @@ from ..hardware.emulation import is_share
 from ..hardware.link import parse_rate
 from ..model.physics import stages
 from ..plan.factors import RunSpec
-from ..plan.file import Expanded
+from ..plan.file import Baselines, Expanded
 from ..plan.protocol import Protocol
 from ..store.store import Store
 from ..units import parse_size
+from .records import LabSetting, knobs_moving
 
 # A stage carries this share of its nominal rate in a trial (the shipped proofs measured 0.85-0.95 of the
 # throttled link or disk; iozone's passes start and end unevenly across children)
 STAGE_EFFICIENCY = 0.95
-BASELINE_S = 20.0  # facts, network and disk baselines of one hardware setting (17.5 s on 8 lab nodes)
+# What a hardware setting costs before its first trial (benchmarks/setting_cost.py, 8 lab nodes): applied, its
+# facts and CPU score and its first volume 3.2 s; the network's baseline (iperf3 3 s + 1 s, round trips) 5.3 s;
+# the disks' (fio, two 3 s tests) 7.3 s. A setting that keeps a baseline (``baselines.keep``) pays nothing for it.
+SETTING_S = 4.0
+BASELINE_S = {"network": 6.0, "disk": 8.0}
 
 
 @dataclass(frozen=True)
@@ -127,12 +132,28 @@ def stage_rate(run: RunSpec, test: str) -> float | None:
     return float(limits.min()) * 1e6 * STAGE_EFFICIENCY if limits.size else None  # the stages count MB of 10^6
 
 
-def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, cost: TrialCost = TrialCost(),
-                     measured: Mapping[RunKey, float] | None = None) -> float:
+def setting_seconds(settings: Sequence[LabSetting], wanted: Baselines) -> float:
+    """What the plan's hardware settings cost before their first trials, in the order they run: each its fixed
+    ``SETTING_S``, and each baseline kind the plan wants where no earlier setting measured it under the same
+    knobs of its kind (``records.knobs_moving``; with ``keep`` off, every setting's)."""
+    seen: dict[str, set[tuple[tuple[str, str], ...]]] = {kind: set() for kind in BASELINE_S}
+    total = 0.0
+    for setting in settings:
+        total += SETTING_S
+        for kind, seconds in BASELINE_S.items():
+            moved = tuple(sorted(knobs_moving(kind, setting).items()))
+            if getattr(wanted, kind) and not (wanted.keep and moved in seen[kind]):
+                total += seconds
+                seen[kind].add(moved)
+    return total
+
+
+def estimate_seconds(expanded: Expanded, p: Protocol, baselines: Baselines | None = Baselines(),
+                     cost: TrialCost = TrialCost(), measured: Mapping[RunKey, float] | None = None) -> float:
     """Campaign duration: per trial, what the run's trials took when the store measured it before
     (``measured``), else the start-up plus the data of every test pass at the cost's rate, capped by the run's
     hardware (``stage_rate``), or the auto-sizing target; per volume, creating, mounting and removing it;
-    ``BASELINE_S`` for the facts and baselines of each lab hardware setting."""
+    ``setting_seconds`` for the facts and ``baselines`` of the lab hardware settings (None: none)."""
     per_trial = 0.0
     trials = p.warmups + p.repetitions
     for run in expanded.runs:
@@ -155,8 +176,8 @@ def estimate_seconds(expanded: Expanded, p: Protocol, baselines: bool = True, co
         startup = TRIAL_ENGINES[w.engine].overhead_seconds(w, cost.startup_s)
         per_trial += (startup + io) * trials
     total = per_trial + cost.volume_s * len(expanded.volumes)
-    # Each lab hardware setting is a campaign with baselines of its own.
-    return total + (BASELINE_S * len(expanded.lab_settings) if baselines else 0)
+    # Each lab hardware setting is a campaign, with baselines where its change can move them.
+    return total + (setting_seconds(expanded.lab_settings, baselines) if baselines is not None else 0)
 
 
 def trial_count(expanded: Expanded, p: Protocol) -> tuple[int, int]:

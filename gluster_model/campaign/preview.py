@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..config.cluster import ClusterSpec
 from ..plan.factors import Level, RunSpec, show_features
-from ..plan.file import Expanded, PlanFile, side_runs
+from ..plan.file import Baselines, Expanded, PlanFile, side_runs
 from ..store.identity import Look
 from ..store.store import open_store, store_exists
 from ..plan.search import MAX_BUDGET
@@ -58,10 +58,12 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
     settings = expanded.lab_settings
     campaigns = [(setting_campaign(base, s), len(expanded.with_setting(s).runs)) for s in settings] \
         if settings != [()] else []
-    seconds = estimate_seconds(expanded, plan.protocol, cost=cost, measured=measured)
+    seconds = estimate_seconds(expanded, plan.protocol, plan.baselines, cost=cost, measured=measured)
+    found = Baselines(network=False, disk=False)  # a campaign at hardware measured before finds its baselines
     if campaigns and d.hardware is not None and d.hardware.again:  # today again at the end (its drift)
         campaigns.append((again_campaign(campaigns[0][0]), campaigns[0][1]))
-        seconds += estimate_seconds(expanded.with_setting(settings[0]), plan.protocol, cost=cost, measured=measured)
+        seconds += estimate_seconds(expanded.with_setting(settings[0]), plan.protocol, found, cost=cost,
+                                    measured=measured)
     looks, compared = 1, expanded
     trials = trial_count(expanded, plan.protocol)
     if d.sides is not None:  # an interleaved comparison: each side's runs in `looks` campaigns, A B B A
@@ -70,7 +72,8 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         compared_base = setting_campaign(base, settings[0])
         order = interleaved_order(compared_base, d.looks)
         campaigns = [(side_campaign(Look(compared_base, s, k)), len(parts[s].runs)) for s, k in order]
-        seconds = sum(estimate_seconds(parts[s], plan.protocol, cost=cost, measured=measured) for s, _ in order)
+        seconds = sum(estimate_seconds(parts[s], plan.protocol, found if i else plan.baselines, cost=cost,
+                                       measured=measured) for i, (s, _) in enumerate(order))
         compared, looks = parts["A"], d.looks  # what compare matches: one side's configurations
         counts = [trial_count(parts[s], plan.protocol) for s, _ in order]
         trials = (sum(c[0] for c in counts), sum(c[1] for c in counts))

@@ -79,6 +79,38 @@ def hardware_key(cluster: ClusterSpec, facts: Mapping[str, HostFacts], setting: 
     return digest({"cluster": cluster.name, "hosts": hosts, **({"lab": dict(setting)} if setting else {})})
 
 
+BASELINE_KINDS = ("network", "disk")
+
+
+def baseline_key(kind: str, cluster: ClusterSpec, facts: Mapping[str, HostFacts], setting: LabSetting = ()) -> str:
+    """Same key = the same hosts, with the facts and setting knobs that can move a ``kind`` baseline's figures
+    (``network``: iperf3 and round trips; ``disk``: fio) the same, so a baseline of that kind measured under it
+    still describes them when only other knobs changed (a setting that moves the disks keeps the network's
+    baseline). Facts of both kinds: the CPU and its limit (each measurement's processes run on it); the
+    network's: the NIC, its speed and MTU; the disk's: the RAM the page cache can hold (fio's buffered
+    fallback), the bricks' filesystems and throttles. The knobs of each kind: ``Knob.baselines``."""
+    if kind not in BASELINE_KINDS:
+        raise ValueError(f"{kind!r} is not a baseline kind ({', '.join(BASELINE_KINDS)})")
+    hosts: list[list[Any]] = []
+    for address, f in sorted(facts.items()):
+        row: list[Any] = [address, f.cpu_model, f.cpus, f.cpu_quota_cores]
+        if kind == "network":
+            row += [f.nic, f.nic_speed_mbps, f.nic_mtu]
+        else:
+            bricks = f.bricks or {}
+            row += [f.ram_bytes, sorted((p, b.fstype, sorted((b.throttle or {}).items())) for p, b in bricks.items())]
+        hosts.append(row)
+    return digest({"kind": kind, "cluster": cluster.name, "hosts": hosts, "setting": knobs_moving(kind, setting)})
+
+
+def knobs_moving(kind: str, setting: LabSetting) -> dict[str, str]:
+    """The knobs of ``setting`` that can move a ``kind`` baseline's figures (``Knob.baselines``), with their
+    values."""
+    from ..hardware.settings import baselines_moved_by
+
+    return {k: v for k, v in setting if kind in baselines_moved_by(k)}
+
+
 def order_coin(name: str) -> bool:
     """A fair coin drawn from a campaign's name: which of two arms goes first (an interleaved comparison's first
     pair, a search's first confirmation look). Drawn from the name, so a resumed plan keeps its order."""

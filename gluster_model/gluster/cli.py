@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 from ..errors import GlmodelError, ParseError
 
+# glusterd's management port: every client reaches it on every server to mount a volume.
+GLUSTERD_PORT = 24007
+
 
 def gluster_argv(*args: str, socket: str | None = None, xml: bool = False) -> list[str]:
     """argv for one gluster CLI call. ``socket`` selects a glusterd by its UNIX socket (the local lab)."""

@@ -71,6 +71,10 @@ class Knob:
     shares: bool = True  # a plan may give it as a share of each host's own ("50%"); a delay is not a share
     limit: str | None = None  # a block-throttle limit's key (read_bps, ..) on the lab's nodes and on hosts alike
     step: HostStep | None = None
+    # The baselines whose figures a change of it can move ("network": iperf3 and round trips, "disk": fio): a
+    # setting that changes only knobs outside a baseline's keeps that baseline (``campaign.records.baseline_key``).
+    # Both unless the knob says otherwise: a knob that cannot tell re-measures everything.
+    baselines: tuple[str, ...] = ("network", "disk")
 
     @property
     def factor_name(self) -> str:

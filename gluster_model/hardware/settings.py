@@ -125,23 +125,25 @@ def _plugged() -> tuple[Knob, ...]:
 # In the order the CLI lists them.
 KNOB_LIST: tuple[Knob, ...] = (
     Knob("link", "Link rate, shaped with tc: 100mbit, 1gbit, 10gbit, unlimited.", parse_rate, show_rate,
-         moves=("network_gbps",), emulated=True),
+         moves=("network_gbps",), emulated=True, baselines=("network",)),
     Knob("backing", "Brick backing: dir (the lab directory), ext4 or xfs (a loop device), tmpfs.", parse_backing, str,
-         moves=_DISK, factor="brick_backing"),
+         moves=_DISK, factor="brick_backing", baselines=("disk",)),
     Knob("disk", "Disk read and write rate of the brick device (block throttling): 40MB/s, 150MB/s, unlimited. "
-         "Gives dir-backed nodes an ext4 loop device.", sets=("disk_read", "disk_write"), moves=_DISK, emulated=True),
+         "Gives dir-backed nodes an ext4 loop device.", sets=("disk_read", "disk_write"), moves=_DISK, emulated=True,
+         baselines=("disk",)),
     Knob("disk_read", "Disk read rate only, e.g. 120MB/s.", parse_disk_rate, show_disk_rate,
-         moves=("disk_read_mbps",), emulated=True, limit="read_bps"),
+         moves=("disk_read_mbps",), emulated=True, limit="read_bps", baselines=("disk",)),
     Knob("disk_write", "Disk write rate only, e.g. 60MB/s.", parse_disk_rate, show_disk_rate,
-         moves=("disk_write_mbps",), emulated=True, limit="write_bps"),
+         moves=("disk_write_mbps",), emulated=True, limit="write_bps", baselines=("disk",)),
     Knob("disk_iops", "Disk read and write IOPS limit, e.g. 500, or unlimited.",
-         sets=("disk_read_iops", "disk_write_iops"), moves=_DISK, emulated=True),
+         sets=("disk_read_iops", "disk_write_iops"), moves=_DISK, emulated=True, baselines=("disk",)),
     Knob("disk_read_iops", "Disk read IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False,
-         limit="read_iops"),
+         limit="read_iops", baselines=("disk",)),
     Knob("disk_write_iops", "Disk write IOPS limit.", parse_iops, _show_iops, moves=_DISK, option=False,
-         limit="write_iops"),
+         limit="write_iops", baselines=("disk",)),
     Knob("ram", "RAM of the node's processes and page cache (a memory cgroup): 512MB, 2GB, unlimited.",
-         parse_ram, show_ram, moves=("client_ram_gb",), emulated=True),
+         parse_ram, show_ram, moves=("client_ram_gb",), emulated=True,
+         baselines=("disk",)),  # fio falls back to buffered I/O where O_DIRECT is refused: the page cache counts
     Knob("cpu", "CPU cores of the node's processes (a CPU quota): 0.25, 0.5, 1, unlimited.", parse_cpu, show_cpu,
          moves=("cpu_score",), emulated=True),
     *_plugged(),  # the knobs set by commands on a host, one module each (hardware/knobs/)
@@ -165,6 +167,13 @@ OPTIONS: tuple[Knob, ...] = tuple(k for k in KNOB_LIST if k.option)
 EMULATED: tuple[str, ...] = tuple(k.factor_name for k in OPTIONS if k.emulated)
 # The plan factors that cannot be a share of a host's own hardware.
 NO_SHARES: frozenset[str] = frozenset(k.factor_name for k in OPTIONS if not k.shares)
+
+
+def baselines_moved_by(name: str) -> tuple[str, ...]:
+    """The baselines a setting of knob or plan factor ``name`` can move (``Knob.baselines``); both for a name no
+    knob has (nothing is kept on a guess)."""
+    knob = next((k for k in KNOB_LIST if name in (k.name, k.factor)), None)
+    return knob.baselines if knob is not None else ("network", "disk")
 
 
 def knob_of(factor: str) -> str:

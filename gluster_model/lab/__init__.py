@@ -12,9 +12,10 @@ Data flows one way through the package; no module imports one that imports it:
 - ``lifecycle``: ``lab_up``, ``lab_down``, ``lab_status`` and the daemons of each node.
 """
 
+from ..gluster.cli import GLUSTERD_PORT
 from ..hardware.settings import KNOBS, PAIRS, parse_setting
 from .hardware import node_settings, restore, set_backing, set_hardware, set_links, snapshot
-from .lifecycle import (DEFAULT_SSH_PORT, GLUSTERD_PORT, NodeStatus, lab_down, lab_mounts, lab_pids, lab_status, lab_up,
+from .lifecycle import (DEFAULT_SSH_PORT, NodeStatus, lab_down, lab_mounts, lab_pids, lab_status, lab_up,
                         start_glusterd, start_sshd, stop_sshd)
 from .state import LabState, NodeState, find_node, load_lab
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..config.cluster import check_remote_path
 from ..errors import LabError
-from ..gluster.cli import gluster_argv, parse_peer_status_xml
+from ..gluster.cli import GLUSTERD_PORT, gluster_argv, parse_peer_status_xml
 from ..hardware.settings import KnobValue
 from ..hardware.link import removal_argv
 from . import bricks, netns
@@ -31,7 +31,6 @@ from .run import (Progress, all_pids, cmdline, descendants, names, port_open, qu
                   wait_for)
 from .state import CLUSTER_FILE, STATE_FILE, LabState, NodeState
 
-GLUSTERD_PORT = 24007
 DEFAULT_SSH_PORT = 2222
 MAX_NODES = 16
 _UNIX_PATH_MAX = 107  # sun_path is 108 bytes including the terminating NUL

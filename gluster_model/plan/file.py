@@ -150,6 +150,10 @@ class Baselines(Frozen):
         "and brick device (a figure held back then falls short of its limit and is measured again alone); auto: "
         "only on hosts with machines of their own (on a shared machine, such as the lab, each took 1-2% from the "
         "other); true: there too; false: one after the other")
+    keep: bool = Field(
+        default=True, description="a hardware setting that changed only knobs that cannot move a baseline's "
+        "figures (the disks for the network's, the link and latency for the disks') keeps that baseline from "
+        "the last setting that measured it, instead of measuring it again; false: every setting measures both")
 
     @field_validator("at_once", mode="before")
     @classmethod

@@ -86,7 +86,14 @@ def _v7(conn: Connection) -> None:
                 search=step.search, search_round=step.round.value, look=step.look or None))
 
 
-STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
+def _v8(conn: Connection) -> None:
+    """Version 8: each baseline's ``kind_key`` (what can move a figure of its kind); the baselines already there
+    keep none, so no later setting keeps them on a key they were not measured under."""
+    _add_columns(conn, "baselines", (("kind_key", "VARCHAR(64)"),))
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_baselines_kind ON baselines (kind_key)"))
+
+
+STEPS: dict[int, Step] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8}
 
 
 def current_version(conn: Connection) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 metadata = MetaData()
 
@@ -93,8 +93,12 @@ baselines = Table(
     Column("error", Text, nullable=True),
     Column("raw", LargeBinary, nullable=True),
     Column("measured_at", DateTime(timezone=True), nullable=False),
+    # Version 8: the key of what can move this kind of figure (campaign.records.baseline_key): a later setting
+    # that changed only other knobs keeps the baseline (copied under its own hardware key). Null: never kept so.
+    Column("kind_key", String(64), nullable=True),
 )
 Index("ix_baselines_hw", baselines.c.hardware_key)
+Index("ix_baselines_kind", baselines.c.kind_key)
 
 runs = Table(
     "runs", metadata,

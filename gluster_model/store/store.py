@@ -76,6 +76,15 @@ class TrialRecord:
     context: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class KeptBaseline:
+    """A baseline a setting kept from other hardware (``Store.keep_baseline``): the name of the campaign that
+    measured it (None once that campaign was deleted) and how many figures were kept."""
+
+    campaign: str | None
+    figures: int
+
+
 # Columns a store read as it is (read-only, not migrated) lacks before the schema version that added them: filled
 # from the legacy reading of its campaigns' names (identity.legacy_info, legacy_look, legacy_step) instead.
 _INFO_SINCE = {"purpose": 5, "setting": 5, "again_of": 5, "comparison": 6, "side": 6, "look": 6, "search": 7,
@@ -263,8 +272,9 @@ class Store:
     def baselines(self, hardware_key: str) -> list[StoredBaseline]:
         """Every baseline measured of the hardware ``hardware_key``, in the order they were kept (a disturbed or
         failed one with its error)."""
+        columns = [col for col in t.baselines.c if col.name != "kind_key" or self.version >= 8]
         with self.tx() as c:
-            rows = c.execute(select(t.baselines).where(t.baselines.c.hardware_key == hardware_key)
+            rows = c.execute(select(*columns).where(t.baselines.c.hardware_key == hardware_key)
                              .order_by(t.baselines.c.id)).mappings().all()
         return [StoredBaseline(str(r["kind"]), str(r["host"]), str(r["target"]), str(r["test"]),
                                None if r["value"] is None else float(r["value"]), str(r["unit"]), r["error"],
@@ -279,14 +289,39 @@ class Store:
             raise StoreError(f"{self.where}: the raw output of baseline {row['id']} ({row['kind']} {row['test']} on "
                              f"{row['host']}) is damaged (not zlib data); restore the store from a copy") from None
 
-    def add_baselines(self, hardware_key: str, campaign_id: int | None, found: Sequence[Measured]) -> None:
-        """Baselines measured of the hardware ``hardware_key`` by a campaign, in one transaction."""
+    def add_baselines(self, hardware_key: str, campaign_id: int | None, found: Sequence[Measured],
+                      kind_keys: Mapping[str, str] | None = None) -> None:
+        """Baselines measured of the hardware ``hardware_key`` by a campaign, in one transaction; ``kind_keys``:
+        each kind's key of what can move its figures (``campaign.records.baseline_key``), for later settings."""
+        keys = kind_keys or {}
         with self.tx() as c:
             for m in found:
                 c.execute(t.baselines.insert().values(
                     hardware_key=hardware_key, campaign_id=campaign_id, kind=m.kind, host=m.host, target=m.target,
                     test=m.test, value=m.value, unit=m.unit, error=m.error, raw=compress(m.raw) if m.raw else None,
-                    measured_at=now()))
+                    measured_at=now(), kind_key=keys.get(m.kind)))
+
+    def keep_baseline(self, kind: str, kind_key: str, hardware_key: str) -> KeptBaseline | None:
+        """Copy the newest undisturbed ``kind`` baseline measured under ``kind_key`` (of other hardware: a setting
+        that changed only knobs that cannot move it) to ``hardware_key``, in one transaction; the copies keep the
+        campaign that measured them and when. None where there is none to keep (then nothing was written)."""
+        b = t.baselines
+        with self.tx() as c:
+            newest = c.execute(select(b.c.hardware_key, b.c.campaign_id).where(
+                b.c.kind == kind, b.c.kind_key == kind_key, b.c.error.is_(None), b.c.hardware_key != hardware_key)
+                .order_by(b.c.id.desc()).limit(1)).first()
+            if newest is None:
+                return None
+            source = b.c.campaign_id.is_(None) if newest.campaign_id is None else b.c.campaign_id == newest.campaign_id
+            rows = c.execute(select(b).where(b.c.kind == kind, b.c.kind_key == kind_key, b.c.error.is_(None),
+                                             b.c.hardware_key == newest.hardware_key, source)
+                             .order_by(b.c.id)).mappings().all()
+            for r in rows:
+                c.execute(b.insert().values({**{k: v for k, v in r.items() if k != "id"},
+                                             "hardware_key": hardware_key}))
+            by = None if newest.campaign_id is None else c.execute(
+                select(t.campaigns.c.name).where(t.campaigns.c.id == newest.campaign_id)).scalar()
+        return KeptBaseline(None if by is None else str(by), len(rows))
 
     # -- runs -----------------------------------------------------------------------------------------------
     def register_runs(self, campaign_id: int, runs: Sequence[Any]) -> dict[str, tuple[int, str]]:

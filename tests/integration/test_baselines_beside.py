@@ -30,7 +30,8 @@ PLAN = {
     "workload": {"tests": ["write"]},
     "protocol": {"warmups": 0, "repetitions": 1, "outlier_rule": "none"},
     # at_once true: the lab's nodes share a machine, where auto measures one after the other
-    "baselines": {"at_once": True, "iperf": {"seconds": 1, "omit": 0},
+    # keep false: the second setting changes the link alone, and would keep the first's disk baseline
+    "baselines": {"at_once": True, "keep": False, "iperf": {"seconds": 1, "omit": 0},
                   "fio": {"size": "16MB", "runtime": 1, "steady": True, "tests": ["seq_write", "seq_read"]}},
 }
 

@@ -1,5 +1,6 @@
-"""A plan that varies the lab's hardware: link rate and brick backing change between volumes, each setting is a
-campaign with its own measured baselines, and the lab is put back as it was."""
+"""A plan that varies the lab's hardware: link rate and disk rate change between volumes, each setting is a
+campaign with baselines that describe it (measured where its change can move them, kept from the setting that
+measured them where it cannot), and the lab is put back as it was."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from .conftest import glmodel
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from gluster_model.store.identity import StoredBaseline
 
 PLAN = {
     "name": "hwci",
@@ -48,8 +51,10 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab_put_back: LabSta
     with open_store(store, create=False) as st:
         camps = {c.name: c for c in st.campaigns()}
         assert set(camps) == SETTINGS
-        assert len({c.hardware_key for c in camps.values()}) == 4  # each measured on its own
+        assert len({c.hardware_key for c in camps.values()}) == 4  # each its own hardware
+        kept = {name: [b for b in st.baselines(str(c.hardware_key)) if b.error is None] for name, c in camps.items()}
         frame = trial_frame(st)
+    settings_keep_what_their_change_cannot_move(kept, {n: c.id for n, c in camps.items()})
     per = frame.groupby("campaign", observed=True)[["network_gbps", "disk_write_mbps", "disk_read_mbps"]].first()
     for name, row in per.iterrows():
         link, disk = str(name).split(":")[1].split(",")
@@ -80,6 +85,30 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab_put_back: LabSta
     state = LabState.load(lab.path)
     assert state is not None and state.links == {} and state.disk == {} and state.backing == {}
     assert state.throttles == []
+
+
+def settings_keep_what_their_change_cannot_move(kept: dict[str, list["StoredBaseline"]], ids: dict[str, int]) -> None:
+    """Four settings, two links by two disks: each link's network baseline measured once, by one of its two
+    settings, and kept by the other (the disks cannot move it), each disk's the same; so two network and two
+    disk measurements where measuring everything would make eight, and no setting kept a figure of the other
+    link (or disk): a keep on the wrong knob would hand a 500 Mbit/s setting a 1 Gbit/s link."""
+    for kind, knob in (("network", 0), ("disk", 1)):
+        measured_by: dict[str, set[int | None]] = {}
+        figures: dict[str, list[tuple[object, ...]]] = {}
+        for name, rows in kept.items():
+            value = name.split(":")[1].split(",")[knob]
+            mine = [b for b in rows if b.kind == kind]
+            assert mine, (name, kind)
+            by = {b.campaign_id for b in mine}
+            assert len(by) == 1, (name, kind, by)  # one pass, by one campaign
+            measured_by.setdefault(value, set()).update(by)
+            figures.setdefault(value, []).append(tuple(sorted((b.host, b.target, b.test, b.value, b.measured_at)
+                                                              for b in mine)))
+        for value, by in measured_by.items():
+            assert len(by) == 1 and next(iter(by)) in ids.values(), (kind, value, by)  # measured once
+            first, second = figures[value]
+            assert first == second, (kind, value)  # the same figures, kept as measured
+        assert len(set().union(*measured_by.values())) == 2, (kind, measured_by)  # two values, two measurements
 
 
 UPGRADES = {"baseline": {"name": "today", "set": {"network_gbps": "max", "disk_read_mbps": "max",

@@ -72,9 +72,9 @@ def test_estimate_uses_the_cost_model() -> None:
     cost = TrialCost(startup_s=5, bytes_per_s=100 * 2**20, volume_s=10)
     # per trial: 5 s + iozone's pause before its second test + 2 passes x 200 MiB at 100 MiB/s = 13.5 s;
     # 4 trials; one volume; no baselines.
-    assert estimate_seconds(ex, p, baselines=False, cost=cost) == pytest.approx(4 * (9 + IOZONE_NEXT_TEST_S) + 10)
+    assert estimate_seconds(ex, p, baselines=None, cost=cost) == pytest.approx(4 * (9 + IOZONE_NEXT_TEST_S) + 10)
     slow = TrialCost(startup_s=5, bytes_per_s=50 * 2**20, volume_s=10)
-    assert estimate_seconds(ex, p, baselines=False, cost=slow) == pytest.approx(4 * (13 + IOZONE_NEXT_TEST_S) + 10)
+    assert estimate_seconds(ex, p, baselines=None, cost=slow) == pytest.approx(4 * (13 + IOZONE_NEXT_TEST_S) + 10)
 
 
 def test_sizing_step_jumps_by_the_power_of_two_the_rate_asks_for() -> None:
@@ -132,7 +132,7 @@ def test_a_throttled_link_or_disk_of_the_setting_caps_the_estimates_rate() -> No
     # the estimate: two passes of 256 MiB, each at min(default rate, the stage's)
     p = Protocol(warmups=0, repetitions=1)
     cost = TrialCost(startup_s=0, bytes_per_s=100 * 2**20, volume_s=0)
-    io = estimate_seconds(Expanded([link]), p, baselines=False, cost=cost) - IOZONE_NEXT_TEST_S
+    io = estimate_seconds(Expanded([link]), p, baselines=None, cost=cost) - IOZONE_NEXT_TEST_S
     assert io == pytest.approx(256 * mb / stage_rate(link, "write") + 256 * mb / stage_rate(link, "read"))
 
 
@@ -152,10 +152,10 @@ def test_a_run_measured_before_is_estimated_at_what_its_trials_took() -> None:
     measured = measured_trial_seconds(rows, "c")
     assert measured[run_key(run.config_hash, run.lab)] == pytest.approx(35.0)
     p = Protocol(warmups=1, repetitions=3)
-    assert estimate_seconds(Expanded([run]), p, baselines=False, cost=TrialCost(volume_s=0),
+    assert estimate_seconds(Expanded([run]), p, baselines=None, cost=TrialCost(volume_s=0),
                             measured=measured) == pytest.approx(4 * 35.0)
     slower = replace_lab(run, (("link", "100mbit"),))
-    assert estimate_seconds(Expanded([slower]), p, baselines=False, cost=TrialCost(volume_s=0),
+    assert estimate_seconds(Expanded([slower]), p, baselines=None, cost=TrialCost(volume_s=0),
                             measured=measured) == pytest.approx(4 * 90.0)
 
 
@@ -186,3 +186,21 @@ def test_the_shipped_campaigns_took_what_the_dry_run_estimates_within_30_percent
     assert rows[0]["table"] == "gluster_config" and rows[0]["recorded_min"] == pytest.approx(g["seconds"].sum() / 60)
     outside = [(r["table"], round(r["ratio"], 2)) for r in rows if not 0.7 <= r["ratio"] <= 1.3]
     assert not outside
+
+
+def test_a_plan_pays_each_baseline_once_per_value_of_the_knobs_that_move_it() -> None:
+    """Settings in plan order: today measures both; the link alone the network's; the disks alone the disks';
+    back to today's link with the new disks nothing (both measured under those knobs already); the CPU moves
+    both. Without keep every setting pays both; a baseline the plan does not want is never paid."""
+    from gluster_model.campaign.estimate import BASELINE_S, SETTING_S, setting_seconds
+    from gluster_model.plan.file import Baselines
+
+    settings = [(("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("disk", "100MB/s")),
+                (("link", "500mbit"), ("disk", "40MB/s")), (("link", "1gbit"), ("disk", "40MB/s")),
+                (("link", "1gbit"), ("disk", "40MB/s"), ("cpu", "0.5"))]
+    net, disk = BASELINE_S["network"], BASELINE_S["disk"]
+    assert setting_seconds(settings, Baselines()) == pytest.approx(5 * SETTING_S + (net + disk) + net + disk + 0
+                                                                    + (net + disk))
+    assert setting_seconds(settings, Baselines(keep=False)) == pytest.approx(5 * (SETTING_S + net + disk))
+    assert setting_seconds(settings, Baselines(network=False)) == pytest.approx(5 * SETTING_S + 3 * disk)
+    assert setting_seconds([()], Baselines()) == pytest.approx(SETTING_S + net + disk)

@@ -174,27 +174,31 @@ def test_newer_schema_refused_and_old_schema_migrated(tmp_path: Path) -> None:
             conn.execute(text(f"ALTER TABLE trials DROP COLUMN {col}"))
         for col in ("purpose", "setting", "again_of", "comparison", "side", "look", "search", "search_round"):
             conn.execute(text(f"ALTER TABLE campaigns DROP COLUMN {col}"))  # nor these (versions 5, 6 and 7)
+        conn.execute(text("DROP INDEX ix_baselines_kind"))
+        conn.execute(text("ALTER TABLE baselines DROP COLUMN kind_key"))  # nor this (version 8)
     eng.dispose()
-    with open_store(path) as st:  # opened by collect: brought to version 7 (campaign columns), its data kept
+    with open_store(path) as st:  # opened by collect: brought to version 8 (the columns above), its data kept
         cid = st.ensure_campaign("t@c", "t", "h", {}, "c", {}, "0")
         st.register_runs(cid, _runs())
     eng = create_engine(f"sqlite:///{path}")
 
-    def v8(conn: Connection) -> None:  # a future step: a new column with a default
+    def v9(conn: Connection) -> None:  # a future step: a new column with a default
         conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(50) DEFAULT 'none'"))
 
     with eng.begin() as conn:
-        assert current_version(conn) == 7 and {"design_log", "writers"} <= set(inspect(conn).get_table_names())
+        assert current_version(conn) == 8 and {"design_log", "writers"} <= set(inspect(conn).get_table_names())
         assert {"context", "flagged_because"} <= {c["name"] for c in inspect(conn).get_columns("trials")}
         assert {"purpose", "setting", "again_of", "comparison", "side", "look", "search", "search_round"} <= \
             {c["name"] for c in inspect(conn).get_columns("campaigns")}
-        assert migrate(conn, {**STEPS, 8: v8}, target=8) == (7, 8)
+        assert "kind_key" in {c["name"] for c in inspect(conn).get_columns("baselines")}
+        assert "ix_baselines_kind" in {i["name"] for i in inspect(conn).get_indexes("baselines")}
+        assert migrate(conn, {**STEPS, 9: v9}, target=9) == (8, 9)
     with eng.begin() as conn:
-        assert current_version(conn) == 8
+        assert current_version(conn) == 9
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
         assert conn.execute(text("select count(*), min(note) from runs")).one() == (4, "none")  # data kept
     eng.dispose()
-    with pytest.raises(StoreError, match="schema version 8, newer than this glmodel understands"):
+    with pytest.raises(StoreError, match="schema version 9, newer than this glmodel understands"):
         open_store(path)
 
 
@@ -356,8 +360,38 @@ def test_the_dry_run_estimates_a_run_the_store_measured_at_what_its_trials_took(
             st.add_trial(rid, _trial(i, 2048.0))
         st.finish_run(rid, RunStatus.DONE, regime="cached")
     seen = preview(cluster, plan, expanded, "t@c", store_at)
-    one = estimate_seconds(type(expanded)([expanded.runs[0]]), plan.protocol, baselines=False,
+    one = estimate_seconds(type(expanded)([expanded.runs[0]]), plan.protocol, baselines=None,
                            cost=TrialCost(volume_s=0))
     # the measured run: three trials of 2 s in place of the stated costs' estimate of it
     assert seen.seconds == pytest.approx(empty.seconds - one + 3 * 2.0)
     assert seen.cost_source.startswith("1 of 4 run(s) as their trials took in the store; the rest")
+
+
+def test_a_setting_keeps_the_newest_undisturbed_baseline_of_its_kind_key_and_nothing_else(store_at: str) -> None:
+    """``keep_baseline`` copies, under the new hardware's key, the newest pass of a kind measured under the same
+    kind key by another hardware: every undisturbed figure of it, with the campaign that measured it and when;
+    never a disturbed figure, another kind, another kind key, or an older pass."""
+    from gluster_model.bench.engine import Measured
+
+    def net(value: float, error: str | None = None) -> Measured:
+        return Measured("network", "10.0.0.2", "10.0.0.1", "write", value, "bit/s", error, raw="{}")
+
+    with open_store(store_at) as st:
+        first = st.ensure_campaign("t@c:link=1gbit,disk=40MB/s", "t", "h", {}, "c", {}, "0")
+        second = st.ensure_campaign("t@c:link=1gbit,disk=80MB/s", "t", "h", {}, "c", {}, "0")
+        keys = {"network": "net-1gbit", "disk": "disk-40"}
+        st.add_baselines("hw-old", first, [net(5e8)], keys)  # an older pass of the same link
+        st.add_baselines("hw-a", first, [net(9e8, "disturbed: a hog"), net(9.4e8), net(9.3e8),
+                                          Measured("disk", "10.0.0.1", "/b", "seq_write", 4e7, "B/s")], keys)
+        st.add_baselines("hw-other", second, [net(4.7e8)], {"network": "net-500mbit"})
+        assert st.keep_baseline("network", "net-100mbit", "hw-b") is None and st.baselines("hw-b") == []
+        kept = st.keep_baseline("network", "net-1gbit", "hw-b")
+        assert kept is not None and kept.campaign == "t@c:link=1gbit,disk=40MB/s" and kept.figures == 2
+        rows = st.baselines("hw-b")
+        source = [b for b in st.baselines("hw-a") if b.kind == "network" and b.error is None]
+        assert [(b.kind, b.value, b.error, b.campaign_id, b.measured_at, b.raw) for b in rows] == \
+            [(b.kind, b.value, b.error, b.campaign_id, b.measured_at, b.raw) for b in source]
+        assert {b.hardware_key for b in rows} == {"hw-b"} and [b.value for b in rows] == [9.4e8, 9.3e8]
+        # a hardware never keeps from itself: its own figures are the store's already
+        assert st.keep_baseline("disk", "disk-40", "hw-a") is None
+        assert st.keep_baseline("disk", "net-1gbit", "hw-c") is None  # a kind key is a kind's

@@ -142,3 +142,36 @@ def test_a_design_log_comes_back_as_decisions_in_order(tmp_path: Path) -> None:
         (1, None, "round 1: predictions steady")]
     assert log[2].figures == {"runs": 2, "stopped": True} and all(isinstance(e, StoredDecision) for e in log)
     assert all(e.created_at is not None for e in log)
+
+
+def test_a_baseline_kind_key_holds_what_can_move_its_figures_and_nothing_else() -> None:
+    """A setting that changes the disks keeps the network's key and not the disks'; the link and a delay the
+    reverse; the CPU (each measurement's processes run on it) and a knob no entry knows change both; so do the
+    facts of each kind (a NIC's MTU the network's, a brick's filesystem or the page cache's RAM the disks')."""
+    from gluster_model.campaign.records import baseline_key
+
+    c = _cluster()
+    facts = {"10.0.0.1": HostFacts.read(_probed()), "10.0.0.2": HostFacts.read({"cpus": 2, "nic_mtu": 1500})}
+
+    def keys(setting: tuple[tuple[str, str], ...], f: dict[str, HostFacts] = facts) -> tuple[str, str]:
+        return baseline_key("network", c, f, setting), baseline_key("disk", c, f, setting)
+
+    today = keys((("link", "1gbit"), ("disk", "40MB/s")))
+    assert today[0] != today[1]  # a kind's key is its own
+    for setting, moved in (((("link", "1gbit"), ("disk", "80MB/s")), "disk"),
+                           ((("link", "500mbit"), ("disk", "40MB/s")), "network"),
+                           ((("link", "1gbit"), ("disk", "40MB/s"), ("latency", "5ms")), "network"),
+                           ((("link", "1gbit"), ("disk", "40MB/s"), ("ram", "512MB")), "disk"),
+                           ((("link", "1gbit"), ("disk", "40MB/s"), ("brick_backing", "xfs")), "disk"),
+                           ((("link", "1gbit"), ("disk", "40MB/s"), ("cpu", "0.5")), "both"),
+                           ((("link", "1gbit"), ("disk", "40MB/s"), ("queue_depth", "4")), "both")):
+        net, disk = keys(setting)
+        assert (net != today[0], disk != today[1]) == (moved in ("network", "both"), moved in ("disk", "both")), \
+            (setting, moved)
+    mtu = {**facts, "10.0.0.2": facts["10.0.0.2"].model_copy(update={"nic_mtu": 9000})}
+    ram = {**facts, "10.0.0.2": facts["10.0.0.2"].model_copy(update={"ram_bytes": 1 << 30})}
+    setting = (("link", "1gbit"), ("disk", "40MB/s"))
+    assert keys(setting, mtu)[0] != today[0] and keys(setting, mtu)[1] == today[1]
+    assert keys(setting, ram)[0] == today[0] and keys(setting, ram)[1] != today[1]
+    with pytest.raises(ValueError, match="not a baseline kind"):
+        baseline_key("rtt", c, facts)

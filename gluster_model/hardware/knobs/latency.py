@@ -104,4 +104,4 @@ def _say(value: KnobValue, nic: str) -> str:
 
 KNOB = Knob("latency", "Delay added to every packet a node receives (a round trip gains twice it): 250us, 1ms, none.",
             parse_delay, show_delay, moves=("network_rtt_ms",), emulated=True, shares=False,
-            step=HostStep(_read, _apply, _restore, say=_say))
+            baselines=("network",), step=HostStep(_read, _apply, _restore, say=_say))

@@ -45,4 +45,5 @@ def _restore(was: str, nic: str, files: str) -> list[Argv]:
 
 
 KNOB = Knob("mtu", "MTU of the node's NIC in bytes: 1400, 1500, 9000, or default (as it was).", parse_mtu, show_mtu,
-            emulated=True, shares=False, step=HostStep(_read, _apply, _restore, reconnect=True))
+            emulated=True, shares=False, baselines=("network",),
+            step=HostStep(_read, _apply, _restore, reconnect=True))
