@@ -46,6 +46,10 @@ def terminate_script(pid: str, grace_s: float = 5.0, kill: bool = True) -> str:
     not: ``terminate`` on a remote host. A caller that returns while the process is still exiting leaves it to
     be found running."""
     tries = max(1, round(grace_s / 0.1))
-    out = (f"kill {pid} 2>/dev/null; i=0; while kill -0 {pid} 2>/dev/null && [ $i -lt {tries} ]; "
+    # An exited process nobody has reaped yet (a zombie: a detached one whose new parent, the host's pid 1, does
+    # not reap, as in a container) still answers kill -0, and would hold the caller the whole grace: it counts
+    # as exited.
+    out = (f"kill {pid} 2>/dev/null; i=0; while kill -0 {pid} 2>/dev/null && "
+           f"! grep -qs '^State:[[:space:]]*Z' /proc/{pid}/status && [ $i -lt {tries} ]; "
            f"do i=$((i+1)); sleep 0.1; done")
     return out + (f"; kill -0 {pid} 2>/dev/null && kill -9 {pid}" if kill else "")

@@ -1,5 +1,6 @@
 """``processes.terminate_script``, run by a real shell on real processes: one that exits on SIGTERM is waited
-for, one that ignores it is killed after the grace, and without ``kill`` it is left (the latency knob's form)."""
+for (a zombie counts as exited), one that ignores it is killed after the grace, and without ``kill`` it is left
+(the latency knob's form)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ def _end(pid: int, grace_s: float = 5.0, kill: bool = True) -> float:
 
 
 def test_a_process_that_exits_on_sigterm_is_gone_when_the_script_returns() -> None:
+    """Its parent (this test) reaps it only afterwards, so until then it is a zombie, which answers kill -0: the
+    script counts it as exited and does not wait out its grace (a detached process on a host whose pid 1 does
+    not reap, a container's, stays a zombie)."""
     proc = subprocess.Popen(["sleep", "30"])
     try:
-        _end(proc.pid)
+        took = _end(proc.pid, grace_s=10)
         assert zombie(proc.pid) and proc.wait(timeout=1) == -15  # ended before the script returned
+        assert took < 5, took  # not the 10 s grace
     finally:
         proc.kill()
 
