@@ -307,7 +307,13 @@ class Collector:
         self._servers_share = None in boots or len(set(boots)) < len(boots)  # a machine, or one unknown
         key = hardware_key(self.cluster, facts, self.setting)
         self.store.set_hardware_key(cid, key)
-        self._kind_keys = {kind: baseline_key(kind, self.cluster, facts, self.setting) for kind in BASELINE_KINDS}
+        b = self.plan.baselines
+        # how each kind is measured (not where it runs from, nor how hosts are ordered): a pass measured
+        # another way (another fio size or test, another iperf3 length) is not kept
+        how = {"network": b.iperf.model_dump(mode="json", exclude={"port"}),
+               "disk": b.fio.model_dump(mode="json", exclude={"parallel"})}
+        self._kind_keys = {kind: baseline_key(kind, self.cluster, facts, self.setting, how[kind])
+                           for kind in BASELINE_KINDS}
         return key
 
     def _missing_baselines(self, key: str) -> set[str]:

@@ -82,13 +82,15 @@ def hardware_key(cluster: ClusterSpec, facts: Mapping[str, HostFacts], setting: 
 BASELINE_KINDS = ("network", "disk")
 
 
-def baseline_key(kind: str, cluster: ClusterSpec, facts: Mapping[str, HostFacts], setting: LabSetting = ()) -> str:
+def baseline_key(kind: str, cluster: ClusterSpec, facts: Mapping[str, HostFacts], setting: LabSetting = (),
+                 how: Mapping[str, Any] | None = None) -> str:
     """Same key = the same hosts, with the facts and setting knobs that can move a ``kind`` baseline's figures
-    (``network``: iperf3 and round trips; ``disk``: fio) the same, so a baseline of that kind measured under it
-    still describes them when only other knobs changed (a setting that moves the disks keeps the network's
-    baseline). Facts of both kinds: the CPU and its limit (each measurement's processes run on it); the
-    network's: the NIC, its speed and MTU; the disk's: the RAM the page cache can hold (fio's buffered
-    fallback), the bricks' filesystems and throttles. The knobs of each kind: ``Knob.baselines``."""
+    (``network``: iperf3 and round trips; ``disk``: fio) the same, measured the same way (``how``: the plan's
+    iperf3 or fio settings), so a baseline of that kind measured under it still describes them when only other
+    knobs changed (a setting that moves the disks keeps the network's baseline). Facts of both kinds: the CPU
+    and its limit (each measurement's processes run on it); the network's: the NIC, its speed and MTU; the
+    disk's: the RAM the page cache can hold (fio's buffered fallback), the bricks' filesystems and throttles.
+    The knobs of each kind: ``Knob.baselines``."""
     if kind not in BASELINE_KINDS:
         raise ValueError(f"{kind!r} is not a baseline kind ({', '.join(BASELINE_KINDS)})")
     hosts: list[list[Any]] = []
@@ -100,7 +102,8 @@ def baseline_key(kind: str, cluster: ClusterSpec, facts: Mapping[str, HostFacts]
             bricks = f.bricks or {}
             row += [f.ram_bytes, sorted((p, b.fstype, sorted((b.throttle or {}).items())) for p, b in bricks.items())]
         hosts.append(row)
-    return digest({"kind": kind, "cluster": cluster.name, "hosts": hosts, "setting": knobs_moving(kind, setting)})
+    return digest({"kind": kind, "cluster": cluster.name, "hosts": hosts, "setting": knobs_moving(kind, setting),
+                   "how": dict(how or {})})
 
 
 def knobs_moving(kind: str, setting: LabSetting) -> dict[str, str]:

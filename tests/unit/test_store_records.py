@@ -175,3 +175,15 @@ def test_a_baseline_kind_key_holds_what_can_move_its_figures_and_nothing_else() 
     assert keys(setting, ram)[0] == today[0] and keys(setting, ram)[1] != today[1]
     with pytest.raises(ValueError, match="not a baseline kind"):
         baseline_key("rtt", c, facts)
+
+
+def test_a_baseline_measured_another_way_is_not_kept() -> None:
+    """The key holds how the kind is measured: another fio size or iperf3 length is another key."""
+    from gluster_model.campaign.records import baseline_key
+
+    c, facts, setting = _cluster(), {"10.0.0.2": HostFacts.read({"cpus": 2})}, (("link", "1gbit"),)
+    one = baseline_key("disk", c, facts, setting, {"size": "64MB", "runtime": 3})
+    assert one == baseline_key("disk", c, facts, setting, {"runtime": 3, "size": "64MB"})
+    assert one != baseline_key("disk", c, facts, setting, {"size": "256MB", "runtime": 3})
+    assert baseline_key("network", c, facts, setting, {"seconds": 3}) != \
+        baseline_key("network", c, facts, setting, {"seconds": 1})
