@@ -35,7 +35,8 @@ def preview_lines(p: Preview) -> list[str]:
                    "campaign(s), in this order (a drift through the session falls on both sides alike):")
         out += [f"    {name}: {n} run(s)" for name, n in p.settings]
     elif p.settings:
-        out.append(f"  {len(p.settings)} hardware setting(s), each a campaign with its own baselines:")
+        out.append(f"  {len(p.settings)} hardware setting(s), each a campaign with its own facts (its baselines "
+                   "measured where its change can move them, kept from an earlier setting where it cannot):")
         out += [f"    {name}: {n} run(s)" for name, n in p.settings]
     if p.duplicates:
         out.append(f"  {p.duplicates} design point(s) merged: they differ only in factors that do not apply to them")
