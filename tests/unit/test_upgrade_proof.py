@@ -5,12 +5,17 @@ data/README.md state, and the bound each bounded answer rests on."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import functools
+import io
 import json
 import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -20,8 +25,31 @@ ROOT = Path(__file__).resolve().parents[2]
 TODAYS = ("link_bound", "disk_bound", "balanced")
 
 
+@functools.cache
 def _benchmark() -> Any:
-    return load_benchmark("upgrade_from_below")
+    """The script, loaded once, its ``one_today`` computed once per today and proof in this process (each caller
+    gets a copy of its own): the fixtures and the script's runs below would otherwise refit the same todays
+    again and again (207 s of the unit suite's 548)."""
+    bench = load_benchmark("upgrade_from_below")
+    plain, memo = bench.one_today, {}
+
+    def one_today(today: str, data_dir: Path, level: float, prefix: str = "upgrade_proof") -> dict[str, Any]:
+        key = (today, str(data_dir), level, prefix)
+        if key not in memo:
+            memo[key] = plain(today, data_dir, level, prefix)
+        return copy.deepcopy(memo[key])  # type: ignore[no-any-return]
+
+    bench.one_today = one_today
+    return bench
+
+
+def _script(*args: str) -> str:
+    """What the script prints given ``args``: its ``main`` run in this process, sharing the fits above (the
+    script as a program of its own: ``test_the_script_prints_the_figures_as_json``)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), mock.patch.object(sys, "argv", ["upgrade_from_below.py", *args]):
+        _benchmark().main()
+    return out.getvalue()
 
 
 # Each proof's file prefix and how many settings its plan measured below each today.
@@ -167,9 +195,7 @@ def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
 def test_an_earlier_proof_recomputed_is_marked_post_hoc(earlier: str, tmp_path: Path) -> None:
     """An earlier proof's data, recomputed with a form or plan changed after they existed, are never a
     headline."""
-    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--proof", earlier,
-                            "--json-out", str(tmp_path / "f.json")], capture_output=True, text=True, check=True,
-                           timeout=300, cwd=ROOT).stdout
+    shown = _script("--proof", earlier, "--json-out", str(tmp_path / "f.json"))
     figures = json.loads((tmp_path / "f.json").read_text())
     assert figures["post_hoc"] is True and figures["write"]["upgrades"] == 18
     assert "POST HOC" in shown.splitlines()[0]
@@ -181,8 +207,7 @@ def test_a_proof_collected_after_the_form_was_fixed_is_a_clean_row_of_its_own(cl
     its figures are the ones its section of data/README.md states, the best buy held in all three todays exactly
     where the section says 3 of 3 (by the tie rule from the seventh on, strictly before it)."""
     bench = _benchmark()
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json", "--proof",
-                          clean], capture_output=True, text=True, check=True, timeout=300, cwd=ROOT).stdout
+    out = _script("--json", "--proof", clean)
     figures = json.loads(out)
     assert "post_hoc" not in figures
     notes = (ROOT / "data" / "README.md").read_text()
@@ -229,9 +254,7 @@ def test_the_another_campaign_term_is_what_the_first_five_proofs_give() -> None:
     from gluster_model.model.bottleneck import NEW_CAMPAIGN_SD
 
     # one run of the script over the five proofs; the subsets' estimates from its rows, as --calibrate makes them
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "upgrade_from_below.py"), "--json", "--details",
-                          "--calibrate", "--proof", "first,second,third,fourth,fifth"], capture_output=True,
-                         text=True, check=True, timeout=300, cwd=ROOT).stdout
+    out = _script("--json", "--details", "--calibrate", "--proof", "first,second,third,fourth,fifth")
     pooled = json.loads(out)
     assert pooled["summary"]["post_hoc"] is True and pooled["summary"]["write"]["upgrades"] == 90
     both = pooled["summary"]["new_campaign"]["both"]
