@@ -149,7 +149,7 @@ class Collector:
         The CPU score is measured before, alone (``preflight``).
         """
         t0 = time.monotonic()
-        missing = self._missing_baselines(key)
+        missing = self._missing_baselines(key, summary)
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="baselines")
         jobs: list[Future[list[Measured]]] = []
         held = self._held_by_limits(missing)
@@ -316,9 +316,9 @@ class Collector:
                            for kind in BASELINE_KINDS}
         return key
 
-    def _missing_baselines(self, key: str) -> set[str]:
+    def _missing_baselines(self, key: str, summary: CampaignSummary) -> set[str]:
         """The kinds of baseline the plan wants and the store lacks for this hardware, once those another
-        setting measured under the same knobs of their kind are kept (``baselines.keep``)."""
+        setting measured under the same knobs of their kind are kept (``baselines.keep``: in the summary)."""
         have = {b.kind for b in self.store.baselines(key) if b.error is None}
         b = self.plan.baselines
         missing = {k for k, wanted in (("network", b.network), ("disk", b.disk)) if wanted and k not in have}
@@ -327,8 +327,10 @@ class Collector:
         for kind in sorted(missing):
             kept = self.store.keep_baseline(kind, self._kind_keys[kind], key)
             if kept is not None:
-                self.report.status(f"{kind} baseline kept from {kept.campaign or 'an earlier setting'} ({kept.figures} "
-                                   f"figure(s)): this setting changed no knob that moves it")
+                by = kept.campaign or "an earlier setting"
+                self.report.status(f"{kind} baseline kept from {by} ({kept.figures} figure(s)): this setting changed "
+                                   "no knob that moves it")
+                summary.kept[kind] = by
                 missing.discard(kind)
         return missing
 

@@ -54,6 +54,9 @@ class CampaignSummary:
     # (leftover volumes removed, the setting applied, host facts, baselines, the first volume built).
     first_run_seconds: float | None = None
     failures: list[str] = field(default_factory=list)
+    # The baselines this campaign kept from another setting's (``baselines.keep``): kind -> the campaign that
+    # measured it.
+    kept: dict[str, str] = field(default_factory=dict)
 
 class PlanReporter(Protocol):
     """What ``run_plan`` tells its caller, campaign by campaign."""

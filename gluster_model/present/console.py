@@ -99,5 +99,6 @@ def campaign_line(summary: CampaignSummary) -> str:
     return (f"campaign {name}: {summary.done} run(s) done now, {summary.already_done} before, "
             f"{summary.failed} failed; {summary.trials} trial(s); {summary.wall_seconds:.0f}s wall, "
             f"{summary.engine_seconds:.0f}s in the engines, {summary.baseline_seconds:.0f}s baselines"
+            + "".join(f" ({kind} kept from {by})" for kind, by in sorted(summary.kept.items()))
             + (f", the first run at {summary.first_run_seconds:.0f}s" if summary.first_run_seconds is not None else "")
             + (f" (wall/engine {overhead:.2f})" if summary.engine_seconds else ""))

@@ -48,6 +48,9 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab_put_back: LabSta
     assert "4 hardware setting(s)" in dry.stdout and "hwci@lab:link=500mbit,disk=40MB/s" in dry.stdout
     out = glmodel("collect", "--cluster", cf, "--plan", str(plan), "--store", store, timeout=900, check=True)
     assert "0 failed" in out.stdout and "restoring" in out.stdout
+    # each campaign's line says what it kept: two settings the network's, two the disks' (below: from whom)
+    said = " ".join(out.stdout.split())
+    assert said.count("(network kept from hwci@lab:") == 2 and said.count("(disk kept from hwci@lab:") == 2, said
     with open_store(store, create=False) as st:
         camps = {c.name: c for c in st.campaigns()}
         assert set(camps) == SETTINGS
