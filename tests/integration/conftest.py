@@ -62,18 +62,17 @@ def pytest_configure(config: pytest.Config) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
 
 
-# Seconds the longest files' tests took, three labs at once on two cores (pytest --durations, 2026-11-30 09:06
-# UTC: the three processes' shares came to 716, 740 and 758 s of a 762 s run).
+# Seconds the longest files' tests took, three labs at once on two cores (pytest --durations, 2026-11-29;
+# test_lab_latency.py estimated from one run alone after its delay went from 1 to 5 ms, 2026-11-30).
 # scripts/test.sh hands files to its lab processes in collection order (--no-loadscope-reorder), and these go
 # first, longest first, so that no long file starts while the other processes are running out of work (longest
 # processing time first); a wrong figure costs minutes, never a result.
-LONGEST = {"test_round_trip_stage.py": 271, "test_verify.py": 187, "test_collect_failures.py": 186,
-           "test_studies_report.py": 180, "test_collect.py": 175, "test_compare.py": 135,
-           "test_volumes_iozone.py": 113, "test_emulation.py": 106, "test_client_nodes.py": 98,
-           "test_collect_search.py": 93, "test_iozone_stops.py": 93, "test_compare_interleaved.py": 71,
-           "test_collect_disturbed.py": 69, "test_collect_lab_hardware.py": 65, "test_collect_fio.py": 55,
-           "test_collect_space.py": 52, "test_lab_latency.py": 51, "test_tune_verify.py": 38,
-           "test_baselines_beside.py": 24}
+LONGEST = {"test_round_trip_stage.py": 232, "test_collect_failures.py": 193, "test_collect.py": 167,
+           "test_studies_report.py": 165, "test_verify.py": 149, "test_emulation.py": 139, "test_compare.py": 136,
+           "test_collect_lab_hardware.py": 118, "test_compare_interleaved.py": 107, "test_volumes_iozone.py": 103,
+           "test_collect_search.py": 98, "test_iozone_stops.py": 93, "test_collect_disturbed.py": 82,
+           "test_client_nodes.py": 64, "test_baselines_beside.py": 25, "test_lab_latency.py": 150,
+           "test_collect_space.py": 54}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
