@@ -67,7 +67,8 @@ def test_plan_changes_lab_hardware_and_baselines_measure_it(lab_put_back: LabSta
         # tight and the one below only tells the setting from its neighbour (0.7 of 1 Gbit/s is above 500 Mbit/s).
         assert 0.7 < row["network_gbps"] / rate < 1.1, (name, row["network_gbps"])
         if disk == "disk=40MB/s":
-            assert 0.7 < row["disk_write_mbps"] / 40 < 1.15 and 0.7 < row["disk_read_mbps"] / 40 < 1.15, row
+            # (above: 1.5, as in test_baselines_beside.py: a throttled figure has come up to 30% over its limit)
+            assert 0.7 < row["disk_write_mbps"] / 40 < 1.5 and 0.7 < row["disk_read_mbps"] / 40 < 1.5, row
         else:
             # Not throttled to 40: the setting is above what the host's own 1 GiB loop image can write (130 MB/s
             # on one machine of this kind, over 300 on another), so only "well above the 40 MB/s setting" holds.
