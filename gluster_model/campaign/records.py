@@ -9,6 +9,7 @@ from typing import Any
 from .. import __version__
 from ..config.cluster import ClusterSpec
 from ..hardware.facts import HostFacts
+from ..hardware.settings import baselines_moved_by
 from ..plan.factors import digest
 from ..plan.file import Expanded, PlanFile
 from ..store.identity import CampaignInfo, Look, Purpose, RunStatus, SearchStep, Setting
@@ -109,8 +110,6 @@ def baseline_key(kind: str, cluster: ClusterSpec, facts: Mapping[str, HostFacts]
 def knobs_moving(kind: str, setting: LabSetting) -> dict[str, str]:
     """The knobs of ``setting`` that can move a ``kind`` baseline's figures (``Knob.baselines``), with their
     values."""
-    from ..hardware.settings import baselines_moved_by
-
     return {k: v for k, v in setting if kind in baselines_moved_by(k)}
 
 
