@@ -204,6 +204,20 @@ def cluster_file(lab: LabState) -> Path:
     return lab.cluster_file
 
 
+def client_apart(lab: LabState, tmp_path: Path) -> str:
+    """The lab's cluster file with node 3 as the only client, so no client holds a brick of a 2-server volume:
+    each copy a client writes, and every read, crosses its link (a client beside a brick, as on any machine,
+    writes that copy and reads over its own loopback)."""
+    data = yaml.safe_load(lab.cluster_file.read_text())
+    data["clients"] = [lab.nodes[2].address]
+    data["lab"]["state_dir"] = str(lab.path)
+    data["ssh"]["identity_file"] = str(lab.path / "ssh" / "id_ed25519")
+    data["ssh"]["known_hosts"] = str(lab.path / "ssh" / "known_hosts")
+    cf = tmp_path / "client-apart.yaml"
+    cf.write_text(yaml.safe_dump(data))
+    return str(cf)
+
+
 def fitted_model(factory: pytest.TempPathFactory, name: str, write_table: Callable[[Path], None],
                  *fit_args: str) -> Path:
     """A model file `glmodel fit --data` writes from the table ``write_table`` makes, as a user would fit it."""

@@ -23,7 +23,7 @@ from gluster_model.lab import LabState
 from gluster_model.present.predict import num
 from gluster_model.store import open_store
 
-from .conftest import fitted_model, glmodel
+from .conftest import client_apart, fitted_model, glmodel
 
 PLAN = {
     "name": "verifyci",
@@ -76,20 +76,6 @@ def _files(tmp_path: Path, scenarios: dict) -> tuple[str, str]:
     return str(plan), str(q)
 
 
-def _client_apart(lab: LabState, tmp_path: Path) -> str:
-    """The lab's cluster file with node 3 as the only client, so no client holds a brick of a 2-server volume:
-    each copy a client writes, and every read, crosses its link (a client beside a brick, as on any machine,
-    writes that copy and reads over its own loopback)."""
-    data = yaml.safe_load(lab.cluster_file.read_text())
-    data["clients"] = [lab.nodes[2].address]
-    data["lab"]["state_dir"] = str(lab.path)
-    data["ssh"]["identity_file"] = str(lab.path / "ssh" / "id_ed25519")
-    data["ssh"]["known_hosts"] = str(lab.path / "ssh" / "known_hosts")
-    cf = tmp_path / "client-apart.yaml"
-    cf.write_text(yaml.safe_dump(data))
-    return str(cf)
-
-
 def _first_run_done(store: str) -> bool:
     if not Path(store).exists():
         return False
@@ -103,7 +89,7 @@ def _first_run_done(store: str) -> bool:
 def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model: Path, tmp_path: Path) -> None:
     plan, q = _files(tmp_path, SCENARIOS)
     store = str(tmp_path / "v.db")
-    cf = _client_apart(lab, tmp_path)
+    cf = client_apart(lab, tmp_path)
     # kill -9 once the first scenario is measured: the lab is left at its link, and the first measurement kept
     killed = subprocess.Popen([sys.executable, "-m", "gluster_model.cli", "verify", "--cluster", cf, "--model",
                                str(model), "--scenarios", q, "--plan", plan, "--store", store, "--json"],
@@ -210,7 +196,7 @@ def test_verify_says_a_wrong_model_did_not_hold_and_exits_1(lab: LabState, tmp_p
     scenarios = {**SCENARIOS, "candidates": [{"name": "faster link", "set": {"network_gbps": 0.4}, "price": 100},
                                              {"name": "3 servers", "set": {"servers": 3}, "price": 100}]}
     plan, q = _files(tmp_path, scenarios)
-    out = glmodel("verify", "--cluster", _client_apart(lab, tmp_path), "--model", str(wrong), "--scenarios", q,
+    out = glmodel("verify", "--cluster", client_apart(lab, tmp_path), "--model", str(wrong), "--scenarios", q,
                   "--plan", plan, "--store", str(tmp_path / "w.db"), "--metric", "write", "--json", timeout=900)
     assert out.returncode == 1, out.stdout[-2000:] + out.stderr
     v = json.loads(out.stdout)
