@@ -60,8 +60,8 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {"shared_read": False}
 _UNIT_SCALE = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20), "files/s": 1.0}
 
 
-def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
-    """Per campaign: measured network and disk figures and the brick filesystem."""
+def campaign_hardware(store: Store) -> dict[str, dict[str, float | str | None]]:
+    """Per campaign: measured network and disk figures and the brick filesystem (None where not measured)."""
     by_campaign: dict[str, dict[str, list[float]]] = {}
     links: dict[tuple[str, str, str], float] = {}  # (campaign, direction, client) -> bit/s over its servers
     for row in store.baseline_table():
@@ -80,7 +80,7 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, Any]]:
             d["rr" if row["test"] == "rand_read_iops" else "rw"].append(row["value"])
     for (campaign, _, _), bps in links.items():
         by_campaign[campaign]["net"].append(bps / 1e9)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, float | str | None]] = {}
     for c in store.campaigns():
         d = by_campaign.get(c.name, {"net": [], "dr": [], "dw": [], "rtt": [], "rr": [], "rw": []})
         hosts = store.hosts(c.id)

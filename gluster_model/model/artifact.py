@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import GlmodelError
-from .features import Schema
+from .features import InputValue, Schema
 from .groups import n_groups
 from .domain import Domain
 from .features import with_derived
@@ -121,7 +121,7 @@ class Predicted:
     delta_high: np.ndarray
 
 
-def config_columns(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+def config_columns(configs: Sequence[Mapping[str, InputValue]]) -> dict[str, list[InputValue]]:
     """Configurations (one mapping of input -> value each) as columns."""
     return {k: [c[k] for c in configs] for k in configs[0]}
 
@@ -161,7 +161,7 @@ class ModelFile:
                 self._loaded[(metric, name)] = load_fitted(entry["models"][name])
         return self._loaded[(metric, name)]
 
-    def predict(self, configs: Sequence[Mapping[str, Any]], level: float = 0.9, *, metric: str,
+    def predict(self, configs: Sequence[Mapping[str, InputValue]], level: float = 0.9, *, metric: str,
                 use: str | None = None, observed_change: bool = False, change_refits: int = 0,
                 trials: float = 1, new_campaign: bool = False) -> Predicted:
         """Predict ``metric`` for each configuration (every model input given) with ``level`` intervals, by the
@@ -178,7 +178,7 @@ class ModelFile:
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 
-    def prepare_changes(self, asked: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], *, use: str | None = None,
+    def prepare_changes(self, asked: Sequence[tuple[str, Sequence[Mapping[str, InputValue]]]], *, use: str | None = None,
                         refits: int = 0) -> None:
         """For each (metric, configurations) asked, predict every configuration once by each bootstrap refit a
         model without a covariance keeps, so the changes ``predict`` is asked next among them cost no

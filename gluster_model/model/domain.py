@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .features import HARDWARE_INPUTS, Columns, Feature, kind_of, label, n_rows, numbers, strings
+from .features import HARDWARE_INPUTS, Columns, Feature, Inputs, kind_of, label, n_rows, numbers, strings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,7 +60,7 @@ class Domain:
     """The measured region of one metric's data."""
 
     inputs: tuple[Feature, ...]  # every raw input a model of the metric reads; constant ones have one value
-    reference: dict[str, Any]  # a measured configuration near the middle of the data (all inputs)
+    reference: Inputs  # a measured configuration near the middle of the data (all inputs)
     configs: dict[str, list[Any]]  # measured configurations over the varied inputs, column-wise
     trials: list[int]  # trials behind each configuration
     means: list[float]  # the metric's mean over each configuration's trials (MB/s)

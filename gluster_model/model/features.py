@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 C = TypeVar("C")
 
 Kind = Literal["numeric", "bool", "categorical"]
+# One model input's value (a translator on or off, a size in bytes, a count, a measured capacity, a level's
+# name) and a configuration as the models are asked it: input name -> value.
+InputValue = bool | int | float | str
+Inputs = dict[str, InputValue]
 SIZE_FEATURES = frozenset({"file_size", "record_size", "cache_size", "shard_block_size",
                            *(t.name for t in TUNABLE_LIST if t.kind == "size")})
 CATEGORICAL_FEATURES = frozenset({"layout", "sync", "base_filesystem", "regime",

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..config.yamlio import load_model
 from ..errors import ConfigError
-from ..model.features import HARDWARE_INPUTS, SIZE_FEATURES, Feature
+from ..model.features import HARDWARE_INPUTS, SIZE_FEATURES, Feature, InputValue, Inputs
 from ..units import parse_size, parse_switch
 from ..config.yamlio import parse_yaml
 from ..plan.factors import FACTORS, LAB_FACTORS, normalize_level
@@ -103,7 +103,7 @@ class Scenario:
     """One configuration to predict: the values it sets (checked), and optionally its price and capacity."""
 
     name: str
-    values: dict[str, Any]
+    values: Inputs
     price: float | None = None
     raw_tb: float | None = None
     server_tb: float | None = None
@@ -127,7 +127,7 @@ class Question:
         return [self.baseline, *self.candidates]
 
 
-def coerce(value: Any, feature: Feature, source: str, key: str) -> Any:
+def coerce(value: Any, feature: Feature, source: str, key: str) -> InputValue:
     """A user's value as the feature's kind: float (sizes may be '64MB'; 'max'/'min' the highest/lowest value
     measured), bool, or a measured level."""
     if feature.kind == "categorical":
@@ -173,9 +173,9 @@ COUNT_FEATURES = frozenset({"servers", "clients", "replica", "threads"})
 POSITIVE_FEATURES = frozenset({*HARDWARE_INPUTS, "file_size", "record_size"} - {"base_filesystem"})
 
 
-def check_values(raw: Mapping[str, Any], inputs: Mapping[str, Feature], source: str, prefix: str) -> dict[str, Any]:
+def check_values(raw: Mapping[str, Any], inputs: Mapping[str, Feature], source: str, prefix: str) -> Inputs:
     """Every key must be a model input; every value of its kind. Errors name ``prefix.key``."""
-    out: dict[str, Any] = {}
+    out: Inputs = {}
     for name, value in raw.items():
         key = f"{prefix}.{name}" if prefix else str(name)
         feature = inputs.get(str(name))
@@ -242,7 +242,7 @@ def measured_extremes(raw: Mapping[str, Any], base: Mapping[str, Any],
     return {**raw, **{k: float(nearest[k]) for k in names}}
 
 
-def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> dict[str, Any]:
+def parse_sets(items: Iterable[str], inputs: Mapping[str, Feature]) -> Inputs:
     """``--set name=value`` options (YAML scalars: 10, 64MB, true, xfs) checked against the model's inputs."""
     raw: dict[str, Any] = {}
     for item in items:

@@ -32,7 +32,7 @@ from ..gluster.tunables import TUNABLE_LIST, TUNABLES
 from ..units import gluster_size
 from .scenarios import parse_sets
 from .whatif import judge, model_inputs, show_value
-from ..model.features import SIZE_FEATURES, label
+from ..model.features import SIZE_FEATURES, InputValue, Inputs, label
 from ..model.learners import CHANGE_REFITS
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ EQUIVALENCE = 0.05
 class Choice:
     """One option set for the workload, predicted."""
 
-    options: dict[str, Any]
+    options: Inputs
     value: float  # MB/s
     low: float
     high: float
@@ -73,7 +73,7 @@ class Pitfall:
     """The single option change from the recommendation that costs the metric most, clear of zero."""
 
     option: str
-    value: Any
+    value: InputValue
     change: float  # MB/s against the recommendation (negative)
     low: float  # interval of that change (for boosted trees: bounded by the two prediction intervals)
     high: float
@@ -96,7 +96,7 @@ class MetricAdvice:
     unclear: list[str] = field(default_factory=list)  # neither shown to matter nor shown equivalent: measure it
     contrasts: int = 0  # option changes tested (the Bonferroni correction's count)
 
-    def changed(self) -> dict[str, Any]:
+    def changed(self) -> Inputs:
         """The options the recommendation sets away from the defaults (as predicted: a default size the data
         lack stands at its nearest measured one)."""
         return {n: v for n, v in self.recommended.options.items()
@@ -125,8 +125,8 @@ class MetricAdvice:
 
 @dataclass
 class Advice:
-    workload: dict[str, Any]  # given with --set
-    assumed: dict[str, Any]  # the other inputs, from the data's reference configuration
+    workload: Inputs  # given with --set
+    assumed: Inputs  # the other inputs, from the data's reference configuration
     level: float
     metrics: list[MetricAdvice]
     balanced: MetricAdvice | None
@@ -172,7 +172,7 @@ def _nan_none(v: float) -> float | None:
     return None if math.isnan(v) else v
 
 
-def _options(domain: Domain, fixed: Mapping[str, Any]) -> dict[str, list[Any]]:
+def _options(domain: Domain, fixed: Mapping[str, InputValue]) -> dict[str, list[InputValue]]:
     """The levels tune may choose per option: those the data varied and the user did not fix."""
     out: dict[str, list[Any]] = {}
     for f in domain.varied:
@@ -182,10 +182,10 @@ def _options(domain: Domain, fixed: Mapping[str, Any]) -> dict[str, list[Any]]:
     return out
 
 
-def _defaults(domain: Domain, names: Sequence[str]) -> dict[str, Any]:
+def _defaults(domain: Domain, names: Sequence[str]) -> Inputs:
     """Gluster's defaults for the options; a default the data never had (an io-cache size not measured) takes the
     nearest measured level, since the model knows nothing else."""
-    out: dict[str, Any] = {}
+    out: Inputs = {}
     for name in names:
         f = domain.input(name)
         value = GLUSTER_DEFAULTS[name]
@@ -204,8 +204,8 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
         raise GlmodelError(f"--metric: {', '.join(unknown)} not in {mf.path} (it has {', '.join(mf.metrics)})")
     workload = parse_sets(sets, model_inputs(mf, asked))
     per_metric: list[MetricAdvice] = []
-    grids: dict[str, tuple[list[dict[str, Any]], Any, Sequence[str], list[list[str]]]] = {}
-    assumed: dict[str, Any] = {}
+    grids: dict[str, tuple[list[Inputs], Any, Sequence[str], list[list[str]]]] = {}
+    assumed: Inputs = {}
     searched = []
     for metric in asked:
         domain = mf.domain(metric)
@@ -247,7 +247,7 @@ def tune(mf: ModelFile, sets: Sequence[str] = (), metrics: Sequence[str] = (), l
     return Advice(workload, assumed, level, per_metric, balanced, volume, notes)
 
 
-def _contrast(mf: ModelFile, a: Mapping[str, Any], b: Mapping[str, Any], metric: str, level: float,
+def _contrast(mf: ModelFile, a: Mapping[str, InputValue], b: Mapping[str, InputValue], metric: str, level: float,
               use: str | None) -> tuple[float, float, float, float]:
     """b's throughput minus a's, with an interval of that change, and a's throughput.
 
@@ -291,8 +291,8 @@ def _equivalent(change: float, low: float, high: float, base: float) -> bool:
     return math.isfinite(low) and math.isfinite(high) and -margin <= low and high <= margin
 
 
-def _simplify(mf: ModelFile, best: dict[str, Any], defaults: Mapping[str, Any], names: Sequence[str],
-              metric: str, level: float, use: str | None) -> dict[str, Any]:
+def _simplify(mf: ModelFile, best: Inputs, defaults: Mapping[str, InputValue], names: Sequence[str],
+              metric: str, level: float, use: str | None) -> Inputs:
     """Options of ``best`` put back to their defaults while the change cannot be told from zero, smallest
     change first."""
     current = dict(best)
@@ -309,7 +309,7 @@ def _simplify(mf: ModelFile, best: dict[str, Any], defaults: Mapping[str, Any], 
         current = min(trials, key=lambda t: t[0])[1]
 
 
-def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[str, Any], names: Sequence[str],
+def _advice(mf: ModelFile, metric: str, defaults: Inputs, chosen: Inputs, names: Sequence[str],
             domain: Domain, level: float, strict: float, use: str | None) -> MetricAdvice:
     p = mf.predict([defaults, chosen], level, metric=metric, use=use, change_refits=REFITS)
     bases, flags, _ = judge(domain, [defaults, chosen], metric)
@@ -329,7 +329,7 @@ def _advice(mf: ModelFile, metric: str, defaults: dict[str, Any], chosen: dict[s
         _, pitfall.low, pitfall.high, _ = _contrast(mf, chosen, {**chosen, pitfall.option: pitfall.value}, metric,
                                                     level, use)
 
-    def choice(k: int, config: Mapping[str, Any]) -> Choice:
+    def choice(k: int, config: Mapping[str, InputValue]) -> Choice:
         return Choice({n: config[n] for n in names}, float(p.value[k]), max(float(p.low[k]), 0.0),
                       float(p.high[k]), bases[k], flags[k])
     tested = sum(len(_levels(domain, n)) - 1 for n in names)
@@ -383,6 +383,6 @@ def _balanced(mf: ModelFile, metrics: Sequence[str], grids: Mapping[str, Any], l
     return MetricAdvice("balanced: " + "+".join(metrics), pred.model, rec, base, gain, math.nan, math.nan, [])
 
 
-def describe(options: Mapping[str, Any]) -> str:
+def describe(options: Mapping[str, InputValue]) -> str:
     """Option set as text: write-behind on, io-cache size 64MB, ..."""
     return ", ".join(f"{label(n)} {show_value(n, v)}" for n, v in options.items())

@@ -31,7 +31,7 @@ from ..model.artifact import config_columns
 from ..model.domain import EXACT, Domain
 from ..bench.metrics import shown_unit
 from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
-from ..model.features import Feature, label, show_value as show_value, with_derived
+from ..model.features import Feature, InputValue, Inputs, label, show_value as show_value, with_derived
 from ..model.physics import STAGES, model_stages
 from ..model.learners import CHANGE_REFITS
 from .capacity import layout_of, usable_fraction
@@ -229,7 +229,7 @@ class Answer:
     level: float
     currency: str
     baseline: str
-    scenarios: dict[str, dict[str, Any]]  # the full configuration each scenario was predicted at
+    scenarios: dict[str, Inputs]  # the full configuration each scenario was predicted at
     filled: list[str]  # inputs no scenario set: the model's reference configuration supplied them
     varied: list[str]  # inputs the data varied (for any metric asked)
     capacity: list[Capacity]
@@ -307,7 +307,7 @@ def measured_settings(mf: ModelFile, metrics: Sequence[str]) -> list[dict[str, f
     return rows
 
 
-def resolve(domain: Domain, base: Scenario, s: Scenario) -> dict[str, Any]:
+def resolve(domain: Domain, base: Scenario, s: Scenario) -> Inputs:
     """The full configuration of a scenario: reference ← baseline ← candidate (inputs of this domain only)."""
     names = {f.name for f in domain.inputs}
     values = dict(domain.reference)
@@ -316,7 +316,7 @@ def resolve(domain: Domain, base: Scenario, s: Scenario) -> dict[str, Any]:
     return values
 
 
-def flags_for(values: Mapping[str, Any], domain: Domain, metric: str) -> list[str]:
+def flags_for(values: Mapping[str, InputValue], domain: Domain, metric: str) -> list[str]:
     """Inputs outside what was measured: beyond their range, or changed although the data never varied them."""
     out: list[str] = []
     for f in domain.inputs:
@@ -334,7 +334,7 @@ def flags_for(values: Mapping[str, Any], domain: Domain, metric: str) -> list[st
     return out
 
 
-def judge(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str
+def judge(domain: Domain, configs: Sequence[Mapping[str, InputValue]], metric: str
           ) -> tuple[list[Basis], list[list[str]], Any]:
     """Each configuration's basis (measured, interpolated, extrapolated) with the reasons it is outside the
     data, and the domain's placement of them (distances, nearest measured configuration)."""
@@ -351,7 +351,7 @@ def judge(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str
     return bases, flags, at
 
 
-def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Sequence[Basis], metric: str,
+def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, InputValue]], bases: Sequence[Basis], metric: str,
                 stage_names: Sequence[str] = STAGES) -> dict[int, tuple[str, ...]]:
     """The candidates that leave the measured data only by a faster link or disk than the baseline's: index →
     the stage inputs it raises. A candidate qualifies when the data varied each input it raises (so how
@@ -365,7 +365,7 @@ def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Seq
     varied = {f.name for f in domain.varied}
     base = configs[0]
     out: dict[int, tuple[str, ...]] = {}
-    raised_at: dict[int, dict[str, Any]] = {}
+    raised_at: dict[int, Inputs] = {}
     for k in range(1, len(configs)):
         if bases[k] != "extrapolated":
             continue
@@ -383,7 +383,7 @@ def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, Any]], bases: Seq
     return {k: out[k] for k, b in zip(keys, back) if b != "extrapolated"}
 
 
-def better(name: str, new: Any, old: Any) -> bool:
+def better(name: str, new: InputValue, old: InputValue) -> bool:
     """Whether ``new`` is an upgrade of resource ``name`` over ``old`` (more of it, or a shorter round trip)."""
     a, b = float(new), float(old)
     return a < b * (1 - 1e-9) if name in LOWER_IS_BETTER else a > b * (1 + 1e-9)
@@ -412,7 +412,7 @@ def byte_stages(frame: Any, metric: str) -> np.ndarray:
     return out
 
 
-def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) -> list[tuple[float, str] | None]:
+def ceilings(domain: Domain, configs: Sequence[Mapping[str, InputValue]], metric: str) -> list[tuple[float, str] | None]:
     """What each configuration's hardware can carry (in the metric's unit: MB/s, or files/s of a small-file
     metric, whose files cross the links and disks), and the stage, where the model has the inputs for it and its
     own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""
@@ -441,10 +441,10 @@ def ceilings(domain: Domain, configs: Sequence[Mapping[str, Any]], metric: str) 
     return out
 
 
-def _levers(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any], metric: str) -> list[Lever]:
+def _levers(mf: ModelFile, use: str | None, domain: Domain, base: Inputs, metric: str) -> list[Lever]:
     """Local sensitivity at the baseline, stepping each varied input to its neighbouring measured values (so
     the step stays inside the data, and tree models, flat between splits, still show an effect)."""
-    probes: list[dict[str, Any]] = [base]
+    probes: list[Inputs] = [base]
     plan: list[tuple[Feature, Any, Any]] = []  # feature, low/level value, high value (None for a switch)
     for f in domain.varied:
         x0 = base[f.name]
@@ -457,10 +457,11 @@ def _levers(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any]
             plan.append((f, not bool(x0), None))
             probes.append({**base, f.name: not bool(x0)})
         else:
-            below = [v for v in f.values if v < x0]
-            above = [v for v in f.values if v > x0]
-            lo = below[-1] if below else x0
-            hi = above[0] if above else x0
+            x = float(x0)
+            below = [v for v in f.values if v < x]
+            above = [v for v in f.values if v > x]
+            lo = below[-1] if below else x
+            hi = above[0] if above else x
             if lo <= 0 or hi == lo:
                 continue
             plan.append((f, lo, hi))
@@ -495,7 +496,7 @@ def _levers(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any]
     return levers
 
 
-def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any], metric: str) -> list[Headroom]:
+def headroom(mf: ModelFile, use: str | None, domain: Domain, base: Inputs, metric: str) -> list[Headroom]:
     """For each resource whose inputs the data varied: how low a share of the baseline's figures it can fall to
     before the metric falls by more than ``HEADROOM_DROP``.
 
@@ -517,7 +518,7 @@ def headroom(mf: ModelFile, use: str | None, domain: Domain, base: dict[str, Any
         return k in span and isinstance(v, (int, float)) and v > 0
 
     plan: list[tuple[str, dict[str, float], list[dict[str, float]], list[float]]] = []
-    probes: list[dict[str, Any]] = [base]
+    probes: list[Inputs] = [base]
     for resource, names in RESOURCES.items():
         today = {n: float(base[n]) for n in names if n in varied and float(base.get(n) or 0) > 0}
         if not today:
@@ -578,7 +579,7 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
     asked = {k for s in q.scenarios for k in s.values}
     answers: list[MetricAnswer] = []
     varied: set[str] = set()
-    resolved: dict[str, dict[str, Any]] = {}
+    resolved: dict[str, Inputs] = {}
     notes: list[str] = []
     for metric in asked_metrics:
         domain = mf.domain(metric)
@@ -749,7 +750,7 @@ def tied(first: Prediction, other: Prediction) -> bool:
     return other.delta_high / other.price >= first.delta_low / first.price
 
 
-def read_policy_note(base: Mapping[str, Any], metric: str) -> str:
+def read_policy_note(base: Mapping[str, InputValue], metric: str) -> str:
     """For a read of a replicated volume under Gluster's default read policy, what makes its figure a draw."""
     if metric not in ("read", "reread", "random_read", "file_read"):
         return ""
@@ -767,7 +768,7 @@ _PER_UNIT = ("value", "low", "high", "delta", "delta_low", "delta_high", "measur
              "gain_per_cost")
 
 
-def as_iops(preds: Sequence[Prediction], configs: Sequence[Mapping[str, Any]], metric: str) -> None:
+def as_iops(preds: Sequence[Prediction], configs: Sequence[Mapping[str, InputValue]], metric: str) -> None:
     """Random reads and writes of small records (``IOPS_RECORD_MAX``) in operations a second, where every
     scenario has one record size: each figure times 2^20 / record (the model and the store keep MB/s; the
     ranking does not change with the unit)."""
@@ -828,7 +829,7 @@ def _why_not_ranked(p: Prediction, base: Prediction) -> str:
     return ""
 
 
-def _capacity(q: Question, resolved: Mapping[str, Mapping[str, Any]]) -> list[Capacity]:
+def _capacity(q: Question, resolved: Mapping[str, Mapping[str, InputValue]]) -> list[Capacity]:
     """Raw and usable TB per scenario; a candidate without its own capacity figure has the baseline's."""
     out = []
     for s in q.scenarios:
@@ -838,7 +839,9 @@ def _capacity(q: Question, resolved: Mapping[str, Mapping[str, Any]]) -> list[Ca
                                                                  else q.baseline.server_tb)
         if raw_tb is None and server_tb is not None and "servers" in v:
             raw_tb = server_tb * float(v["servers"])
-        layout = layout_of(v.get("layout"), v.get("replica"), v.get("disperse"))
+        lay, rep, dis = v.get("layout"), v.get("replica"), v.get("disperse")
+        layout = layout_of(None if lay is None else str(lay), None if rep is None else float(rep),
+                           None if dis is None else float(dis))
         usable = None
         if raw_tb is not None:
             usable = raw_tb * usable_fraction(layout, float(v.get("replica", 1) or 1),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bench.metrics import TEST_METRICS
 from ..errors import ConfigError, GlmodelError
-from ..model.features import HARDWARE_INPUTS, HELD_BY_SETTINGS, Feature
+from ..model.features import HARDWARE_INPUTS, HELD_BY_SETTINGS, Feature, InputValue, Inputs
 from ..plan.factors import FACTORS, LAB_FACTORS, Level, RunSpec, normalize_level, realize
 from ..plan.file import Expanded, PlanFile, check_buildable, execution_order
 from ..predict.scenarios import Question, Scenario
@@ -32,12 +32,12 @@ class Target:
     """One scenario made a run (``run`` is None when the cluster cannot build it, ``why`` says why)."""
 
     scenario: Scenario
-    values: dict[str, Any]  # the scenario's full configuration (reference <- baseline <- candidate)
+    values: Inputs  # the scenario's full configuration (reference <- baseline <- candidate)
     run: RunSpec | None
     why: str = ""
 
 
-def lab_settings(values: Mapping[str, Any], asked: Mapping[str, str]) -> dict[str, str]:
+def lab_settings(values: Mapping[str, InputValue], asked: Mapping[str, str]) -> dict[str, str]:
     """The lab settings that build a configuration: those asked for (``lab:``), then translations of its
     hardware inputs (link from network_gbps, disk from disk_*_mbps, RAM from client_ram_gb, bricks from
     base_filesystem). CPU has no translation: its input is a measured score, so it comes from ``lab: {cpu}``."""
@@ -62,7 +62,7 @@ def lab_settings(values: Mapping[str, Any], asked: Mapping[str, str]) -> dict[st
     return {k: str(normalize_level(FACTORS[k], v)) for k, v in out.items()}
 
 
-def scenario_point(values: Mapping[str, Any], plan: PlanFile, lab: Mapping[str, str] | None,
+def scenario_point(values: Mapping[str, InputValue], plan: PlanFile, lab: Mapping[str, str] | None,
                    ) -> tuple[dict[str, Level], list[str]]:
     """The plan factors of one configuration (lab settings included when ``lab`` is given) and the varied plan
     factors the configuration leaves open."""
@@ -137,7 +137,7 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
     out: list[Target] = []
     for i, s in enumerate(q.scenarios):
         where = f"{q.source or 'scenarios'}: {'baseline' if s.baseline else f'candidates[{i - 1}]'} ({s.name})"
-        values: dict[str, Any] = {}
+        values: Inputs = {}
         for m in metrics:
             values.update(resolve(mf.domain(m), q.baseline, s))
         lab: dict[str, str] | None = None

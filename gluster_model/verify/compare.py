@@ -21,6 +21,7 @@ from ..predict.scenarios import Question, Scenario
 from ..predict.whatif import Prediction, what_if
 from .build import MEASURED_INPUTS, Target
 from ..model.artifact import json_safe
+from ..model.features import InputValue
 from ..stats.accuracy import coverage, mape, percent_error
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class Verification:
     plan: str
     level: float
     campaigns: list[str]
-    measured_hardware: dict[str, dict[str, Any]]  # per scenario: the measured values of MEASURED_INPUTS
+    measured_hardware: dict[str, dict[str, InputValue | None]]  # per scenario: the measured values of MEASURED_INPUTS
     skipped: dict[str, str]  # scenario -> why it was not measured
     metrics: list[MetricVerdict]
     notes: list[str] = field(default_factory=list)
@@ -119,7 +120,7 @@ def compare(mf: ModelFile, q: Question, found: Sequence[Target], frame: pd.DataF
     """Predictions at the measured hardware beside the measured means, per metric; MAPE, coverage, ranking."""
     lvl = level if level is not None else (q.level if q.level is not None else 0.9)
     skipped = {t.scenario.name: t.why for t in found if t.run is None}
-    hardware: dict[str, dict[str, Any]] = {}
+    hardware: dict[str, dict[str, InputValue | None]] = {}
     rows: dict[str, Any] = {}  # scenario -> its trials
     for t in found:
         if t.run is None:
@@ -247,11 +248,16 @@ def _best_measured(checks: Sequence[Check], found: Sequence[Target]) -> str | No
     return max(gains)[1] if gains else None
 
 
-def _scalar(col: pd.Series) -> Any:
+def _scalar(col: pd.Series) -> InputValue | None:
+    """A measured input's value over a scenario's trials: the median of a figure, a flag or level as it is."""
+    import numpy as np
+
     values = col.dropna()
     if values.empty:
         return None
     first = values.iloc[0]
-    if isinstance(first, (int, float)) and not isinstance(first, bool):
+    if isinstance(first, (bool, np.bool_)):
+        return bool(first)
+    if isinstance(first, (int, float, np.number)):
         return float(values.astype(float).median())
-    return first
+    return str(first)
