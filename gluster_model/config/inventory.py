@@ -2,7 +2,8 @@
 
 Groups named ``servers``/``gluster_servers``/``hc_nodes`` (gluster-ansible's hyperconverged deployments) and
 ``clients``/``gluster_clients`` (``:children`` followed) become the cluster's servers and clients; without a
-client group the servers mount the volumes themselves, as hyperconverged nodes do. Host variables understood:
+client group the servers mount the volumes themselves, as hyperconverged nodes do. Host names may be Ansible
+ranges (``gfs[01:03].lab``, ``10.0.0.[1:9:2]``, ``rack-[a:c]``: ``expand_hosts``). Host variables understood:
 ``ansible_host``, ``ansible_port``/``ansible_ssh_port``, ``ansible_user``/``ansible_ssh_user``,
 ``ansible_ssh_private_key_file``, and ``glmodel_*`` keys for the rest (``glmodel_brick_paths`` comma-separated,
 ``glmodel_mount_root``, ``glmodel_known_hosts``, ``glmodel_network_name``, ``glmodel_network_gbps``,
@@ -15,6 +16,7 @@ variable, never the cluster-file field they became.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import Any, Literal
@@ -87,8 +89,53 @@ def _parse_ini(text: str, source: str) -> tuple[dict[str, dict[str, dict[str, st
                 if not sep:
                     raise ConfigError(source, f"line {lineno}", f"host variable {w!r} is not key=value")
                 hv[key] = value
-            hosts.setdefault(section, {})[words[0]] = hv
+            for host in expand_hosts(words[0], source, f"line {lineno}"):
+                hosts.setdefault(section, {})[host] = dict(hv)
     return hosts, children, gvars
+
+
+MAX_RANGE_HOSTS = 4096  # hosts one range pattern may name: more is a typo (node[1:10000]), not a cluster
+_RANGE = re.compile(r"\[([0-9]*|[a-zA-Z]):([0-9]+|[a-zA-Z])(?::([0-9]+))?\]")
+
+
+def expand_hosts(pattern: str, source: str, where: str) -> list[str]:
+    """The hosts an inventory's host pattern names, as Ansible expands them: ``gfs[01:03].lab`` is gfs01.lab,
+    gfs02.lab, gfs03.lab (a leading zero keeps the width), ``10.0.0.[1:9:2]`` every second address, ``node-[a:c]``
+    letters; several ranges multiply. A name without ``[`` is itself. ConfigError (naming ``where``) for a range
+    that is malformed, runs backwards or names more than ``MAX_RANGE_HOSTS`` hosts."""
+    m = _RANGE.search(pattern)
+    if m is None:
+        if "[" in pattern or "]" in pattern:
+            raise ConfigError(source, where, f"{pattern!r}: a host range is [start:end] or [start:end:step] of "
+                              "numbers or single letters, e.g. gfs[01:03].example.com")
+        return [pattern]
+    start, end, step_text = m.group(1) or "0", m.group(2), m.group(3)
+    step = int(step_text) if step_text else 1
+    if step < 1:
+        raise ConfigError(source, where, f"{pattern!r}: a range's step is 1 or more")
+    if start.isdigit() != end.isdigit():
+        raise ConfigError(source, where, f"{pattern!r}: a range runs from a number to a number or a letter to a letter")
+    if start.isdigit():
+        width = len(start) if start.startswith("0") and len(start) > 1 else 0
+        if width and len(end) != width:
+            raise ConfigError(source, where, f"{pattern!r}: a zero-padded range gives its end the same width "
+                              f"({start}:{'0' * max(width - len(end), 0)}{end})")
+        first, last = int(start), int(end)
+        names = [str(i).zfill(width) for i in range(first, last + 1, step)] if first <= last else []
+    else:
+        first, last = ord(start), ord(end)
+        names = [chr(i) for i in range(first, last + 1, step)] if first <= last and start.islower() == end.islower() \
+            else []
+    if not names:
+        raise ConfigError(source, where, f"{pattern!r}: the range runs backwards or mixes cases; give it as start:end")
+    if len(names) > MAX_RANGE_HOSTS:
+        raise ConfigError(source, where, f"{pattern!r} names {len(names)} hosts; at most {MAX_RANGE_HOSTS}")
+    out: list[str] = []
+    for name in names:
+        out += expand_hosts(pattern[:m.start()] + name + pattern[m.end():], source, where)
+        if len(out) > MAX_RANGE_HOSTS:
+            raise ConfigError(source, where, f"{pattern!r} names more than {MAX_RANGE_HOSTS} hosts")
+    return out
 
 
 def _value(v: Any) -> Any:
@@ -153,7 +200,8 @@ def _from_yaml(data: dict[str, Any], source: str) -> tuple[dict[str, dict[str, d
         for h, hv in (node.get("hosts") or {}).items():
             if not isinstance(hv or {}, dict):
                 raise ConfigError(source, f"{path}.hosts.{h}", "expected a mapping of host variables")
-            hosts.setdefault(name, {})[str(h)] = {str(k): _value(v) for k, v in (hv or {}).items()}
+            for host in expand_hosts(str(h), source, f"{path}.hosts.{h}"):
+                hosts.setdefault(name, {})[host] = {str(k): _value(v) for k, v in (hv or {}).items()}
         gvars.setdefault(name, {}).update({str(k): _value(v) for k, v in (node.get("vars") or {}).items()})
         for child, sub in (node.get("children") or {}).items():
             children.setdefault(name, []).append(str(child))

@@ -153,3 +153,34 @@ def test_inventory_problems_are_told_in_inventory_terms(tmp_path: Path, text: st
         load_cluster(path)
     assert str(err.value).startswith(f"{path}: {where}: ") and says in str(err.value)
     assert "servers[" not in str(err.value) and "defaults.brick_paths" not in str(err.value)
+
+
+def test_host_ranges_expand_as_ansible_writes_them(tmp_path: Path) -> None:
+    """``gfs[01:03]`` keeps its zeros, ``[1:5:2]`` steps, letters count, two ranges multiply; each host named
+    by a range has the line's variables."""
+    ini = tmp_path / "hosts.ini"
+    ini.write_text("[gluster_servers]\ngfs[01:03].lab glmodel_brick_paths=/b ansible_port=2200\n"
+                   "[clients]\n10.9.0.[1:5:2]\nrack-[a:b]-n[8:9]\n")
+    spec = load_cluster(ini)
+    assert [h.name for h in spec.servers] == ["gfs01.lab", "gfs02.lab", "gfs03.lab"]
+    assert all(h.ssh.port == 2200 and h.brick_paths == ("/b",) for h in spec.servers)
+    assert [h.name for h in spec.clients] == ["10.9.0.1", "10.9.0.3", "10.9.0.5", "rack-a-n8", "rack-a-n9",
+                                              "rack-b-n8", "rack-b-n9"]
+    yml = tmp_path / "hosts.yml"
+    yml.write_text("all:\n  children:\n    gluster_servers:\n      hosts:\n        'srv[7:10]':\n"
+                   "      vars: {glmodel_brick_paths: /gl}\n")
+    assert [h.name for h in load_cluster(yml).servers] == ["srv7", "srv8", "srv9", "srv10"]
+
+
+@pytest.mark.parametrize("pattern,says", [
+    ("gfs[3:1]", "runs backwards"), ("gfs[01:3]", "same width"), ("gfs[1:a]", "a number to a number"),
+    ("gfs[1:3:0]", "step is 1 or more"), ("gfs[1-3]", "a host range is [start:end]"),
+    ("n[0:99999]", "at most 4096"), ("n[0:99]m[0:99]", "more than 4096"),
+])
+def test_a_bad_host_range_is_one_line_naming_its_line(tmp_path: Path, pattern: str, says: str) -> None:
+    path = tmp_path / "hosts.ini"
+    path.write_text(f"[gluster_servers]\n{pattern} glmodel_brick_paths=/b\n")
+    with pytest.raises(ConfigError) as err:
+        load_cluster(path)
+    assert str(err.value).startswith(f"{path}: line 2: '{pattern}'") and says in str(err.value), str(err.value)
+    assert "\n" not in str(err.value)
