@@ -3,7 +3,8 @@
 Groups named ``servers``/``gluster_servers``/``hc_nodes`` (gluster-ansible's hyperconverged deployments) and
 ``clients``/``gluster_clients`` (``:children`` followed) become the cluster's servers and clients; without a
 client group the servers mount the volumes themselves, as hyperconverged nodes do. Host names may be Ansible
-ranges (``gfs[01:03].lab``, ``10.0.0.[1:9:2]``, ``rack-[a:c]``: ``expand_hosts``). Host variables understood:
+ranges (``gfs[01:03].lab``, ``10.0.0.[1:9:2]``, ``rack-[a:c]``: ``expand_hosts``) and carry a port
+(``gfs1:2222``, ``[2001:db8::1]:2222``). Host variables understood:
 ``ansible_host``, ``ansible_port``/``ansible_ssh_port``, ``ansible_user``/``ansible_ssh_user``,
 ``ansible_ssh_private_key_file``, and ``glmodel_*`` keys for the rest (``glmodel_brick_paths`` comma-separated,
 ``glmodel_mount_root``, ``glmodel_known_hosts``, ``glmodel_network_name``, ``glmodel_network_gbps``,
@@ -62,10 +63,11 @@ def _parse_ini(text: str, source: str) -> tuple[dict[str, dict[str, dict[str, st
         line = raw.strip()
         if not line or line.startswith(("#", ";")):
             continue
-        if line.startswith("["):
-            if not line.endswith("]"):
-                raise ConfigError(source, f"line {lineno}", f"unterminated section header {line!r}")
-            name = line[1:-1].strip()
+        if line.startswith("[") and "]" not in line:
+            raise ConfigError(source, f"line {lineno}", f"unterminated section header {line!r}")
+        header = _SECTION.match(line)  # else a host line, even one starting "[": [2001:db8::1]:2222 ...
+        if header:
+            name = header.group(1).strip()
             section, _, kind = name.partition(":")
             kind = kind or "hosts"
             if kind not in ("hosts", "vars", "children"):
@@ -89,12 +91,12 @@ def _parse_ini(text: str, source: str) -> tuple[dict[str, dict[str, dict[str, st
                 if not sep:
                     raise ConfigError(source, f"line {lineno}", f"host variable {w!r} is not key=value")
                 hv[key] = value
-            for host in expand_hosts(words[0], source, f"line {lineno}"):
-                hosts.setdefault(section, {})[host] = dict(hv)
+            hosts.setdefault(section, {}).update(inventory_hosts(words[0], hv, source, f"line {lineno}"))
     return hosts, children, gvars
 
 
 MAX_RANGE_HOSTS = 4096  # hosts one range pattern may name: more is a typo (node[1:10000]), not a cluster
+_SECTION = re.compile(r"^\[([^\]]+)\]\s*(?:[#;].*)?$")  # [group], [group:vars], a comment after it
 _RANGE = re.compile(r"\[([0-9]*|[a-zA-Z]):([0-9]+|[a-zA-Z])(?::([0-9]+))?\]")
 
 
@@ -136,6 +138,25 @@ def expand_hosts(pattern: str, source: str, where: str) -> list[str]:
         if len(out) > MAX_RANGE_HOSTS:
             raise ConfigError(source, where, f"{pattern!r} names more than {MAX_RANGE_HOSTS} hosts")
     return out
+
+
+def host_port(pattern: str) -> tuple[str, str | None]:
+    """An inventory host's name and the SSH port written after it, as Ansible reads them: ``gfs1:2222``,
+    ``gfs[01:03]:2222``, ``[2001:db8::1]:2222``; an IPv6 address alone (``2001:db8::1``) has no port."""
+    head, sep, port = pattern.rpartition(":")
+    if not sep or not port.isdigit() or ":" in re.sub(r"\[[^\]]*\]", "", head):
+        return pattern, None
+    if head.startswith("[") and head.endswith("]") and ":" in head:
+        head = head[1:-1]  # a bracketed IPv6 address, not a range
+    return head, port
+
+
+def inventory_hosts(pattern: str, variables: dict[str, Any], source: str, where: str) -> dict[str, dict[str, Any]]:
+    """Each host an inventory's host entry names (``expand_hosts``) with its variables; a port written after the
+    name is its ``ansible_port`` unless a variable gives one."""
+    name, port = host_port(pattern)
+    extra = {"ansible_port": port} if port and "ansible_port" not in variables else {}
+    return {host: {**extra, **variables} for host in expand_hosts(name, source, where)}
 
 
 def _value(v: Any) -> Any:
@@ -200,8 +221,8 @@ def _from_yaml(data: dict[str, Any], source: str) -> tuple[dict[str, dict[str, d
         for h, hv in (node.get("hosts") or {}).items():
             if not isinstance(hv or {}, dict):
                 raise ConfigError(source, f"{path}.hosts.{h}", "expected a mapping of host variables")
-            for host in expand_hosts(str(h), source, f"{path}.hosts.{h}"):
-                hosts.setdefault(name, {})[host] = {str(k): _value(v) for k, v in (hv or {}).items()}
+            hosts.setdefault(name, {}).update(inventory_hosts(
+                str(h), {str(k): _value(v) for k, v in (hv or {}).items()}, source, f"{path}.hosts.{h}"))
         gvars.setdefault(name, {}).update({str(k): _value(v) for k, v in (node.get("vars") or {}).items()})
         for child, sub in (node.get("children") or {}).items():
             children.setdefault(name, []).append(str(child))

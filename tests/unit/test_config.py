@@ -184,3 +184,17 @@ def test_a_bad_host_range_is_one_line_naming_its_line(tmp_path: Path, pattern: s
         load_cluster(path)
     assert str(err.value).startswith(f"{path}: line 2: '{pattern}'") and says in str(err.value), str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_port_after_a_host_name_is_its_ssh_port(tmp_path: Path) -> None:
+    """``host:port`` as Ansible reads it, ranges and bracketed IPv6 included; an IPv6 address alone keeps port 22,
+    a variable's port wins; a section header may carry a comment."""
+    ini = tmp_path / "hosts.ini"
+    ini.write_text("[gluster_servers]  # bricks here\ngfs1.lab:2222 glmodel_brick_paths=/b\n"
+                   "gfs[2:3]:2200 glmodel_brick_paths=/b\n[2001:db8::5]:2201 glmodel_brick_paths=/b\n"
+                   "2001:db8::6 glmodel_brick_paths=/b\nx:2300 ansible_port=2400 glmodel_brick_paths=/b\n")
+    assert [(h.address, h.ssh.port) for h in load_cluster(ini).hosts] == [
+        ("gfs1.lab", 2222), ("gfs2", 2200), ("gfs3", 2200), ("2001:db8::5", 2201), ("2001:db8::6", 22), ("x", 2400)]
+    yml = tmp_path / "hosts.yml"
+    yml.write_text("all:\n  children:\n    gluster_servers:\n      hosts:\n        'srv1:2022': {glmodel_brick_paths: /b}\n")
+    assert [(h.address, h.ssh.port) for h in load_cluster(yml).hosts] == [("srv1", 2022)]
