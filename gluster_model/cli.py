@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 import click
 
 from .present.cli_kit import (HARDWARE_KNOBS, SIZE, STRATEGIES, Failure, GlmodelGroup, Parsed, agree_to_changes,
-                              checked_outputs, echo_json as _echo_json, parse_ints, setting_type as _setting, working)
+                              checked_outputs, echo_json as _echo_json, parse_ints, run, setting_type as _setting,
+                              working)
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound="Callable[..., Any] | click.Command")
@@ -417,8 +418,7 @@ def compare(store: str, campaign: str | None, against: str, against_campaign: st
     show.write(result, md_out, figure)
     _echo_json(result) if as_json else show.render(_console(), result)
     if result.exit_status:
-        raise Failure(f"{len(result.slower)} row(s) slower beyond ±{margin:g}%: "
-                      + "; ".join(f"{r.metric} {r.config}" for r in result.slower[:3]), result.exit_status)
+        raise Failure(result.failure_line(), result.exit_status)
 
 
 @cli.command(short_help="Bring a store to this glmodel's schema (older stores are read as they are without it).")
@@ -850,23 +850,8 @@ def lab_status(lab_dir: Path) -> None:
 
 
 def main() -> NoReturn:
-    """Run the CLI; a usage error (a bad option or value) is one line naming the command and the option."""
-    try:
-        code = cli.main(prog_name="glmodel", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:  # `glmodel` or a group alone: its help, as click does
-        click.echo(exc.format_message(), err=True)
-        raise SystemExit(exc.exit_code) from None
-    except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx is not None else "glmodel"
-        click.echo(f"glmodel: error: {where}: {exc.format_message()} (see `{where} --help`)", err=True)
-        raise SystemExit(exc.exit_code) from None
-    except click.ClickException as exc:
-        exc.show()
-        raise SystemExit(exc.exit_code) from None
-    except click.exceptions.Abort:
-        click.echo("glmodel: interrupted", err=True)
-        raise SystemExit(130) from None
-    raise SystemExit(code if isinstance(code, int) else 0)
+    """Run the CLI (``present.cli_kit.run``: a usage error is one line naming the command and the option)."""
+    run(cli)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -179,15 +179,17 @@ def parse_client_json(text: str, metrics: Sequence[str], clients: Sequence[str],
                              f"({errno_name(int(e['error']))})", host)
         try:
             side = e[_SIDE.get(metric, "read")]
-            bps = float(side["bw_bytes"])
+            # fio 2.x (before bw_bytes and clat_ns) gives KiB/s under "bw" and microseconds under "clat"
+            bps = float(side["bw_bytes"]) if "bw_bytes" in side else float(side["bw"]) * 1024
             iops = float(side["iops"])
         except (KeyError, TypeError, ValueError):
-            raise ParseError("fio client output", f"{metric} lacks bw_bytes or iops", host) from None
+            raise ParseError("fio client output", f"{metric} lacks bw_bytes (or bw) or iops", host) from None
         if not math.isfinite(bps) or bps <= 0:
             raise ParseError("fio client output", f"{metric} moved nothing (bw {bps:g})", host)
         rate = bps / file_size if metric in FILE_TESTS else bps / 1024
-        pct = (side.get("clat_ns") or {}).get("percentile") or {}
-        lat = {k: float(pct[v]) / 1000 for k, v in PERCENTILES.items() if v in pct}
+        ns = isinstance(side.get("clat_ns"), dict)
+        pct = (side.get("clat_ns" if ns else "clat") or {}).get("percentile") or {}
+        lat = {k: float(pct[v]) / (1000 if ns else 1) for k, v in PERCENTILES.items() if v in pct}
         out[metric][host] = ClientFigure(rate, iops, lat)
     for metric, per in out.items():
         missing = [c for c in clients if c not in per]

@@ -80,6 +80,11 @@ class Comparison:
     def counts(self) -> dict[str, int]:
         return {v: sum(r.verdict == v for r in self.rows) for v in (SLOWER, FASTER, SAME, UNDECIDED)}
 
+    def failure_line(self) -> str:
+        """The one line a failing comparison ends with: how many rows are slower, the first three named."""
+        return (f"{len(self.slower)} row(s) slower beyond ±{100 * self.margin:g}%: "
+                + "; ".join(f"{r.metric} {r.config}" for r in self.slower[:3]))
+
     def to_json(self) -> dict[str, Any]:
         return {"a": self.a.to_json(), "b": self.b.to_json(), "margin": self.margin, "level": self.level,
                 "exit_status": self.exit_status, "counts": self.counts(), "rows": [r.to_json() for r in self.rows],

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -141,3 +141,24 @@ def agree_to_changes(cluster: Path, plan_file: Path | None, variant: str | None,
                                "(or --dry-run to see the runs first)")
     if not click.confirm("Go ahead?", default=False, err=True):
         raise Failure("nothing was changed")
+
+
+def run(cli: click.Group) -> NoReturn:
+    """Run the command line ``cli`` and exit with its status; a usage error (a bad option or value) is one line
+    naming the command and the option, an interrupt exit 130."""
+    try:
+        code = cli.main(prog_name="glmodel", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `glmodel` or a group alone: its help, as click does
+        click.echo(exc.format_message(), err=True)
+        raise SystemExit(exc.exit_code) from None
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "glmodel"
+        click.echo(f"glmodel: error: {where}: {exc.format_message()} (see `{where} --help`)", err=True)
+        raise SystemExit(exc.exit_code) from None
+    except click.ClickException as exc:
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except click.exceptions.Abort:
+        click.echo("glmodel: interrupted", err=True)
+        raise SystemExit(130) from None
+    raise SystemExit(code if isinstance(code, int) else 0)

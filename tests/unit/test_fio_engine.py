@@ -212,3 +212,20 @@ def test_listing_counts_and_times_every_file(tmp_path: Path) -> None:
         parse_listing(out, "c1", 60)
     with pytest.raises(ParseError, match="no GLMLS line"):
         parse_listing("ls: cannot access", "c1", 1)
+
+
+def test_fio_2_json_without_bw_bytes_and_clat_ns_reads_the_same() -> None:
+    """fio before 3.0 writes KiB/s under "bw" and microseconds under "clat"; fio 3 bytes/s and nanoseconds: one
+    measurement, written both ways, gives the same figures."""
+    import json
+
+    def stats(side: dict[str, object]) -> str:
+        return json.dumps({"client_stats": [{"jobname": "random_write.0", "hostname": "10.0.0.1", "error": 0,
+                                             "write": side, "read": {}}]})
+
+    old = stats({"bw": 2048, "iops": 512.0, "clat": {"percentile": {"50.000000": 900, "99.000000": 4100}}})
+    new = stats({"bw_bytes": 2048 * 1024, "iops": 512.0,
+                 "clat_ns": {"percentile": {"50.000000": 900_000, "99.000000": 4_100_000}}})
+    for text in (old, new):
+        figure = parse_client_json(text, ["random_write"], ["10.0.0.1"], 64 << 20).by_metric["random_write"]["10.0.0.1"]
+        assert (figure.rate, figure.iops, figure.latency_us) == (2048.0, 512.0, {"p50": 900.0, "p99": 4100.0})
