@@ -4,9 +4,10 @@ Groups named ``servers``/``gluster_servers``/``hc_nodes`` (gluster-ansible's hyp
 ``clients``/``gluster_clients`` (``:children`` followed) become the cluster's servers and clients; without a
 client group the servers mount the volumes themselves, as hyperconverged nodes do. Host names may be Ansible
 ranges (``gfs[01:03].lab``, ``10.0.0.[1:9:2]``, ``rack-[a:c]``: ``expand_hosts``) and carry a port
-(``gfs1:2222``, ``[2001:db8::1]:2222``). Host variables understood:
-``ansible_host``, ``ansible_port``/``ansible_ssh_port``, ``ansible_user``/``ansible_ssh_user``,
-``ansible_ssh_private_key_file``, and ``glmodel_*`` keys for the rest (``glmodel_brick_paths`` comma-separated,
+(``gfs1:2222``, ``[2001:db8::1]:2222``). Host variables understood: ``ansible_host`` (or the older
+``ansible_ssh_host``), ``ansible_port``/``ansible_ssh_port``, ``ansible_user``/``ansible_ssh_user``,
+``ansible_ssh_private_key_file``/``ansible_private_key_file``, and ``glmodel_*`` keys for the rest
+(``glmodel_brick_paths`` comma-separated,
 ``glmodel_mount_root``, ``glmodel_known_hosts``, ``glmodel_network_name``, ``glmodel_network_gbps``,
 ``glmodel_base_filesystem``). Brick directories come from ``glmodel_brick_paths``, else from gluster-ansible's
 own variables: the mount points of ``gluster_infra_mount_devices`` (one filesystem each, on LVM), the
@@ -32,6 +33,10 @@ _GLOBAL_VARS = {"glmodel_known_hosts", "glmodel_cluster_name"}
 
 
 _GROUP_KEYS = {"hosts", "vars", "children"}
+# Ansible's connection variables glmodel reads, older names first so that the current one wins where both are set
+_SSH_VARS = (("ansible_ssh_user", "user"), ("ansible_user", "user"), ("ansible_ssh_port", "port"),
+             ("ansible_port", "port"), ("ansible_private_key_file", "identity_file"),
+             ("ansible_ssh_private_key_file", "identity_file"))
 
 
 def is_yaml_inventory(data: Any) -> bool:
@@ -261,9 +266,7 @@ def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "ya
     allvars = {**gvars.get("all", {})}
 
     ssh: dict[str, Any] = {}
-    for var, key in (("ansible_user", "user"), ("ansible_ssh_user", "user"), ("ansible_port", "port"),
-                     ("ansible_ssh_port", "port"), ("ansible_ssh_private_key_file", "identity_file"),
-                     ("glmodel_known_hosts", "known_hosts")):
+    for var, key in (*_SSH_VARS, ("glmodel_known_hosts", "known_hosts")):
         if var in allvars:
             ssh[key] = allvars[var]
 
@@ -273,12 +276,12 @@ def inventory_to_cluster_data(content: Any, source: str, fmt: Literal["ini", "ya
         if unknown:
             raise ConfigError(source, f"{where}.{unknown[0]}",
                               f"unknown variable; allowed: {', '.join(sorted(_HOST_VARS | _GLOBAL_VARS))}")
-        e: dict[str, Any] = {"host": merged.get("ansible_host", name)}
+        # ansible_ssh_host: the name Ansible before 2.0 gave ansible_host, which Ansible still reads
+        e: dict[str, Any] = {"host": merged.get("ansible_host", merged.get("ansible_ssh_host", name))}
         if name != e["host"]:
             e["name"] = name
         override: dict[str, Any] = {}
-        for var, key in (("ansible_user", "user"), ("ansible_ssh_user", "user"), ("ansible_port", "port"),
-                         ("ansible_ssh_port", "port"), ("ansible_ssh_private_key_file", "identity_file")):
+        for var, key in _SSH_VARS:
             if var in hv:
                 override[key] = hv[var]
         if override:

@@ -198,3 +198,17 @@ def test_a_port_after_a_host_name_is_its_ssh_port(tmp_path: Path) -> None:
     yml = tmp_path / "hosts.yml"
     yml.write_text("all:\n  children:\n    gluster_servers:\n      hosts:\n        'srv1:2022': {glmodel_brick_paths: /b}\n")
     assert [(h.address, h.ssh.port) for h in load_cluster(yml).hosts] == [("srv1", 2022)]
+
+
+def test_older_ansible_connection_names_are_read_and_the_current_ones_win(tmp_path: Path) -> None:
+    """ansible_ssh_host (Ansible before 2.0) and ansible_private_key_file are read; where an older and a current
+    name are both set, the current one counts, as in Ansible."""
+    (tmp_path / "k1").write_text("key")
+    (tmp_path / "k2").write_text("key")
+    ini = tmp_path / "hosts.ini"
+    ini.write_text("[gluster_servers]\nold ansible_ssh_host=10.3.0.1 ansible_private_key_file=k1 "
+                   "glmodel_brick_paths=/b\nboth ansible_ssh_host=10.3.0.9 ansible_host=10.3.0.2 ansible_ssh_user=a "
+                   "ansible_user=b ansible_ssh_port=2201 ansible_port=2202 glmodel_brick_paths=/b\n")
+    old, both = load_cluster(ini).hosts
+    assert (old.name, old.address, old.ssh.identity_file) == ("old", "10.3.0.1", (tmp_path / "k1").resolve())
+    assert (both.address, both.ssh.user, both.ssh.port) == ("10.3.0.2", "b", 2202)
