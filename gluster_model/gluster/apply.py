@@ -394,8 +394,10 @@ def unmount(executor: Executor, volume: str, clients: list[Host] | None = None) 
     targets = clients if clients is not None else list(cluster.clients)
     points = {h.address: mount_point(h, volume) for h in targets}
     # With a server found silent a plain umount waits for the client's requests to it (tens of seconds, up to
-    # Gluster's ping timeout); a lazy one detaches the mount at once and the client ends once they fail.
-    plain = "" if silent_servers(executor) else "umount {p} 2>/dev/null || "
+    # Gluster's ping timeout); a lazy one detaches the mount at once and the client ends once they fail. A plain
+    # one is bounded too: one whose client was flushing writes to full bricks hung past the command's 120 s (the
+    # lab, a tmpfs brick filled by iozone), so after 30 s it is killed and the mount detached lazily.
+    plain = "" if silent_servers(executor) else "timeout -k 5 30 umount {p} 2>/dev/null || "
     # /proc/mounts first: `mountpoint` stats the mount, and a stat of a volume with a silent brick waits too
     executor.run_many(points, lambda a: shell(
         f"if grep -qs {shlex.quote(' ' + points[a] + ' ')} /proc/mounts || mountpoint -q {shlex.quote(points[a])}; "
