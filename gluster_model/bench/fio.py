@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -171,19 +171,29 @@ def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
     return out
 
 
-def _side(side: dict[str, object]) -> tuple[float, float, float, int]:
-    """(bytes/s, iops, mean completion latency in us, number of I/Os) of a job's read or write section."""
+def side_bytes_per_s(side: Mapping[str, Any]) -> float:
+    """A job's read or write section's bandwidth in bytes/s: ``bw_bytes`` (fio 3), else ``bw`` in KiB/s (fio 2.x).
+    KeyError, TypeError or ValueError where it has neither as a number."""
     bw = side.get("bw_bytes")
-    bps = float(bw) if isinstance(bw, (int, float)) else float(side["bw"]) * 1024  # type: ignore[arg-type]
-    iops = float(side["iops"])  # type: ignore[arg-type]
-    ios = int(side.get("total_ios", 0) or 0)  # type: ignore[call-overload]
-    clat_ns, clat_us = side.get("clat_ns"), side.get("clat")
-    lat_us = 0.0
-    if isinstance(clat_ns, dict) and "mean" in clat_ns:
-        lat_us = float(clat_ns["mean"]) / 1000
-    elif isinstance(clat_us, dict) and "mean" in clat_us:  # fio 2.x: microseconds under "clat"
-        lat_us = float(clat_us["mean"])
-    return bps, iops, lat_us, ios
+    return float(bw) if isinstance(bw, (int, float)) else float(side["bw"]) * 1024
+
+
+def side_completion_us(side: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
+    """A job's read or write section's completion latency in microseconds: its mean (0 where absent) and its
+    percentiles by fio's key ("99.000000"), from ``clat_ns`` (fio 3) or ``clat`` in microseconds (fio 2.x)."""
+    ns = side.get("clat_ns")
+    clat, scale = (ns, 1000.0) if isinstance(ns, dict) else (side.get("clat"), 1.0)
+    if not isinstance(clat, dict):
+        return 0.0, {}
+    pct = clat.get("percentile") or {}
+    return (float(clat["mean"]) / scale if "mean" in clat else 0.0,
+            {str(k): float(v) / scale for k, v in pct.items()} if isinstance(pct, dict) else {})
+
+
+def _side(side: dict[str, Any]) -> tuple[float, float, float, int]:
+    """(bytes/s, iops, mean completion latency in us, number of I/Os) of a job's read or write section."""
+    ios = int(side.get("total_ios", 0) or 0)
+    return side_bytes_per_s(side), float(side["iops"]), side_completion_us(side)[0], ios
 
 
 def errno_name(code: int) -> str:

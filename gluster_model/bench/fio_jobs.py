@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ParseError
 from ..units import parse_size
-from .fio import errno_name
+from .fio import errno_name, side_bytes_per_s, side_completion_us
 from .jsonout import find_json_object
 from .metrics import FILE_TESTS, TEST_METRICS, UNITS
 from .workload import Workload
@@ -179,17 +179,15 @@ def parse_client_json(text: str, metrics: Sequence[str], clients: Sequence[str],
                              f"({errno_name(int(e['error']))})", host)
         try:
             side = e[_SIDE.get(metric, "read")]
-            # fio 2.x (before bw_bytes and clat_ns) gives KiB/s under "bw" and microseconds under "clat"
-            bps = float(side["bw_bytes"]) if "bw_bytes" in side else float(side["bw"]) * 1024
+            bps = side_bytes_per_s(side)  # fio 3's bw_bytes, or fio 2.x's bw in KiB/s
             iops = float(side["iops"])
         except (KeyError, TypeError, ValueError):
             raise ParseError("fio client output", f"{metric} lacks bw_bytes (or bw) or iops", host) from None
         if not math.isfinite(bps) or bps <= 0:
             raise ParseError("fio client output", f"{metric} moved nothing (bw {bps:g})", host)
         rate = bps / file_size if metric in FILE_TESTS else bps / 1024
-        ns = isinstance(side.get("clat_ns"), dict)
-        pct = (side.get("clat_ns" if ns else "clat") or {}).get("percentile") or {}
-        lat = {k: float(pct[v]) / (1000 if ns else 1) for k, v in PERCENTILES.items() if v in pct}
+        pct = side_completion_us(side)[1]
+        lat = {k: pct[v] for k, v in PERCENTILES.items() if v in pct}
         out[metric][host] = ClientFigure(rate, iops, lat)
     for metric, per in out.items():
         missing = [c for c in clients if c not in per]

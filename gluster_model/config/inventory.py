@@ -39,6 +39,11 @@ _SSH_VARS = (("ansible_ssh_user", "user"), ("ansible_user", "user"), ("ansible_s
              ("ansible_ssh_private_key_file", "identity_file"))
 
 
+MAX_RANGE_HOSTS = 4096  # hosts one range pattern may name: more is a typo (node[1:10000]), not a cluster
+_SECTION = re.compile(r"^\[([^\]]+)\]\s*(?:[#;].*)?$")  # [group], [group:vars], a comment after it
+_RANGE = re.compile(r"\[([0-9]*|[a-zA-Z]):([0-9]+|[a-zA-Z])(?::([0-9]+))?\]")
+
+
 def is_yaml_inventory(data: Any) -> bool:
     """A parsed YAML file is an inventory when it has no ``servers`` key and its top level is groups (mappings of
     hosts, vars and children), as Ansible's YAML inventories are (``all:`` or named groups such as ``hc_nodes:``)."""
@@ -98,11 +103,6 @@ def _parse_ini(text: str, source: str) -> tuple[dict[str, dict[str, dict[str, st
                 hv[key] = value
             hosts.setdefault(section, {}).update(inventory_hosts(words[0], hv, source, f"line {lineno}"))
     return hosts, children, gvars
-
-
-MAX_RANGE_HOSTS = 4096  # hosts one range pattern may name: more is a typo (node[1:10000]), not a cluster
-_SECTION = re.compile(r"^\[([^\]]+)\]\s*(?:[#;].*)?$")  # [group], [group:vars], a comment after it
-_RANGE = re.compile(r"\[([0-9]*|[a-zA-Z]):([0-9]+|[a-zA-Z])(?::([0-9]+))?\]")
 
 
 def expand_hosts(pattern: str, source: str, where: str) -> list[str]:

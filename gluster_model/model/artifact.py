@@ -178,8 +178,8 @@ class ModelFile:
         return Predicted(metric, getattr(model, "name", use or self.selected(metric)), model.predict(cols), lo, hi,
                          dlo, dhi)
 
-    def prepare_changes(self, asked: Sequence[tuple[str, Sequence[Mapping[str, InputValue]]]], *, use: str | None = None,
-                        refits: int = 0) -> None:
+    def prepare_changes(self, asked: Sequence[tuple[str, Sequence[Mapping[str, InputValue]]]], *,
+                        use: str | None = None, refits: int = 0) -> None:
         """For each (metric, configurations) asked, predict every configuration once by each bootstrap refit a
         model without a covariance keeps, so the changes ``predict`` is asked next among them cost no
         prediction of their own (a search over options); every model's refits are fitted in one batch, spread

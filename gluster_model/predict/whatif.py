@@ -412,7 +412,8 @@ def byte_stages(frame: Any, metric: str) -> np.ndarray:
     return out
 
 
-def ceilings(domain: Domain, configs: Sequence[Mapping[str, InputValue]], metric: str) -> list[tuple[float, str] | None]:
+def ceilings(domain: Domain, configs: Sequence[Mapping[str, InputValue]], metric: str
+             ) -> list[tuple[float, str] | None]:
     """What each configuration's hardware can carry (in the metric's unit: MB/s, or files/s of a small-file
     metric, whose files cross the links and disks), and the stage, where the model has the inputs for it and its
     own training data never ran above their ceiling (``CEILING_OBEYED``); else None."""

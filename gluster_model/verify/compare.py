@@ -83,7 +83,7 @@ class Verification:
     plan: str
     level: float
     campaigns: list[str]
-    measured_hardware: dict[str, dict[str, InputValue | None]]  # per scenario: the measured values of MEASURED_INPUTS
+    measured_hardware: dict[str, dict[str, InputValue | None]]  # per scenario: its measured MEASURED_INPUTS
     skipped: dict[str, str]  # scenario -> why it was not measured
     metrics: list[MetricVerdict]
     notes: list[str] = field(default_factory=list)
