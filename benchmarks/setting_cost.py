@@ -49,7 +49,8 @@ from gluster_model.remote.executor import SSHExecutor
 T = TypeVar("T")
 # A plan's settings as the bottleneck plan orders them: today, then one knob at a time (the link alone, then the
 # disks alone: each keeps the other's baseline), then back to today's link with disks that have no limit (the
-# network's baseline kept from the first; fio measured one host after another, the lab's disks one device).
+# network's baseline kept from the first; the lab's nodes' loop devices sit on one disk of one machine with the same
+# limits, so collect measures one of them and the others carry its figures: ``bench.fio.same_device``).
 SETTINGS = ((("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("disk", "100MB/s")),
             (("link", "500mbit"), ("disk", "40MB/s")), (("link", "1gbit"), ("disk", "unlimited")))
 # How collect is asked to measure them: (baselines.at_once, baselines.keep).

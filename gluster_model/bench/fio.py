@@ -9,6 +9,12 @@ limit of its own, and a figure that then falls short of its device's limit (``sl
 the host alone. A figure at its limit cannot have been lowered by its neighbours. On an 8-node lab at 100 MB/s
 a brick, sequential figures at once and alone agree within 0.1% (``benchmarks/setting_cost.py``), while 4 KB
 random ones at once fell by up to half: they are measured again alone.
+
+Measured alone, hosts of one machine whose bricks sit on the same physical device (the same ``MAJ:MIN``, or loop
+devices backed by files on it) under the same device limits and the same CPU and memory limits of their group
+can only give one figure: one of them is measured and the others carry its figures (``BrickBaseline.
+measured_on``; ``parallel: false`` measures every host). On the lab, whose nodes' loop devices share one disk, that is one fio run instead of one per node
+for a setting without disk limits.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pydantic import Field, field_validator
 
 from ..config.cluster import Frozen
 from ..errors import GlmodelError, ParseError
-from ..hardware.limits import parse_throttles, throttle_script
+from ..hardware.limits import LIMITS_SCRIPT, parse_limits, parse_throttles, parse_under, throttle_script
 from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import Measured
@@ -52,7 +58,8 @@ class DiskSpec(Frozen):
     parallel: bool | Literal["auto"] = Field(
         default="auto", description="auto: hosts at once where that cannot lower a figure (machines of their own; "
         "on a shared machine, bricks whose device has a limit, re-measured alone when short of it); true: every "
-        "host at once, checked the same way; false: one host after another")
+        "host at once, checked the same way (both: hosts of one machine on one device under the same limits "
+        "measured once); false: every host, one after another")
     steady: bool = Field(default=False, description="run each test for the whole runtime, looping over the file, "
                          "so a disk's (or a throttle's) initial burst does not count; set it where the file "
                          "takes under a second to move")
@@ -99,9 +106,17 @@ class BrickBaseline:
     raw: str = ""
     seconds: float = 0.0
     error: str | None = None
+    measured_on: str | None = None  # "host:path" whose figures these are: same device and limits, one machine
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "raw"}
+
+    def carried_to(self, host: str, path: str) -> BrickBaseline:
+        """These figures for another brick on the same device under the same limits (``same_device``)."""
+        return BrickBaseline(host, path, self.direct, dict(self.jobs),
+                             f"not measured: {host}:{path} is on the device of {self.host}:{self.path}, on one "
+                             "machine under the same limits; its figures are that brick's", 0.0, None,
+                             f"{self.host}:{self.path}")
 
     def measured(self) -> list[Measured]:
         """Bytes/s and IO/s per test (the raw output once, with the first), or the brick's error."""
@@ -275,9 +290,20 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
             again = short(again, False)
     if again and progress:
         progress(f"fio: {len(again)} host(s) short of their disk limit beside the others, measured again alone")
+    first: dict[tuple[Any, ...], str] = {}  # the host measured for each device and its limits
     for a in [*alone, *again]:
-        for b in host(a):
-            out[(a, b.path)] = b
+        key = same_device(where[a], by_host[a]) if spec.parallel is not False else None
+        rep = first.get(key) if key is not None else None
+        if rep is None:
+            for b in host(a):
+                out[(a, b.path)] = b
+            if key is not None and not any(out[(a, p)].error for p in by_host[a]):
+                first[key] = a
+        else:
+            for p, q in zip(by_host[rep], by_host[a]):
+                out[(a, q)] = out[(rep, p)].carried_to(a, q)
+    if first and progress and len(first) < len([*alone, *again]):
+        progress(f"fio: {len([*alone, *again]) - len(first)} host(s) share a measured host's device and limits")
     # Once more, alone, where a figure is above what its device's limit lets through: that limit did not hold.
     over = [a for a in by_host if any(over_limit(out[(a, p)], where[a].limits.get(p), spec.tests)
                                       for p in by_host[a])]
@@ -292,25 +318,45 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
 @dataclass(frozen=True)
 class HostDisks:
     """Where a host's bricks are: its machine (kernel boot id), whether another host of the cluster runs on that
-    machine, and each brick's device limits (``hardware.limits.parse_throttles``)."""
+    machine, each brick's device limits (``hardware.limits.parse_throttles``), the physical device under each
+    brick (``hardware.limits.parse_under``) and the CPU and memory limits of the host's group (None: unknown)."""
 
     machine: str
     shared: bool = False
     limits: dict[str, dict[str, int]] = field(default_factory=dict)
+    under: dict[str, str] = field(default_factory=dict)
+    group: tuple[tuple[str, float | int | None], ...] | None = None
 
 
 def host_disks(executor: Executor, by_host: dict[str, list[str]]) -> dict[str, HostDisks]:
-    """Each host's machine and brick limits, one command per host; a host that cannot say counts as sharing a
-    machine without limits (measured alone)."""
-    script = {a: "cat /proc/sys/kernel/random/boot_id; " + throttle_script(paths) for a, paths in by_host.items()}
+    """Each host's machine, brick devices and limits, one command per host; a host that cannot say counts as
+    sharing a machine without limits (measured alone)."""
+    script = {a: f"cat /proc/sys/kernel/random/boot_id; {throttle_script(paths)}\n{LIMITS_SCRIPT}"
+              for a, paths in by_host.items()}
     results, _ = executor.map(list(by_host), lambda a: executor.run(a, shell(script[a]), timeout=30, check=False))
     found: dict[str, HostDisks] = {}
     for a in by_host:
         lines = results[a].stdout.splitlines() if a in results and results[a].exit_code == 0 else []
         boot = lines[0].strip() if lines else ""
-        found[a] = HostDisks(boot or f"unknown {a}", not boot, parse_throttles("\n".join(lines[1:])))
+        rest = "\n".join(lines[1:])
+        try:
+            group: tuple[tuple[str, float | int | None], ...] | None = tuple(sorted(parse_limits(rest).items()))
+        except ParseError:
+            group = None  # limits it cannot say: never taken for another host's
+        found[a] = HostDisks(boot or f"unknown {a}", not boot, parse_throttles(rest), parse_under(rest), group)
     machines = Counter(d.machine for d in found.values())
     return {a: replace(d, shared=d.shared or machines[d.machine] > 1) for a, d in found.items()}
+
+
+def same_device(disks: HostDisks, paths: list[str]) -> tuple[Any, ...] | None:
+    """What a host's figures measured alone depend on where it shares a machine: the machine, the physical device
+    under each brick, each brick's device limits and the group's CPU and memory limits. Hosts with equal keys give
+    one figure; None: not known well enough to take another host's (or on a machine of its own)."""
+    if not disks.shared or disks.machine.startswith("unknown") or disks.group is None or \
+            not paths or any(p not in disks.under for p in paths):
+        return None
+    return (disks.machine, tuple(disks.under[p] for p in paths),
+            tuple(tuple(sorted((disks.limits.get(p) or {}).items())) for p in paths), disks.group)
 
 
 def measuring_order(where: dict[str, HostDisks], tests: list[DiskTest], every_host: bool = False

@@ -9,6 +9,7 @@ and parsed by pure functions; ``preflight`` runs them.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from ..errors import ParseError
@@ -117,11 +118,17 @@ _V2_KINDS = {v2: kind for kind, v2 in V2_KEYS.items()}  # io.max key -> limit ki
 
 
 def throttle_script(brick_paths: list[str]) -> str:
-    """Shell text printing each brick's device (MAJ:MIN), the block throttle entries of cgroup v1's root, and
-    cgroup v2's ``io.max`` lines of the shell's own group and each group above it (a lab node's limit is in the
-    node's group, which its sshd and every session it starts belong to)."""
+    """Shell text printing each brick's device (MAJ:MIN) and the physical device under it (``parse_under``), the
+    block throttle entries of cgroup v1's root, and cgroup v2's ``io.max`` lines of the shell's own group and each
+    group above it (a lab node's limit is in the node's group, which its sshd and every session it starts belong
+    to)."""
     parts = [f"printf 'dev %s %s\\n' {shlex.quote(p)} \"$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null)\""
              for p in brick_paths]
+    # A loop device's own number says nothing of the disk: the file behind it does (with its direct-I/O flag).
+    parts += [f"d=$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null) && {{ "
+              "b=$(cat /sys/dev/block/$d/loop/backing_file 2>/dev/null) && "
+              "u=\"loop@$(stat -c '%Hd:%Ld' \"$b\")@$(cat /sys/dev/block/$d/loop/dio 2>/dev/null)\" || u=$d; "
+              f"printf 'under %s %s\\n' {shlex.quote(p)} \"$u\"; }}" for p in brick_paths]
     files = " ".join(f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps", "read_iops", "write_iops"))
     parts.append(f"for f in {files}; do [ -r /sys/fs/cgroup/blkio/$f ] && sed \"s/^/$f /\" /sys/fs/cgroup/blkio/$f; "
                  "done; true")
@@ -130,6 +137,17 @@ def throttle_script(brick_paths: list[str]) -> str:
                  "while [ \"${#d}\" -ge \"${#r}\" ]; do [ -r \"$d/io.max\" ] && sed 's/^/io.max /' \"$d/io.max\"; "
                  "[ \"$d\" = \"$r\" ] && break; d=${d%/*}; done; done; true")
     return "; ".join(parts)
+
+
+def parse_under(text: str) -> dict[str, str]:
+    """{brick path: the physical device under it} from ``throttle_script``'s ``under`` lines: ``MAJ:MIN`` of the
+    brick's filesystem, or ``loop@MAJ:MIN@dio`` for a loop device backed by a file on device MAJ:MIN."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "under" and re.fullmatch(r"(loop@)?\d+:\d+(@[01]?)?", words[2]):
+            out[words[1]] = words[2]
+    return out
 
 
 def parse_throttles(text: str) -> dict[str, dict[str, int]]:

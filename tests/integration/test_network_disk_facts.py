@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -75,6 +76,35 @@ def test_disk_baseline_every_brick_positive(lab: LabState) -> None:
         assert b.jobs["seq_write"].write_bps > 0 and b.jobs["seq_read"].read_bps > 0
         assert b.jobs["rand_read"].read_iops > 0 and b.jobs["rand_write"].write_iops > 0
         assert not list(Path(b.path).glob(".glmodel-fio-*"))  # the scratch directory is gone
+    # The nodes' bricks are directories of one filesystem on this machine (the test reads that itself): one brick
+    # was measured, and the others carry its figures, naming it.
+    assert len({os.stat(b.path).st_dev for b in bricks}) == 1
+    measured = [b for b in bricks if b.measured_on is None]
+    assert len(measured) == 1
+    assert {b.measured_on for b in bricks if b is not measured[0]} == {f"{measured[0].host}:{measured[0].path}"}
+    assert all(b.jobs == measured[0].jobs for b in bricks)
+
+
+def test_disk_baseline_measures_a_brick_apart_whose_device_limit_differs(lab_put_back: LabState) -> None:
+    """Loop devices of their own on one disk share a figure; the node with a disk limit is measured itself, at its
+    limit. Hosts that do not share a device and its limits never share a figure."""
+    lab = lab_put_back
+    try:
+        glmodel("lab", "node", "--dir", str(lab.path), "--backing", "ext4", "--size", "256MB", check=True)
+        glmodel("lab", "node", "--dir", str(lab.path), "--node", "3", "--disk", "40MB/s", check=True)
+        with SSHExecutor(load_cluster(lab.cluster_file)) as ex:
+            bricks = {b.host: b for b in run_disk(ex, DiskSpec(size="16MB", runtime=2, steady=True,
+                                                                tests=["seq_write", "seq_read"]))}
+    finally:
+        glmodel("lab", "node", "--dir", str(lab.path), "--disk", "unlimited", check=True)
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
+    assert all(b.error is None for b in bricks.values()), bricks
+    limited = bricks[node_ip(3)]
+    assert limited.measured_on is None
+    assert 0 < limited.jobs["seq_write"].bytes_per_s <= 40e6 * 1.05
+    one, two = bricks[node_ip(1)], bricks[node_ip(2)]
+    assert {one.measured_on, two.measured_on} in ({None, f"{one.host}:{one.path}"}, {None, f"{two.host}:{two.path}"})
+    assert one.jobs["seq_write"].bytes_per_s > 40e6 * 1.05  # an unthrottled loop device, not the limited one
 
 
 def test_host_facts(lab: LabState) -> None:

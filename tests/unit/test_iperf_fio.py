@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.fio import (BrickBaseline, DiskJob, DiskSpec, DiskTest, HostDisks, disk_script, fio_argv,
-                                    limited_everywhere, measuring_order, over_limit, parse_fio_json, slowed)
-from gluster_model.hardware.limits import parse_throttles
+                                    limited_everywhere, measuring_order, over_limit, parse_fio_json, same_device,
+                                    slowed)
+from gluster_model.hardware.limits import parse_under, parse_throttles
 from gluster_model.bench.iperf import (
     IperfMatrix,
     IperfSpec,
@@ -372,3 +373,39 @@ def test_disks_are_limited_everywhere_only_when_every_brick_of_every_host_bounds
     assert not limited_everywhere({"a": HostDisks("one", shared=True, limits=LIMIT), "b": HostDisks("one")}, SEQ)
     assert not limited_everywhere({"a": HostDisks("x", limits=LIMIT)}, [*SEQ, "rand_read"])  # IOPS not bounded
     assert not limited_everywhere({}, SEQ)
+
+
+def test_the_device_under_a_brick_is_the_disk_behind_a_loop_device_and_odd_lines_are_ignored() -> None:
+    text = ("dev /l/n1/bricks 7:2\nunder /l/n1/bricks loop@254:0@0\nunder /srv/b 8:17\nunder /x \n"
+            "under /y loop@@\nunder /z 8:1 extra\n")
+    assert parse_under(text) == {"/l/n1/bricks": "loop@254:0@0", "/srv/b": "8:17"}
+
+
+def test_hosts_of_one_machine_share_figures_only_with_the_same_device_limits_and_group() -> None:
+    group = (("cpu_quota_cores", None), ("ram_limit_bytes", None))
+    base = HostDisks("one", shared=True, under={"/b": "loop@254:0@0"}, group=group)
+    key = same_device(base, ["/b"])
+    assert key is not None
+    # another node's loop device on the same disk: the same key whatever its own number
+    assert same_device(HostDisks("one", shared=True, under={"/b": "loop@254:0@0"}, group=group), ["/b"]) == key
+    different = [HostDisks("two", shared=True, under={"/b": "loop@254:0@0"}, group=group),  # another machine
+                 HostDisks("one", shared=True, under={"/b": "loop@254:1@0"}, group=group),  # another disk
+                 HostDisks("one", shared=True, under={"/b": "loop@254:0@1"}, group=group),  # loop direct I/O on
+                 HostDisks("one", shared=True, limits=LIMIT, under={"/b": "loop@254:0@0"}, group=group),
+                 HostDisks("one", shared=True, under={"/b": "loop@254:0@0"},
+                           group=(("cpu_quota_cores", 0.5), ("ram_limit_bytes", None)))]
+    assert all(same_device(d, ["/b"]) not in (key, None) for d in different)
+    # not known well enough: never another host's figures
+    assert same_device(HostDisks("one", shared=True, under={"/b": "8:1"}), ["/b"]) is None  # group unknown
+    assert same_device(HostDisks("one", shared=True, group=group), ["/b"]) is None  # device unknown
+    assert same_device(HostDisks("boot-a", under={"/b": "8:1"}, group=group), ["/b"]) is None  # machine its own
+
+
+def test_a_carried_figure_names_the_brick_it_was_measured_on_and_is_stored_as_that_brick_s() -> None:
+    measured = _brick({"seq_write": 412.0, "seq_read": 655.0})
+    carried = measured.carried_to("10.0.0.2", "/c")
+    assert (carried.host, carried.path, carried.measured_on, carried.error) == ("10.0.0.2", "/c", "10.0.0.1:/b",
+                                                                                 None)
+    assert [(m.host, m.target, m.test, m.value) for m in carried.measured()] == \
+        [("10.0.0.2", "/c", m.test, m.value) for m in measured.measured()]
+    assert "10.0.0.1:/b" in (carried.measured()[0].raw or "")
