@@ -16,7 +16,8 @@ from ..bench.metrics import TEST_METRICS
 from ..stats.power import ASSUMED_WITHIN_SD, BETWEEN_RUN_SD, Detectable, detectable_change
 from .estimate import (RunKey, TrialCost, estimate_seconds, measured_trial_seconds, run_key, stored_trial_cost,
                        trial_count)
-from .records import again_campaign, interleaved_order, setting_campaign, side_campaign
+from .descent import steps_of
+from .records import LabSetting, again_campaign, interleaved_order, setting_campaign, side_campaign
 
 
 @dataclass
@@ -83,10 +84,21 @@ def preview(cluster: ClusterSpec, plan: PlanFile, expanded: Expanded, base: str,
         (min(d.budget or 0, len(expanded.runs)), d.batch) if d.type == "adaptive" else None,
         campaigns,
         expanded.duplicates, expanded.skipped, cluster.name, [(h.name, h.brick_paths) for h in cluster.servers],
-        [h.name for h in cluster.clients], list(expanded.notes),
+        [h.name for h in cluster.clients], list(expanded.notes) + _descent_note(plan, settings),
         (d.budget or MAX_BUDGET) if d.type == "search" else None,
         detectable(compared, plan.protocol.repetitions, noise, looks) if d.type != "search" else [],
         _sides(plan))
+
+
+def _descent_note(plan: PlanFile, settings: list[LabSetting]) -> list[str]:
+    """What a descent may leave out: its steps are counted above as if every one ran."""
+    hw = plan.design.hardware
+    if hw is None or not hw.descend:
+        return []
+    steps = steps_of(settings, list(hw.descend))
+    return [f"descent: {len(steps)} of the {len(settings)} settings lower one knob below today ("
+            f"{', '.join(hw.descend)}); a knob stops once every metric fell {hw.binds:.0%} or more at "
+            f"{hw.past + 1} of its settings, so the duration above is the most it takes"]
 
 
 def _sides(plan: PlanFile) -> tuple[str, str, str, int] | None:

@@ -42,6 +42,14 @@ class HardwareDesign(Frozen):
     settings: list[dict[str, Any]] = Field(default=[], max_length=1000, description="list: the settings to build")
     again: bool = Field(default=False, description="measure the first setting (today) again after the others: "
                         "its drift over the plan sets the interval's campaign-to-campaign term")
+    # A descent (campaign.descent): after the settings, each knob lowered from today through its levels in turn,
+    # until the stage it feeds has bound every metric at past + 1 of them.
+    descend: dict[str, list[Any]] = Field(default={}, description="list: after the settings, lower each knob of "
+                                          "today (the first setting) through these levels, one knob at a time, "
+                                          "stopping once every metric fell by `binds` at past + 1 of them")
+    binds: float = Field(default=0.15, gt=0, lt=1, description="descend: the fall below today that counts as "
+                         "the knob's stage binding (0.15: 15%)")
+    past: int = Field(default=1, ge=0, le=10, description="descend: levels taken after the first that binds")
 
     @field_validator("settings")
     @classmethod
@@ -60,11 +68,34 @@ class HardwareDesign(Frozen):
             out.append(norm)
         return out
 
+    @field_validator("descend")
+    @classmethod
+    def _descend(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        for name, levels in v.items():
+            if name not in LAB_FACTORS:
+                raise ValueError(f"descend: {name!r} is not a lab hardware factor (use {', '.join(LAB_FACTORS)})")
+            if not isinstance(levels, list) or not levels:
+                raise ValueError(f"descend.{name}: give a list of levels below today's, e.g. [50%, 25%, 12%]")
+            try:
+                out[name] = [normalize_level(FACTORS[name], x) for x in levels]
+            except ValueError as exc:
+                raise ValueError(f"descend.{name}: {exc}") from None
+        return out
+
     @model_validator(mode="after")
     def _list(self) -> HardwareDesign:
         if (self.type == "list") != bool(self.settings):
             raise ValueError("a hardware design of type list needs settings, and only it takes them")
+        if self.descend and self.type != "list":
+            raise ValueError("descend lowers the first setting of a list: give type: list and today as its first "
+                             "setting")
         return self
+
+    def all_settings(self, fixed: dict[str, Any]) -> list[dict[str, Any]]:
+        """The settings given (each on top of ``fixed``), then each descent's steps: today with one knob lowered."""
+        given = [{**fixed, **st} for st in self.settings]
+        return given + [{**given[0], name: level} for name, levels in self.descend.items() for level in levels]
 
 
 class Design(Frozen):
@@ -317,7 +348,9 @@ def expand(plan: PlanFile, cluster: ClusterSpec, source: str = "plan") -> Expand
     if cluster.lab_dir is None:  # a real cluster: hardware factors only as emulation it allows
         check_factors(cluster, [n for n in LAB_FACTORS if n in plan.factors], source)
     else:
-        shares = [(n, v) for n in LAB_FACTORS for v in plan.factors.get(n, []) if is_share(v)]
+        descend = plan.design.hardware.descend if plan.design.hardware is not None else {}
+        shares = [(n, v) for n in LAB_FACTORS for v in [*plan.factors.get(n, []), *descend.get(n, [])]
+                  if is_share(v)]
         if shares:
             name, value = shares[0]
             raise ConfigError(source, f"factors.{name}", f"{value!r} is a share of each host's own hardware, for a "
@@ -428,9 +461,13 @@ def design_points(plan: PlanFile, identity: Callable[[dict[str, Level]], str | N
         missing = sorted({k for st in d.hardware.settings for k in outer if k not in st and len(outer[k]) > 1})
         if missing:
             raise ValueError(f"every hardware setting must give {', '.join(missing)} (the plan varies it)")
+        loose = [k for k in d.hardware.descend if k not in outer]
+        if loose:
+            raise ValueError(f"descend lowers {', '.join(loose)}, which the plan's factors do not give: list "
+                             "each as a factor (its first level is today's unless the first setting says)")
         fixed = {k: v[0] for k, v in outer.items()}
         return nested({}, inner, "list", None, d.hardware.seed, d.type, d.n, d.seed, identity,
-                      settings=[{**fixed, **st} for st in d.hardware.settings])
+                      settings=d.hardware.all_settings(fixed))
     return nested(outer, inner, d.hardware.type, d.hardware.n, d.hardware.seed, d.type, d.n, d.seed, identity)
 
 

@@ -1,0 +1,94 @@
+"""A hardware plan that lowers each knob from today until the stage it feeds binds (``design.hardware.descend``).
+
+A purchase answer from data measured below today can size an upgrade only up to the next stage that some
+setting made bind: a stage never seen binding is known only from below (it carried at least what was measured),
+and an upgrade that moves the bottleneck onto it is sized by a guess. A fixed list of settings may stop short
+of where a cluster's CPU or round trips start to limit, or spend campaigns far below it. A descent instead
+lowers one knob at a time from today (the plan's first setting) through the levels given, and stops that knob
+once every metric of the plan has fallen at least ``binds`` below today's at ``past + 1`` of its levels: the
+stage has then bound at two points (with ``past: 1``), enough to place its efficiency and, for the round trips,
+the service time beside the delay. A knob under which some metric never falls runs to its last level: that
+stage does not bind the metric down to there, which the model then knows as well.
+
+The decisions read the store (each setting's trials, as the models read them), so an interrupted plan resumes
+to the same choices. The fall of a metric at a setting is 1 − the geometric mean, over the runs both settings
+measured, of the ratio of the run's mean to today's (runs matched by their configuration).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..bench.metrics import METRICS
+from ..store.store import Store
+from .records import LabSetting
+
+
+def steps_of(settings: Sequence[LabSetting], knobs: Sequence[str]) -> dict[LabSetting, str]:
+    """The plan's settings that are a descent's steps, each with its knob: today (the first setting) with exactly
+    one of ``knobs`` changed. The order of ``settings`` is each knob's order of descent."""
+    if not settings or not knobs:
+        return {}
+    today = dict(settings[0])
+    out: dict[LabSetting, str] = {}
+    for s in settings[1:]:
+        here = dict(s)
+        changed = [k for k in {*today, *here} if here.get(k) != today.get(k)]
+        if len(changed) == 1 and changed[0] in knobs:
+            out[s] = changed[0]
+    return out
+
+
+def falls(today: Mapping[str, Mapping[str, float]], step: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """Per metric, how far a setting fell below today: 1 − the geometric mean over the runs both measured of the
+    run's mean at the setting over its mean today (``{run: {metric: mean}}`` each). Metrics no run has on both
+    sides are left out; a fall below 0 is a rise."""
+    logs: dict[str, list[float]] = {}
+    for run, means in step.items():
+        for metric, value in means.items():
+            base = today.get(run, {}).get(metric)
+            if base is not None and base > 0 and value > 0 and math.isfinite(value) and math.isfinite(base):
+                logs.setdefault(metric, []).append(math.log(value / base))
+    return {m: 1 - math.exp(sum(v) / len(v)) for m, v in logs.items()}
+
+
+@dataclass
+class Descent:
+    """One knob's descent: how many of its levels have made each metric fall at least ``binds``; done once
+    every metric today measured has ``past + 1`` such levels."""
+
+    knob: str
+    metrics: tuple[str, ...]
+    binds: float
+    past: int
+    bound: dict[str, list[str]] = field(default_factory=dict)  # metric -> the settings (campaigns) it bound at
+
+    def record(self, campaign: str, fell: Mapping[str, float]) -> list[str]:
+        """Count a measured setting; returns the metrics it bound."""
+        hit = [m for m in self.metrics if fell.get(m, 0.0) >= self.binds]
+        for m in hit:
+            self.bound.setdefault(m, []).append(campaign)
+        return hit
+
+    @property
+    def done(self) -> bool:
+        return bool(self.metrics) and all(len(self.bound.get(m, [])) > self.past for m in self.metrics)
+
+
+def run_means(store: Store, campaign: str, keys: Sequence[str]) -> dict[str, dict[str, float]]:
+    """``{run: {metric: mean over its trials}}`` of one campaign, from the trials a model reads (finished runs, no
+    warm-ups or outliers); a run is named by its values of ``keys`` (the plan's factors other than hardware, which
+    match a run across settings: its configuration hash holds the setting too)."""
+    from ..dataset import trial_frame
+
+    frame = trial_frame(store, campaign)
+    if frame.empty:
+        return {}
+    metrics = [m for m in METRICS if m in frame]
+    names = [k for k in keys if k in frame]
+    run = frame[names].astype(str).agg("|".join, axis=1) if names else frame.index.map(lambda _: "all")
+    means = frame[metrics].groupby(run).mean()
+    return {str(r): {m: float(v) for m, v in row.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+            for r, row in means.iterrows()}

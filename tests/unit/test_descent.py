@@ -1,0 +1,91 @@
+"""A descent over hardware settings (campaign.descent, design.hardware.descend): which settings are its steps,
+how far a metric fell, when a knob's descent is done, and what a plan may say."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gluster_model.campaign.descent import Descent, falls, steps_of
+from gluster_model.config.cluster import ClusterSpec, cluster_from_data
+from gluster_model.errors import ConfigError
+from gluster_model.plan.file import expand, load_plan
+
+
+@pytest.fixture
+def emulating() -> ClusterSpec:
+    return cluster_from_data({"name": "real", "emulation": {"allow": True},
+                              "servers": [{"host": f"10.0.0.{i}", "brick_paths": ["/b"]} for i in (1, 2, 3)]},
+                             "real.yaml", Path("."))
+
+
+def test_a_step_is_today_with_exactly_one_descending_knob_changed() -> None:
+    today = (("link", "100%"), ("cpu", "100%"))
+    settings = [today, (("link", "100%"), ("cpu", "50%")), (("link", "50%"), ("cpu", "100%")),
+                (("link", "50%"), ("cpu", "50%")), (("link", "100%"), ("cpu", "100%"), ("latency", "1ms"))]
+    assert steps_of(settings, ["cpu", "link"]) == {settings[1]: "cpu", settings[2]: "link"}
+    assert steps_of(settings, ["cpu"]) == {settings[1]: "cpu"}  # the link's setting is a plain one
+    assert steps_of(settings, ["latency"]) == {settings[4]: "latency"}  # a knob today leaves unset
+    assert steps_of([], ["cpu"]) == {} and steps_of(settings, []) == {}
+
+
+def test_a_fall_is_one_minus_the_geometric_mean_ratio_over_runs_measured_on_both_sides() -> None:
+    today = {"a": {"write": 100.0, "read": 200.0}, "b": {"write": 50.0}}
+    step = {"a": {"write": 50.0, "read": 220.0}, "b": {"write": 50.0}, "c": {"write": 1.0}}
+    got = falls(today, step)
+    assert got["write"] == pytest.approx(1 - math.sqrt(0.5 * 1.0))  # runs a and b; c has no today
+    assert got["read"] == pytest.approx(-0.1)  # a rise is a negative fall
+    assert falls(today, {"a": {"write": 0.0}}) == {}  # nothing measured is no ratio
+    assert falls({}, step) == {}
+
+
+def test_a_knob_is_done_once_every_metric_bound_past_plus_one_times() -> None:
+    d = Descent("cpu", ("read", "write"), binds=0.15, past=1)
+    assert d.record("c50", {"write": 0.30, "read": 0.05}) == ["write"] and not d.done
+    assert d.record("c25", {"write": 0.60, "read": 0.16}) == ["read", "write"] and not d.done  # read once
+    assert d.record("c12", {"write": 0.80, "read": 0.40}) == ["read", "write"] and d.done
+    assert d.bound == {"write": ["c50", "c25", "c12"], "read": ["c25", "c12"]}
+    assert Descent("cpu", ("write",), 0.15, 0).record("x", {"write": 0.149}) == []
+    # a metric missing at a setting (its runs failed) did not bind there; no metric at all: never done
+    assert not Descent("cpu", (), 0.15, 0).done
+
+
+PLAN = {"name": "d", "factors": {"link": ["100%"], "cpu": ["100%"], "file_size": "4MB", "record_size": "1MB",
+                                 "threads": 2},
+        "design": {"type": "grid", "hardware": {"type": "list", "settings": [{"link": "100%", "cpu": "100%"}],
+                                                "descend": {"cpu": ["50%", "25%"], "link": ["50%"]}}},
+        "workload": {"tests": ["write"]}}
+
+
+def _plan(tmp_path: Path, doc: dict[str, object]) -> Path:
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_a_descent_plan_expands_today_then_each_knob_s_levels_in_order(tmp_path: Path, emulating: ClusterSpec
+                                                                       ) -> None:
+    plan = load_plan(_plan(tmp_path, PLAN))
+    settings = expand(plan, emulating).lab_settings
+    assert [dict(s) for s in settings] == [{"link": "100%", "cpu": "100%"}, {"link": "100%", "cpu": "50%"},
+                                           {"link": "100%", "cpu": "25%"}, {"link": "50%", "cpu": "100%"}]
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"type": "lhs", "n": 3, "settings": []}, "descend lowers the first setting of a list"),
+    ({"descend": {"color": ["red"]}}, "'color' is not a lab hardware factor"),
+    ({"descend": {"cpu": []}}, "descend.cpu: give a list of levels"),
+    ({"descend": {"ram": ["1GB"]}}, "descend lowers ram, which the plan's factors do not give"),
+    ({"binds": 1.5}, "binds"),
+    ({"past": -1}, "past"),
+])
+def test_a_descent_that_cannot_run_is_one_line_naming_it(tmp_path: Path, emulating: ClusterSpec,
+                                                         change: dict[str, object], says: str) -> None:
+    doc = yaml.safe_load(yaml.safe_dump(PLAN))
+    doc["design"]["hardware"].update(change)
+    with pytest.raises(ConfigError) as err:
+        expand(load_plan(_plan(tmp_path, doc)), emulating)
+    assert says in str(err.value) and "\n" not in str(err.value)
