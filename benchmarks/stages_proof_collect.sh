@@ -16,7 +16,7 @@ python=$here/.venv/bin/python
 lab=${GLMODEL_LAB_DIR:-$out/lab}
 # an IOPS limit holds a brick's writes only on a block device of its own: the iops today's bricks are ext4 loops
 backing=dir
-for t in "${todays[@]}"; do [ "$t" = iops ] && backing=ext4; done
+for t in "${todays[@]}"; do case $t in iops*) backing=ext4 ;; esac; done
 [ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --backing "$backing" --dir "$lab"
 plain=$out/plain.yaml
 # the lab as a user's cluster: no lab state to change hardware with, emulation allowed, a veth's speed given
