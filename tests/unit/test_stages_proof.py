@@ -1,5 +1,5 @@
-"""The stages proof as shipped (data/stages_proof/<today>*, today round_trip, cpu, link and iops): what was measured,
-recomputed from the raw trials by the test's own lines; the protocol the data followed; the figures
+"""The stages proof as shipped (data/stages_proof/<today>*, today round_trip, cpu, link, iops and iops_descent): what
+was measured, recomputed from the raw trials by the test's own lines; the protocol the data followed; the figures
 data/README.md states, as benchmarks/stages_proof.py gives them; and predict's answer on the shipped model and
 what-if file."""
 
@@ -34,8 +34,9 @@ def result() -> dict[str, Any]:
     return load_benchmark("stages_proof").figures(DATA, "round_trip")  # type: ignore[no-any-return]
 
 
-TODAYS = ("round_trip", "cpu", "link", "iops")
-METRIC = {"round_trip": "file_create", "cpu": "write", "link": "write", "iops": "random_write"}
+TODAYS = ("round_trip", "cpu", "link", "iops", "iops_descent")
+METRIC = {"round_trip": "file_create", "cpu": "write", "link": "write", "iops": "random_write",
+          "iops_descent": "random_write"}
 
 
 @pytest.mark.parametrize("today", TODAYS)
@@ -48,12 +49,16 @@ def test_the_data_followed_the_protocol_committed_before_them(today: str) -> Non
     plan = load_plan(PLAN, today)
     template = yaml.safe_load((TEMPLATE.parent / f"{today}.template.yaml").read_text())
     assert plan.design.hardware is not None
-    planned = [{k: str(v) for k, v in s.items()} for s in plan.design.hardware.settings]
+    # a descent's settings: today and each knob's levels below it, of which it may leave the lowest out
+    planned = [{k: str(v) for k, v in s.items()} for s in plan.design.hardware.all_settings({})]
     training = frame[frame["purpose"] == "training"]
     for campaign, rows in training.groupby("campaign"):
         assert _setting(rows.iloc[0]) in planned, campaign
         assert len(rows) == plan.protocol.repetitions, campaign
-    assert training["campaign"].nunique() == len(planned) + 1  # and today again
+    if plan.design.hardware.descend:  # each knob stopped where its stage had bound twice: never more than planned
+        assert training["campaign"].nunique() <= len(planned) + 1
+    else:
+        assert training["campaign"].nunique() == len(planned) + 1  # and today again
     today = {k: str(v) for k, v in template["today"]["lab"].items()}
     builds = [today] + [{**today, **{k: str(v) for k, v in c["lab"].items()}} for c in template["candidates"]]
     verification = frame[frame["purpose"] == "verification"]
@@ -182,3 +187,25 @@ def test_the_iops_today_s_figures_data_readme_states() -> None:
     verified = json.loads((DATA / "iops-verify.json").read_text())
     reads = next(m for m in verified["metrics"] if m["metric"] == "random_read")
     assert reads["ranking_held"] is False
+
+
+def test_the_descent_today_s_figures_data_readme_states() -> None:
+    """The IOPS-bound today measured by a descent: each upgrade's IOPS as stated; the CPU stage the descent placed
+    bounds the NVMe-class writes (inside their interval, far nearer than the rule); the reads' round-trip stage
+    caps the disk upgrades, the best buy not held."""
+    result = load_benchmark("stages_proof").figures(DATA, "iops_descent")
+    for metric, word in (("random_write", "write"), ("random_read", "read")):
+        m = result["metrics"][metric]
+        for u in m["upgrades"]:
+            assert (f"| {u['predicted'] * 256:.0f} [{u['low'] * 256:.0f}, {u['high'] * 256:.0f}] | "
+                    f"{u['measured'] * 256:.0f} | {u['error_pct']:+.1f}% | {u['rule_error_pct']:+.1f}% |") in NOTES, u
+        assert f"MAPE {m['mape']:.1f}% (the rule {m['rule_mape']:.1f}%)" in NOTES, metric
+    write = {u["scenario"]: u for u in result["metrics"]["random_write"]["upgrades"]}
+    assert write["NVMe-class"]["stage"] == "client CPU" and write["NVMe-class"]["inside"]
+    assert abs(write["NVMe-class"]["error_pct"]) < abs(write["NVMe-class"]["rule_error_pct"]) / 4
+    assert result["metrics"]["random_write"]["best_held"] and not result["metrics"]["random_read"]["best_held"]
+    # the descent's settings, counted from the raw trials: the CPU reached 2%, and no level was left out
+    frame = pd.read_csv(DATA / "iops_descent.csv")
+    training = frame[frame["purpose"] == "training"]
+    assert set(training["setting_cpu"].astype(str)) == {"50%", "25%", "12%", "6%", "3%", "2%"}
+    assert training["campaign"].nunique() == 13  # today, eleven steps, today again
