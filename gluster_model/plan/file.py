@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -92,7 +92,7 @@ class HardwareDesign(Frozen):
                              "setting")
         return self
 
-    def all_settings(self, fixed: dict[str, Any]) -> list[dict[str, Any]]:
+    def all_settings(self, fixed: Mapping[str, Level]) -> list[dict[str, Level]]:
         """The settings given (each on top of ``fixed``), then each descent's steps: today with one knob lowered."""
         given = [{**fixed, **st} for st in self.settings]
         return given + [{**given[0], name: level} for name, levels in self.descend.items() for level in levels]
