@@ -8,7 +8,8 @@ lowers one knob at a time from today (the plan's first setting) through the leve
 once every metric of the plan has fallen at least ``binds`` below today's at ``past + 1`` of its levels: the
 stage has then bound at two points (with ``past: 1``), enough to place its efficiency and, for the round trips,
 the service time beside the delay. A knob under which some metric never falls runs to its last level: that
-stage does not bind the metric down to there, which the model then knows as well.
+stage does not bind the metric down to there, which the model then knows as well. A level at which nothing was
+measured (every run failed: a cluster that cannot run that low) ends the knob's descent there.
 
 The decisions read the store (each setting's trials, as the models read them), so an interrupted plan resumes
 to the same choices. The fall of a metric at a setting is 1 − the geometric mean, over the runs both settings
@@ -64,9 +65,15 @@ class Descent:
     binds: float
     past: int
     bound: dict[str, list[str]] = field(default_factory=dict)  # metric -> the settings (campaigns) it bound at
+    # a setting at which no metric was measured (every run failed: a cluster that cannot run that low): the
+    # levels below it are left out
+    failed_at: str | None = None
 
     def record(self, campaign: str, fell: Mapping[str, float]) -> list[str]:
-        """Count a measured setting; returns the metrics it bound."""
+        """Count a measured setting; returns the metrics it bound. A setting that measured none of the metrics
+        ends the descent."""
+        if self.metrics and not any(m in fell for m in self.metrics):
+            self.failed_at = campaign
         hit = [m for m in self.metrics if fell.get(m, 0.0) >= self.binds]
         for m in hit:
             self.bound.setdefault(m, []).append(campaign)
@@ -74,7 +81,8 @@ class Descent:
 
     @property
     def done(self) -> bool:
-        return bool(self.metrics) and all(len(self.bound.get(m, [])) > self.past for m in self.metrics)
+        return self.failed_at is not None or \
+            (bool(self.metrics) and all(len(self.bound.get(m, [])) > self.past for m in self.metrics))
 
 
 def run_means(store: Store, campaign: str, keys: Sequence[str]) -> dict[str, dict[str, float]]:

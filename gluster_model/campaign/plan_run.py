@@ -114,8 +114,9 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
                     descents[knob] = Descent(knob, tuple(sorted({m for r in today.values() for m in r})), hw.binds,
                                              hw.past)
                 if descents[knob].done:
-                    rep.note(f"descent of {knob}: {knob}={dict(setting)[knob]} left out: every metric fell "
-                             f"{hw.binds:.0%} or more below today at {hw.past + 1} of its settings")
+                    why = (f"nothing was measured at {descents[knob].failed_at}" if descents[knob].failed_at else
+                           f"every metric fell {hw.binds:.0%} or more below today at {hw.past + 1} of its settings")
+                    rep.note(f"descent of {knob}: {knob}={dict(setting)[knob]} left out: {why}")
                     continue
             part = expanded.with_setting(setting)
             with rep.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:

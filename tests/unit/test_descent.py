@@ -49,8 +49,11 @@ def test_a_knob_is_done_once_every_metric_bound_past_plus_one_times() -> None:
     assert d.record("c12", {"write": 0.80, "read": 0.40}) == ["read", "write"] and d.done
     assert d.bound == {"write": ["c50", "c25", "c12"], "read": ["c25", "c12"]}
     assert Descent("cpu", ("write",), 0.15, 0).record("x", {"write": 0.149}) == []
-    # a metric missing at a setting (its runs failed) did not bind there; no metric at all: never done
+    # a metric missing at a setting did not bind there; no metric today at all: never done
     assert not Descent("cpu", (), 0.15, 0).done
+    # a setting that measured nothing (every run failed): the levels below it are left out
+    failed = Descent("cpu", ("write",), 0.15, 1)
+    assert failed.record("c6", {"read": 0.5}) == [] and failed.done and failed.failed_at == "c6"
 
 
 PLAN = {"name": "d", "factors": {"link": ["100%"], "cpu": ["100%"], "file_size": "4MB", "record_size": "1MB",
