@@ -72,7 +72,7 @@ LONGEST = {"test_round_trip_stage.py": 232, "test_collect_failures.py": 193, "te
            "test_collect_lab_hardware.py": 118, "test_compare_interleaved.py": 107, "test_volumes_iozone.py": 103,
            "test_collect_search.py": 98, "test_iozone_stops.py": 93, "test_collect_disturbed.py": 82,
            "test_client_nodes.py": 64, "test_baselines_beside.py": 25, "test_lab_latency.py": 150,
-           "test_collect_space.py": 54}
+           "test_collect_space.py": 54, "test_collect_descent.py": 70}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -92,3 +92,25 @@ def test_a_descent_that_cannot_run_is_one_line_naming_it(tmp_path: Path, emulati
     with pytest.raises(ConfigError) as err:
         expand(load_plan(_plan(tmp_path, doc)), emulating)
     assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def _shipped_plans() -> list[tuple[Path, str | None]]:
+    root = Path(__file__).resolve().parents[2] / "experiments"
+    out: list[tuple[Path, str | None]] = []
+    for path in sorted(root.rglob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        if isinstance(doc, dict) and "factors" in doc:
+            out += [(path, None), *((path, v) for v in doc.get("variants") or {})]
+    return out
+
+
+@pytest.mark.parametrize("path, variant", _shipped_plans(), ids=lambda p: getattr(p, "stem", p))
+def test_every_shipped_plan_and_variant_loads(path: Path, variant: str | None) -> None:
+    """The descents added to shipped plans (bottleneck, bottleneck_ops, the stages proof) and every other plan and
+    variant are plans glmodel reads; a descent's first setting is today and its steps lower one knob each."""
+    plan = load_plan(path, variant)
+    hw = plan.design.hardware
+    if hw is not None and hw.descend:
+        settings = hw.all_settings({})
+        steps = steps_of([tuple(sorted((k, str(v)) for k, v in s.items())) for s in settings], list(hw.descend))
+        assert len(steps) == sum(len(v) for v in hw.descend.values())
