@@ -389,6 +389,27 @@ def better(name: str, new: InputValue, old: InputValue) -> bool:
     return a < b * (1 - 1e-9) if name in LOWER_IS_BETTER else a > b * (1 + 1e-9)
 
 
+# An upgrade answered at more than this many times the most any configuration measured rests on stages far
+# from where they were seen (the IOPS proof's NVMe-class writes: 19x the most measured, predicted 13,547 IOPS,
+# measured 4,802, bound by the CPU and round trips no setting below today had made bind).
+FAR_BEYOND = 2.0
+
+
+def stage_cautions(value: float, most: float, binds_after: str, never_bound: set[str],
+                   unlowered: Sequence[str]) -> list[str]:
+    """What a bounded upgrade's answer rests on that no measurement showed: the stage that binds after it bound
+    no setting (its efficiency assumed), or an answer far above anything measured while the CPU or round-trip
+    stages never bound (they may stop the gain sooner). Words for the answer's flags; [] when neither."""
+    out = []
+    if binds_after in never_bound:
+        out.append(f"after it the {binds_after} bind, which bound no setting measured: their efficiency is assumed")
+    if unlowered and most > 0 and value > FAR_BEYOND * most:
+        out.append(f"{value / most:.1f}x the most any run measured, and the {' and the '.join(unlowered)} bound "
+                   "no setting: they may stop the gain sooner (a descent of CPU and delay measures them: "
+                   "docs/reference.md)")
+    return out
+
+
 def upgrade_bound(limits: Sequence[float], raised: Sequence[str], names: Sequence[str] = STAGES
                   ) -> tuple[float, str] | None:
     """What an upgrade of the ``raised`` inputs can give at most: the least of the stages it does not feed
@@ -617,6 +638,10 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                                   predicted.delta_high)
         limits_after = (mf.model(metric, "bottleneck").stage_limits(  # type: ignore[attr-defined]
             with_derived(config_columns(configs), metric)) if upgrades else None)
+        never_bound = {n for n, a in zip(stage_names, getattr(mf.model(metric, "bottleneck"), "assumed", ()))
+                       if a} if upgrades else set()
+        unlowered = [what for what, stages in (("CPU", ("client CPU", "server CPU")), ("round trips", ("round trips",)))
+                     if not any(n in stage_names and n not in never_bound for n in stages)]
         dist, idx = at.dist, at.index
         limits = ceilings(domain, configs, metric)
         preds = []
@@ -646,6 +671,8 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                     else:
                         p.basis, p.flags = "bounded", []
                         p.bound, p.bound_stage = bound
+                        p.flags += stage_cautions(value, max(domain.means, default=0.0), p.binds_after,
+                                                  never_bound, unlowered)
                     p.capacity_from = (f"measured: {s.measured_by}" if s.measured_by
                                        else "spec values from the what-if file")
             preds.append(p)

@@ -65,7 +65,8 @@ def basis_words(p: Prediction) -> str:
              else f"after it the {p.binds_after} still limit; the {p.bound_stage} would at ~{num(p.bound)} {p.unit}")
     if p.delta is not None and p.delta_low is not None and p.delta_high is not None and p.delta_low <= 0 <= p.delta_high:
         after = f"no gain: {after}"
-    return f"bounded upgrade ({after}; its figures: {p.capacity_from or 'spec values'})"
+    cautions = "".join(f"; {f}" for f in p.flags)  # what the answer rests on that nothing measured
+    return f"bounded upgrade ({after}; its figures: {p.capacity_from or 'spec values'}{cautions})"
 
 
 def rank_cell(p: Prediction) -> str:

@@ -114,3 +114,17 @@ def test_every_shipped_plan_and_variant_loads(path: Path, variant: str | None) -
         settings = hw.all_settings({})
         steps = steps_of([tuple(sorted((k, str(v)) for k, v in s.items())) for s in settings], list(hw.descend))
         assert len(steps) == sum(len(v) for v in hw.descend.values())
+
+
+def test_a_bounded_answer_says_what_no_measurement_showed() -> None:
+    from gluster_model.predict.whatif import stage_cautions
+
+    assert stage_cautions(10.0, 4.0, "server disks", set(), []) == []  # every stage bound somewhere
+    assert stage_cautions(7.9, 4.0, "server disks", set(), ["CPU"]) == []  # within twice the most measured
+    far = stage_cautions(8.1, 4.0, "server disks", set(), ["CPU", "round trips"])
+    assert far == ["2.0x the most any run measured, and the CPU and the round trips bound no setting: they may "
+                   "stop the gain sooner (a descent of CPU and delay measures them: docs/reference.md)"]
+    assumed = stage_cautions(5.0, 4.0, "client links", {"client links"}, [])
+    assert assumed == ["after it the client links bind, which bound no setting measured: their efficiency is "
+                       "assumed"]
+    assert stage_cautions(5.0, 0.0, "client links", set(), ["CPU"]) == []  # nothing measured to compare with

@@ -209,3 +209,33 @@ def test_the_descent_today_s_figures_data_readme_states() -> None:
     training = frame[frame["purpose"] == "training"]
     assert set(training["setting_cpu"].astype(str)) == {"50%", "25%", "12%", "6%", "3%", "2%"}
     assert training["campaign"].nunique() == 13  # today, eleven steps, today again
+
+
+def test_an_answer_far_beyond_what_was_measured_says_which_stages_never_bound() -> None:
+    """The iops proof's NVMe-class writes (predicted 20x the most any run measured, with neither CPU nor round
+    trips among the stages that bound) carry the caution, in the answer and its JSON; on the descent's model, whose
+    CPU stage bound at 2-3%, the same candidate does not."""
+    from gluster_model.model import artifact
+    from gluster_model.predict import scenarios as sc
+    from gluster_model.predict.whatif import measured_settings, model_inputs, what_if
+
+    def flags(today: str) -> tuple[dict[str, list[str]], dict[str, float]]:
+        mf = artifact.load(DATA / f"{today}-below.json")
+        metrics = ["random_write"]
+        q = sc.from_file(DATA / f"{today}-whatif.yaml", model_inputs(mf, metrics), measured_settings(mf, metrics))
+        (answer,) = what_if(mf, q, use="bottleneck", metrics=metrics).metrics
+        return {p.scenario: p.flags for p in answer.predictions}, {p.scenario: p.value for p in answer.predictions}
+
+    before, value = flags("iops")
+    # the most any run measured, from the shipped trials (the training runs' means, the fit's data)
+    frame = pd.read_csv(DATA / "iops.csv")
+    training = frame[frame["purpose"] == "training"]
+    most = training.groupby(["campaign", "run_id"])["random_write"].mean().max()  # MB/s, as the table holds it
+    nvme = value["NVMe-class"] / 256  # the answer's IOPS of 4 KiB records, in the table's MB/s
+    assert [f for f in before["NVMe-class"] if "x the most any run measured" in f] == [
+        f"{nvme / most:.1f}x the most any run measured, and the CPU and the round trips bound no "
+        "setting: they may stop the gain sooner (a descent of CPU and delay measures them: docs/reference.md)"]
+    assert nvme / most > 15
+    assert not any("most any run" in f for f in before["link x2"])  # no gain: nothing beyond the measured
+    after, _ = flags("iops_descent")
+    assert not any("most any run" in f for fl in after.values() for f in fl)
