@@ -13,8 +13,8 @@ random ones at once fell by up to half: they are measured again alone.
 Measured alone, hosts of one machine whose bricks sit on the same physical device (the same ``MAJ:MIN``, or loop
 devices backed by files on it) under the same device limits and the same CPU and memory limits of their group
 can only give one figure: one of them is measured and the others carry its figures (``BrickBaseline.
-measured_on``; ``parallel: false`` measures every host). On the lab, whose nodes' loop devices share one disk, that is one fio run instead of one per node
-for a setting without disk limits.
+measured_on``; ``parallel: false`` measures every host). On the lab, whose nodes' loop devices share one disk,
+that is one fio run instead of one per node for a setting without disk limits.
 """
 
 from __future__ import annotations
@@ -291,6 +291,7 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
     if again and progress:
         progress(f"fio: {len(again)} host(s) short of their disk limit beside the others, measured again alone")
     first: dict[tuple[Any, ...], str] = {}  # the host measured for each device and its limits
+    carried = 0
     for a in [*alone, *again]:
         key = same_device(where[a], by_host[a]) if spec.parallel is not False else None
         rep = first.get(key) if key is not None else None
@@ -302,8 +303,9 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
         else:
             for p, q in zip(by_host[rep], by_host[a]):
                 out[(a, q)] = out[(rep, p)].carried_to(a, q)
-    if first and progress and len(first) < len([*alone, *again]):
-        progress(f"fio: {len([*alone, *again]) - len(first)} host(s) share a measured host's device and limits")
+            carried += 1
+    if carried and progress:
+        progress(f"fio: {carried} host(s) share a measured host's device and limits")
     # Once more, alone, where a figure is above what its device's limit lets through: that limit did not hold.
     over = [a for a in by_host if any(over_limit(out[(a, p)], where[a].limits.get(p), spec.tests)
                                       for p in by_host[a])]
@@ -352,8 +354,7 @@ def same_device(disks: HostDisks, paths: list[str]) -> tuple[Any, ...] | None:
     """What a host's figures measured alone depend on where it shares a machine: the machine, the physical device
     under each brick, each brick's device limits and the group's CPU and memory limits. Hosts with equal keys give
     one figure; None: not known well enough to take another host's (or on a machine of its own)."""
-    if not disks.shared or disks.machine.startswith("unknown") or disks.group is None or \
-            not paths or any(p not in disks.under for p in paths):
+    if not disks.shared or disks.group is None or not paths or any(p not in disks.under for p in paths):
         return None
     return (disks.machine, tuple(disks.under[p] for p in paths),
             tuple(tuple(sorted((disks.limits.get(p) or {}).items())) for p in paths), disks.group)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..bench.metrics import METRICS
+from ..plan.file import HardwareDesign
 from ..store.store import Store
 from .records import LabSetting
 
@@ -83,6 +84,51 @@ class Descent:
     def done(self) -> bool:
         return self.failed_at is not None or \
             (bool(self.metrics) and all(len(self.bound.get(m, [])) > self.past for m in self.metrics))
+
+
+class Descents:
+    """A plan's descents as it runs (``campaign.plan_run``): which setting to leave out, and what each measured
+    step showed, both as the notes collect prints. Today's means are read once, after its campaign; a plan
+    without ``descend`` has no steps and every call answers None."""
+
+    def __init__(self, store: Store, today: str, settings: Sequence[LabSetting], hw: HardwareDesign | None,
+                 keys: Sequence[str]) -> None:
+        self.store, self.today, self.keys = store, today, list(keys)
+        self.binds, self.past = (hw.binds, hw.past) if hw is not None else (0.15, 1)
+        self.steps = steps_of(settings, list(hw.descend)) if hw is not None else {}
+        self.knobs: dict[str, Descent] = {}
+        self._today: dict[str, dict[str, float]] | None = None
+
+    def _descent(self, knob: str) -> Descent:
+        if self._today is None:  # today has been measured by now: every step is held to its runs
+            self._today = run_means(self.store, self.today, self.keys)
+        if knob not in self.knobs:
+            metrics = tuple(sorted({m for r in self._today.values() for m in r}))
+            self.knobs[knob] = Descent(knob, metrics, self.binds, self.past)
+        return self.knobs[knob]
+
+    def left_out(self, setting: LabSetting) -> str | None:
+        """Why ``setting`` is not measured (its knob's descent is done), or None: it runs."""
+        knob = self.steps.get(setting)
+        if knob is None or not self._descent(knob).done:
+            return None
+        d = self.knobs[knob]
+        why = (f"nothing was measured at {d.failed_at}" if d.failed_at else
+               f"every metric fell {self.binds:.0%} or more below today at {self.past + 1} of its settings")
+        return f"descent of {knob}: {knob}={dict(setting)[knob]} left out: {why}"
+
+    def measured(self, setting: LabSetting, campaign: str) -> str | None:
+        """Count a step's campaign once measured; how far each metric fell and what bound (None: not a step)."""
+        knob = self.steps.get(setting)
+        if knob is None:
+            return None
+        d = self._descent(knob)
+        assert self._today is not None
+        fell = falls(self._today, run_means(self.store, campaign, self.keys))
+        hit = d.record(campaign, fell)
+        return (f"descent of {knob}: at {knob}={dict(setting)[knob]} " +
+                ", ".join(f"{m} {-100 * fell[m]:+.0f}%" for m in sorted(fell)) +
+                (f" (bound: {', '.join(hit)})" if hit else " (nothing bound)"))
 
 
 def run_means(store: Store, campaign: str, keys: Sequence[str]) -> dict[str, dict[str, float]]:

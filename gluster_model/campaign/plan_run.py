@@ -19,7 +19,7 @@ from ..store.identity import Look, Purpose
 from ..store.store import Store
 from .adaptive import run_adaptive
 from .collector import Collector, volumes_of
-from .descent import Descent, falls, run_means, steps_of
+from .descent import Descents
 from .lab_setting import lab_snapshot, restore_lab
 from .progress import CampaignSummary, PlanReporter, SilentPlanReporter
 from .records import LabSetting, again_campaign, interleaved_order, runs_done, setting_campaign, side_campaign
@@ -103,21 +103,14 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
         first = setting_campaign(base, settings[0])
         again = [(settings[0], again_campaign(first), first)] if hw is not None and hw.again and settings != [()] \
             else []
-        steps = steps_of(settings, list(hw.descend)) if hw is not None and hw.descend else {}
-        descents: dict[str, Descent] = {}
-        keys = [f for f in plan.factors if f not in LAB_FACTORS]  # what names a run across settings
+        # a descent's steps, each run only until its knob's stage has bound (campaign.descent)
+        descents = Descents(store, first, settings, hw,
+                            [f for f in plan.factors if f not in LAB_FACTORS])  # what names a run across settings
         for setting, name, again_of in [(s, setting_campaign(base, s), None) for s in settings] + again:
-            knob = steps.get(setting) if again_of is None else None
-            if knob is not None and hw is not None:
-                if knob not in descents:  # today has been measured: its runs are what every step is held to
-                    today = run_means(store, first, keys)
-                    descents[knob] = Descent(knob, tuple(sorted({m for r in today.values() for m in r})), hw.binds,
-                                             hw.past)
-                if descents[knob].done:
-                    why = (f"nothing was measured at {descents[knob].failed_at}" if descents[knob].failed_at else
-                           f"every metric fell {hw.binds:.0%} or more below today at {hw.past + 1} of its settings")
-                    rep.note(f"descent of {knob}: {knob}={dict(setting)[knob]} left out: {why}")
-                    continue
+            skip = descents.left_out(setting)  # today (and its repeat) is no step: None
+            if skip:
+                rep.note(skip)
+                continue
             part = expanded.with_setting(setting)
             with rep.campaign(name, len(part.runs), runs_done(store, name, part), store.where) as run_reporter:
                 summary = Collector(executor, plan, part, store, campaign=name, fail_fast=fail_fast,
@@ -125,12 +118,9 @@ def _run_plan(executor: Executor, plan: PlanFile, expanded: Expanded, store: Sto
                                     purpose=purpose, again_of=again_of).run()
             summaries.append(summary)
             rep.finished(summary)
-            if knob is not None:
-                fell = falls(run_means(store, first, keys), run_means(store, name, keys))
-                hit = descents[knob].record(name, fell)
-                rep.note(f"descent of {knob}: at {knob}={dict(setting)[knob]} " + ", ".join(
-                    f"{m} {-100 * fell[m]:+.0f}%" for m in sorted(fell)) +
-                    (f" (bound: {', '.join(hit)})" if hit else " (nothing bound)"))
+            said = descents.measured(setting, name)
+            if said:
+                rep.note(said)
     finally:
         if snap is not None:
             try:  # the hardware goes back as it was (nothing of the plan's is left on the bricks or NICs)

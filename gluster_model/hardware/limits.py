@@ -122,13 +122,11 @@ def throttle_script(brick_paths: list[str]) -> str:
     block throttle entries of cgroup v1's root, and cgroup v2's ``io.max`` lines of the shell's own group and each
     group above it (a lab node's limit is in the node's group, which its sshd and every session it starts belong
     to)."""
-    parts = [f"printf 'dev %s %s\\n' {shlex.quote(p)} \"$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null)\""
-             for p in brick_paths]
     # A loop device's own number says nothing of the disk: the file behind it does (with its direct-I/O flag).
-    parts += [f"d=$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null) && {{ "
-              "b=$(cat /sys/dev/block/$d/loop/backing_file 2>/dev/null) && "
-              "u=\"loop@$(stat -c '%Hd:%Ld' \"$b\")@$(cat /sys/dev/block/$d/loop/dio 2>/dev/null)\" || u=$d; "
-              f"printf 'under %s %s\\n' {shlex.quote(p)} \"$u\"; }}" for p in brick_paths]
+    parts = [f"d=$(stat -c '%Hd:%Ld' {shlex.quote(p)} 2>/dev/null); printf 'dev %s %s\\n' {shlex.quote(p)} \"$d\"; "
+             f"[ -n \"$d\" ] && {{ b=$(cat /sys/dev/block/$d/loop/backing_file 2>/dev/null) && "
+             "u=\"loop@$(stat -c '%Hd:%Ld' \"$b\")@$(cat /sys/dev/block/$d/loop/dio 2>/dev/null)\" || u=$d; "
+             f"printf 'under %s %s\\n' {shlex.quote(p)} \"$u\"; }}; true" for p in brick_paths]
     files = " ".join(f"blkio.throttle.{k}_device" for k in ("read_bps", "write_bps", "read_iops", "write_iops"))
     parts.append(f"for f in {files}; do [ -r /sys/fs/cgroup/blkio/$f ] && sed \"s/^/$f /\" /sys/fs/cgroup/blkio/$f; "
                  "done; true")
