@@ -5,8 +5,8 @@ A plan over hardware settings (the bottleneck plan, `glmodel verify`) makes each
 the setting is applied, the host facts are gathered (a probe per host, then a CPU score per machine and CPU
 limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio)
 baselines are measured before the first trial. This script applies four settings on an N-node lab (default
-8) and times each phase with the bottleneck plan's baselines (iperf3 3 s + 1 s omitted; fio 64 MB, 3 s a test,
-the sequential tests the models take). The disk baseline is measured three ways: one host after another, as
+8) and times each phase with the baselines of ``experiments/plans/bottleneck.yaml`` (iperf3 3 s + 1 s omitted;
+fio 64 MB, 2 s a test, the sequential tests the models take). The disk baseline is measured three ways: one host after another, as
 collect does it (``parallel: auto``: at once where each brick's device has a limit, a figure short of it
 measured again alone), and one host after another again (the spread of measuring the same way twice). It
 prints the times and each way's figures per test.
@@ -43,6 +43,7 @@ from gluster_model.bench.iperf import IperfSpec, run_iperf
 from gluster_model.campaign.lab_setting import apply_lab_setting
 from gluster_model.config.cluster import load_cluster
 from gluster_model.hardware.facts import HostFacts
+from gluster_model.plan.file import load_plan
 from gluster_model.preflight import cpu_scores, run_check
 from gluster_model.remote.executor import SSHExecutor
 
@@ -55,8 +56,10 @@ SETTINGS = ((("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("di
             (("link", "500mbit"), ("disk", "40MB/s")), (("link", "1gbit"), ("disk", "unlimited")))
 # How collect is asked to measure them: (baselines.at_once, baselines.keep).
 WAYS = (("auto", True), ("auto", False), ("true", True))
-IPERF = IperfSpec(seconds=3, omit=1)
-FIO = DiskSpec(size="64MB", runtime=3, steady=True, tests=["seq_write", "seq_read"])
+# The bottleneck plan's baselines, as a plan over hardware settings measures them.
+_PLAN_BASELINES = load_plan(Path(__file__).resolve().parent.parent / "experiments/plans/bottleneck.yaml").baselines
+IPERF: IperfSpec = _PLAN_BASELINES.iperf
+FIO = DiskSpec(**_PLAN_BASELINES.fio.model_dump())
 
 
 def timed(what: str, times: dict[str, float], fn: Callable[[], T]) -> T:
@@ -129,7 +132,7 @@ workload: {{tests: [write]}}
 protocol: {{warmups: 0, repetitions: 1, outlier_rule: none}}
 baselines:
   iperf: {{seconds: {seconds}, omit: {omit}}}
-  fio: {{size: {size}, runtime: {runtime}, steady: true, tests: [seq_write, seq_read]}}
+  fio: {{size: {size}, runtime: {runtime}, steady: {steady}, tests: [{tests}]}}
   at_once: {at_once}
   keep: {keep}
 """
@@ -149,12 +152,13 @@ def as_collect_pays(cluster_file: Path, workdir: Path,
                                 settings="\n".join(f"      - {{link: {dict(s)['link']}, disk: {dict(s)['disk']}}}"
                                                    for s in SETTINGS),
                                 seconds=IPERF.seconds, omit=IPERF.omit, size=FIO.size, runtime=FIO.runtime,
+                                steady=str(FIO.steady).lower(), tests=", ".join(FIO.tests),
                                 at_once=at_once, keep=str(keep).lower()))
     store = f"sqlite:///{workdir / f'setting-cost-{way}.db'}"
     summaries = api.collect(cluster_file, plan, store=store)
     print(f"as collect pays it, baselines at_once: {at_once}, keep: {str(keep).lower()} (a plan over the same "
-          "settings, one 1 MB write run each; on the lab auto measures one after the other; keep: a setting keeps "
-          "the baseline of a kind its changed knobs cannot move):")
+          "settings, one 1 MB write run each; on the lab auto measures one after the other; keep: a setting "
+          "keeps the baseline of a kind its changed knobs cannot move):")
     with open_store(store) as st:
         for summary, setting in zip(summaries, SETTINGS):
             name = ", ".join(f"{k}={v}" for k, v in setting)

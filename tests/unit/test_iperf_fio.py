@@ -79,9 +79,9 @@ def test_iperf_pairs_and_scripts() -> None:
     script = client_script(pairs[1:], spec, "write", "abc")
     assert script.count(" & p") == 2 and "wait $p1" in script and "-R" not in script
     synced = client_script(pairs[1:], spec, "write", "abc", start_ns=1_700_000_000_123_456_789)
-    # Every client waits for the same wall-clock instant before its pairs start.
-    assert synced.splitlines()[0] == 'while [ "$(date +%s%N)" -lt 1700000000123456789 ]; do sleep 0.02; done'
-    assert synced.splitlines()[1:] == script.splitlines()
+    # Every client sleeps to the same wall-clock instant before its pairs start, and says how late it began.
+    assert "1700000000123456789" in synced.splitlines()[0] and "late=" in synced.splitlines()[0]
+    assert [ln for ln in synced.splitlines()[1:] if "late" not in ln] == script.splitlines()
     srv = server_script(c.host("10.0.0.1"), [5301], "abc")
     assert shlex.split(srv.splitlines()[0])[:4] == ["iperf3", "-s", "-D", "-1"]
     assert "/tmp/glmodel-iperf-abc-10.0.0.1-5301.pid" in srv
@@ -189,11 +189,70 @@ def test_steady_fio_runs_for_its_whole_runtime() -> None:
 def test_start_delay_follows_the_round_trip_within_bounds() -> None:
     from gluster_model.bench.iperf import start_delay_ns
 
-    # Four round trips of room; never so short that a normal hiccup makes a client late, never past 1.5 s.
-    assert start_delay_ns(0.1) == 400_000_000
-    assert start_delay_ns(0.001) == 250_000_000
+    # One and a half round trips of room, 0.15-1.5 s; doubled for each pass measured again after a late client.
+    assert start_delay_ns(0.1) == 150_000_000
+    assert start_delay_ns(0.4) == 600_000_000
+    assert start_delay_ns(0.001) == 150_000_000
     assert start_delay_ns(10.0) == 1_500_000_000
     assert start_delay_ns(0.2) < start_delay_ns(0.3)
+    assert start_delay_ns(0.4, tries=1) == 1_200_000_000 and start_delay_ns(10.0, tries=2) == 6_000_000_000
+
+
+def test_a_client_sleeps_to_the_shared_start_and_reports_how_late_it_began() -> None:
+    import subprocess
+    import time
+
+    from gluster_model.bench.iperf import client_script, late_by
+    from gluster_model.remote.sections import parse_sections
+
+    pairs = plan_pairs(_cluster(["10.0.0.1"], ["10.0.0.2"]), 5201)
+    for ahead_s in (0.3, -0.2):  # a start still to come; one already past (the command arrived late)
+        start = time.time_ns() + int(ahead_s * 1e9)
+        script = client_script(pairs, IperfSpec(), "write", "t", start_ns=start)
+        # the start and the report only: the pairs' iperf3 commands are left out
+        text = "\n".join(ln for ln in script.splitlines() if "iperf3" not in ln and "wait $p" not in ln
+                         and "pair" not in ln)
+        t0 = time.monotonic()
+        out = subprocess.run(["bash", "-c", text], capture_output=True, text=True, check=True).stdout
+        late = late_by(parse_sections(out, "test"))
+        if ahead_s > 0:
+            assert time.monotonic() - t0 >= ahead_s - 0.05  # it slept until the start
+            assert 0 <= late < 0.1, late  # and began at it (a loaded machine wakes it late by milliseconds)
+        else:
+            assert late >= 0.2, late  # at once, and said how late
+
+
+def test_a_pass_with_a_client_that_began_late_is_measured_again_and_kept_as_an_error_if_it_stays_late() -> None:
+    from gluster_model.bench.iperf import PASS_TRIES, run_iperf
+    from gluster_model.remote.sections import MARK
+    from tests.fakes import FakeExecutor
+
+    capture = (DATA / "iperf3" / "lab-3.12-P2.json").read_text()
+    cluster = _cluster(["10.0.0.1", "10.0.0.2"], ["10.0.0.3"])
+
+    def client(lates: list[int]) -> FakeExecutor:
+        def reply(host: str, command: str) -> tuple[int, str]:
+            late = lates.pop(0) if len(lates) > 1 else lates[0]
+            out = f"\n{MARK} begin late\n{late}\n{MARK} end late 0\n"
+            for i in range(2):
+                out += f"\n{MARK} begin pair{i}\n{capture}\n{MARK} end pair{i} 0\n"
+            return 0, out
+        ex = FakeExecutor(cluster=cluster)
+        ex.answer(r"iperf3 -c", reply)
+        return ex
+
+    said: list[str] = []
+    ex = client([300_000_000, 5_000_000])  # late once by 300 ms, then on time
+    m = run_iperf(ex, IperfSpec(directions=["write"]), said.append)
+    assert len(ex.ran(r"iperf3 -c")) == 2 and len(m.ok()) == 2
+    assert any("10.0.0.3 began its pairs 300 ms after the shared start" in line for line in said)
+    assert any(line.endswith("again, with a later start") for line in said)
+
+    ex = client([400_000_000])  # late in every pass: no figure from it, each pair says why, its output kept
+    m = run_iperf(ex, IperfSpec(directions=["write"]))
+    assert len(ex.ran(r"iperf3 -c")) == PASS_TRIES and m.ok() == [] and len(m.pairs) == 2
+    assert all("began its pairs 400 ms after the other clients in every pass" in (p.error or "") for p in m.pairs)
+    assert all(p.raw.strip() == capture.strip() for p in m.pairs)
 
 
 def _write_pass(pairs: list[tuple[str, str]], error: str | None = None) -> IperfMatrix:
