@@ -65,6 +65,48 @@ def test_iperf_servers_stopped_when_a_client_fails(lab: LabState, monkeypatch: p
     assert not _iperf_servers_left(lab)
 
 
+def test_a_client_that_begins_late_is_measured_again_and_an_always_late_one_kept_as_an_error(
+        lab: LabState, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Node 3's client script pauses on the node before it sleeps to the shared start, as a command that arrives
+    # late does: the node's own clock says how late its pairs began. Late once: the pass is measured again with a
+    # later start and every pair kept. Late in every pass: the others' pairs kept, node 3's an error with its output.
+    import gluster_model.bench.iperf as iperf
+
+    original = iperf.client_script
+    pauses: list[float] = []
+
+    def late(pairs: list[iperf.Pair], spec: IperfSpec, direction: iperf.Direction, run_id: str,
+             start_ns: int | None = None) -> str:
+        text = original(pairs, spec, direction, run_id, start_ns)
+        if pairs[0].client.address == node_ip(3) and pauses:
+            return f"sleep {pauses.pop(0) if len(pauses) > 1 else pauses[0]}\n{text}"
+        return text
+
+    monkeypatch.setattr(iperf, "client_script", late)
+    spec = load_cluster(lab.cluster_file)
+    once = IperfSpec(seconds=1, omit=0, directions=["write"])
+    with SSHExecutor(spec) as ex:
+        said: list[str] = []
+        pauses[:] = [1.0, 0.0]
+        matrix = run_iperf(ex, once, said.append)
+        assert len(matrix.pairs) == 6 and [p.error for p in matrix.pairs] == [None] * 6
+        behind = [ln for ln in said if f"{node_ip(3)} began its pairs" in ln]
+        assert len(behind) == 1 and int(behind[0].split("pairs ")[1].split(" ms")[0]) >= 500, said
+        assert sum("again, with a later start" in ln for ln in said) == 1
+
+        # past the start however far each pass sets it: here at most 0.2, 0.4 and 0.8 s ahead
+        monkeypatch.setattr(iperf, "MAX_START_DELAY_S", 0.2)
+        pauses[:] = [1.5]
+        matrix = run_iperf(ex, once)
+    errors = {(p.client, p.server): p.error for p in matrix.pairs}
+    late_ones = {k for k, e in errors.items() if e}
+    assert late_ones == {(node_ip(3), node_ip(1)), (node_ip(3), node_ip(2))}
+    assert all("after the other clients in every pass" in (errors[k] or "") for k in late_ones)
+    assert all(p.raw and p.received_bps is None for p in matrix.pairs if p.error)  # its output kept, no figure
+    assert all(p.received_bps for p in matrix.pairs if not p.error)
+    assert not _iperf_servers_left(lab)
+
+
 def test_disk_baseline_every_brick_positive(lab: LabState) -> None:
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:
