@@ -6,10 +6,10 @@ the setting is applied, the host facts are gathered (a probe per host, then a CP
 limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio)
 baselines are measured before the first trial. This script applies four settings on an N-node lab (default
 8) and times each phase with the baselines of ``experiments/plans/bottleneck.yaml`` (iperf3 3 s + 1 s omitted;
-fio 64 MB, 2 s a test, the sequential tests the models take). The disk baseline is measured three ways: one host after another, as
-collect does it (``parallel: auto``: at once where each brick's device has a limit, a figure short of it
-measured again alone), and one host after another again (the spread of measuring the same way twice). It
-prints the times and each way's figures per test.
+fio 64 MB, 2 s a test, the sequential tests the models take). The disk baseline is measured three ways: one
+host after another, as collect does it (``parallel: auto``: at once where each brick's device has a limit, a
+figure short of it measured again alone), and one host after another again (the spread of measuring the same
+way twice). It prints the times and each way's figures per test.
 
 Then it collects a plan over the same settings (one 1 MB write run each, the baselines above) into a fresh
 store, three ways: as by default (``baselines.at_once: auto``: on the lab, whose nodes share a machine, one

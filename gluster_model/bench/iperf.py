@@ -238,11 +238,12 @@ def _same_flows(matrix: IperfMatrix, pairs: list[Pair], direction: Direction) ->
                     direction=direction) for p in pairs]
 
 
-def _sections(out: str) -> dict[str, tuple[int, str]]:
+def _client_sections(out: str, address: str) -> tuple[dict[str, tuple[int, str]], str]:
+    """A client's marked sections, and what a pair without its section failed with (the parse error, if any)."""
     try:
-        return parse_sections(out, "iperf3 client output")
-    except ParseError:
-        return {}
+        return parse_sections(out, "iperf3 client output", address), f"{address}: no output for this pair"
+    except ParseError as exc:
+        return {}, str(exc)
 
 
 def _one_pass(executor: Executor, spec: IperfSpec, pairs: list[Pair], by_client: dict[str, list[Pair]],
@@ -294,7 +295,8 @@ def run_iperf(executor: Executor, spec: IperfSpec,
                 progress(f"iperf3 {direction}: {len(pairs)} pair(s) for {spec.seconds}s"
                          + (" again, with a later start" if tries else ""))
             results, errors = _one_pass(executor, spec, pairs, by_client, direction, tries)
-            late = {a: late_by(_sections(results[a].stdout)) for a in results}
+            parsed = {a: _client_sections(r.stdout, a) for a, r in results.items()}
+            late = {a: late_by(sections) for a, (sections, _) in parsed.items()}
             behind = {a: t for a, t in late.items() if t > LATE_S}
             if not behind or tries == PASS_TRIES - 1:
                 break
@@ -309,12 +311,7 @@ def run_iperf(executor: Executor, spec: IperfSpec,
                                                    "", str(errors[address])))
                 continue
             out = results[address].stdout
-            try:
-                sections = parse_sections(out, "iperf3 client output", address)
-            except ParseError as exc:
-                sections, failure = {}, str(exc)
-            else:
-                failure = f"{address}: no output for this pair"
+            sections, failure = parsed[address]
             if address in behind:  # still late after PASS_TRIES passes: its pairs ran alone for a while
                 for i, p in enumerate(plist):
                     matrix.pairs.append(PairResult(p.client.address, p.server.address, direction, None, None, None,
