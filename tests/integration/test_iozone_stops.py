@@ -111,8 +111,11 @@ def _interrupt_mid_trial(lab: LabState, plan: Path, store: str, sig: signal.Sign
         # Mid-trial: the children run on the clients (their command line names the master with -+c).
         assert wait_for(lambda: any("-+s" in c for c in live_iozones(lab)), 120), "iozone never started"
         time.sleep(0.5)
+        # One look at the machine's sockets can miss the master's: psutil finds a socket's process by reading
+        # every process's file descriptors, and on a busy machine once found none (2026-11-30). Looked for up to
+        # 5 s, then whether the children still run, right before the signal.
+        held = wait_for(lambda: bool(lab_holders(lab)), 5)
         mid = any("-+s" in c for c in live_iozones(lab))
-        held = bool(lab_holders(lab))
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
