@@ -42,7 +42,7 @@ from typing import Any
 
 from ..config.cluster import ClusterSpec, Host
 from ..errors import ConfigError, GlmodelError, RemoteError
-from .group import (PERIOD_US, Limits, apply_argv, facts_script, parse_facts, parse_limits, quota_us, undo_argv,
+from .group import (Limits, apply_argv, cpu_files, facts_script, memory_file, parse_facts, parse_limits, undo_argv,
                     v2_apply_argv, v2_undo_argv)
 from .nic import nic_script, parse_nic
 from ..remote.executor import Executor, shell
@@ -403,9 +403,10 @@ def group_plan(cluster: ClusterSpec, address: str, facts: tuple[str, int | None,
     root = had.where[v2[0]][1]
     files: dict[str, list[str]] = {}
     if "memory" in v2:
-        files["memory.max"] = [str(int(ram or 0))]
+        name, text = memory_file(2, int(ram or 0))
+        files[name] = [text]
     if "cpu" in v2:
-        files["cpu.max"] = [f"{quota_us(cpu or 0)} {PERIOD_US}"]
+        files.update((name, [text]) for name, text in cpu_files(2, cpu or 0))
     if "io" in v2:
         files["io.max"] = [v2_line(majmin, limits) for majmin, limits in io.items()]
     enabled = cluster.emulation_file(address, "enabled")

@@ -52,6 +52,23 @@ def quota_us(cores: float) -> int:
     return max(1000, round(float(cores) * PERIOD_US))
 
 
+def cpu_files(version: int, cores: float | None) -> list[tuple[str, str]]:
+    """(file, text) writes that give a group ``cores`` of CPU time on cgroup ``version`` 1 or 2 (None: no quota):
+    the same for an emulated host's group and a lab node's."""
+    quota = -1 if cores is None else quota_us(cores)
+    if version == 1:
+        return [("cpu.cfs_period_us", str(PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
+    return [("cpu.max", f"{'max' if quota < 0 else quota} {PERIOD_US}")]
+
+
+def memory_file(version: int, n: int | None) -> tuple[str, str]:
+    """(file, text) that sets a group's memory limit to ``n`` bytes on cgroup ``version`` 1 or 2 (None: no
+    limit): the same for an emulated host's group and a lab node's."""
+    if version == 1:
+        return "memory.limit_in_bytes", "-1" if n is None else str(n)
+    return "memory.max", "max" if n is None else str(n)
+
+
 def group_name(address: str) -> str:
     """``glmodel-emu-10-0-0-2``: one group per host address (a name only, nothing a shell would read)."""
     return "glmodel-emu-" + re.sub(r"[^A-Za-z0-9]+", "-", address).strip("-")
@@ -171,12 +188,9 @@ def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, j
     for ctl in _controllers(ram, cpu):
         grp = group_dir(ctl, address, parents)
         out.append(["mkdir", "-p", grp])
-        if ctl == "memory":
-            out.append(["sh", "-c", f"echo {int(ram or 0)} > {shlex.quote(grp + '/memory.limit_in_bytes')}"])
-        else:
-            quota = quota_us(cpu or 0)
-            out.append(["sh", "-c", f"echo {PERIOD_US} > {shlex.quote(grp + '/cpu.cfs_period_us')} && "
-                                    f"echo {quota} > {shlex.quote(grp + '/cpu.cfs_quota_us')}"])
+        writes = [memory_file(1, int(ram or 0))] if ctl == "memory" else cpu_files(1, cpu or 0)
+        out.append(["sh", "-c", " && ".join(f"echo {text} > {shlex.quote(grp + '/' + name)}"
+                                            for name, text in writes)])
         q = shlex.quote(grp)
         out.append(["sh", "-c", "me=$(readlink /proc/self/ns/net); "
                     f"for p in $(pgrep -x {shlex.quote(DAEMONS)}); do "

@@ -7,26 +7,10 @@ slower machine. The host facts measure it back with a short fixed CPU score run 
 
 from __future__ import annotations
 
-
+from ..hardware.group import cpu_files
 from . import cgroups
 from .run import write_knob
 from .state import LabState, NodeState
-
-PERIOD_US = 100_000
-
-
-
-
-
-
-
-
-def quota_knobs(version: int, cores: float | None) -> list[tuple[str, str]]:
-    """(file, text) writes that give a group ``cores`` of CPU time (None: no quota)."""
-    quota = -1 if cores is None else max(1000, round(cores * PERIOD_US))
-    if version == 1:
-        return [("cpu.cfs_period_us", str(PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
-    return [("cpu.max", f"{'max' if quota < 0 else quota} {PERIOD_US}")]
 
 
 def apply(state: LabState, node: NodeState) -> None:
@@ -35,5 +19,5 @@ def apply(state: LabState, node: NodeState) -> None:
     if cores is None and not cgroups.exists(state, node, "cpu"):
         return  # never limited: no group is needed
     group, where = cgroups.ensure(state, node, "cpu")
-    for name, text in quota_knobs(where.version, cores):
+    for name, text in cpu_files(where.version, cores):
         write_knob(group / name, text)

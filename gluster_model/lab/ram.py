@@ -12,16 +12,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from ..units import gluster_size, parse_size
+from ..hardware.group import memory_file
 from . import cgroups
 from .run import write_knob
 from .state import LabState, NodeState
-
-def limit_knob(version: int, n: int | None) -> tuple[str, str]:
-    """(file, text) that sets a group's memory limit to ``n`` bytes (None: no limit)."""
-    if version == 1:
-        return "memory.limit_in_bytes", "-1" if n is None else str(n)
-    return "memory.max", "max" if n is None else str(n)
 
 
 def drop_caches() -> None:
@@ -37,5 +31,5 @@ def apply(state: LabState, node: NodeState) -> None:
         return  # never limited: no group is needed
     group, where = cgroups.ensure(state, node, "memory")
     drop_caches()  # first, so a lower limit needs no reclaim and no page stays charged elsewhere
-    name, text = limit_knob(where.version, n)
+    name, text = memory_file(where.version, n)
     write_knob(group / name, text)

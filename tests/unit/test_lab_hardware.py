@@ -9,12 +9,11 @@ import pytest
 
 from gluster_model.errors import LabError
 from gluster_model.hardware.limits import cpu_score_script, parse_cpu_score, parse_limits, parse_throttles
+from gluster_model.hardware.group import cpu_files, memory_file
 from gluster_model.lab import cgroups
 from gluster_model.hardware.settings import parse_cpu, parse_ram
-from gluster_model.lab.cpu import quota_knobs
 from gluster_model.lab.disk import parse_disk_rate, parse_iops, show_limits, v1_entries, v2_line
 from gluster_model.hardware.settings import canonical, parse_setting
-from gluster_model.lab.ram import limit_knob
 from gluster_model.errors import ParseError
 
 
@@ -67,11 +66,11 @@ def test_throttle_writes_set_exactly_the_limits_and_remove_the_rest() -> None:
 
 
 def test_memory_and_cpu_knobs_for_both_cgroup_versions() -> None:
-    assert limit_knob(1, 1 << 30) == ("memory.limit_in_bytes", str(1 << 30)) and limit_knob(1, None)[1] == "-1"
-    assert limit_knob(2, None) == ("memory.max", "max")
-    assert quota_knobs(1, 0.25) == [("cpu.cfs_period_us", "100000"), ("cpu.cfs_quota_us", "25000")]
-    assert quota_knobs(1, None)[1] == ("cpu.cfs_quota_us", "-1")
-    assert quota_knobs(2, 1.5) == [("cpu.max", "150000 100000")] and quota_knobs(2, None) == [("cpu.max", "max 100000")]
+    assert memory_file(1, 1 << 30) == ("memory.limit_in_bytes", str(1 << 30)) and memory_file(1, None)[1] == "-1"
+    assert memory_file(2, None) == ("memory.max", "max")
+    assert cpu_files(1, 0.25) == [("cpu.cfs_period_us", "100000"), ("cpu.cfs_quota_us", "25000")]
+    assert cpu_files(1, None)[1] == ("cpu.cfs_quota_us", "-1")
+    assert cpu_files(2, 1.5) == [("cpu.max", "150000 100000")] and cpu_files(2, None) == [("cpu.max", "max 100000")]
 
 
 V1_MOUNTS = """cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0
