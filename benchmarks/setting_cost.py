@@ -5,7 +5,7 @@ A plan over hardware settings (the bottleneck plan, `glmodel verify`) makes each
 the setting is applied, the host facts are gathered (a probe per host, then a CPU score per machine and CPU
 limit: the lab's nodes share one machine and, unthrottled, one score) and the network (iperf3) and disk (fio)
 baselines are measured before the first trial. This script applies four settings on an N-node lab (default
-8) and times each phase with the baselines of ``experiments/plans/bottleneck.yaml`` (iperf3 3 s + 1 s omitted;
+8) and times each phase with the baselines of ``experiments/plans/bottleneck.yaml`` (iperf3 2 s + 1 s omitted;
 fio 64 MB, 2 s a test, the sequential tests the models take). The disk baseline is measured three ways: one
 host after another, as collect does it (``parallel: auto``: at once where each brick's device has a limit, a
 figure short of it measured again alone), and one host after another again (the spread of measuring the same

@@ -30,11 +30,22 @@ from .records import LabSetting, knobs_moving
 # A stage carries this share of its nominal rate in a trial (the shipped proofs measured 0.85-0.95 of the
 # throttled link or disk; iozone's passes start and end unevenly across children)
 STAGE_EFFICIENCY = 0.95
-# What a hardware setting costs before its first trial (benchmarks/setting_cost.py, 8 lab nodes): applied, its
-# facts and CPU score and its first volume 3.2 s; the network's baseline (iperf3 3 s + 1 s, round trips) 5.3 s;
-# the disks' (fio, two 3 s tests) 7.3 s. A setting that keeps a baseline (``baselines.keep``) pays nothing for it.
+# What a hardware setting costs before its first trial beyond measuring (benchmarks/setting_cost.py, 8 lab nodes):
+# applied, its facts and CPU score and its first volume about 3 s; iperf3's servers started, the shared start and
+# the servers stopped, with the round trips, 0.9-1.5 s beside its measuring (seconds + omitted); fio's start and
+# its file laid out about 1 s beside its tests. A setting that keeps a baseline (``baselines.keep``) pays nothing
+# for it.
 SETTING_S = 4.0
-BASELINE_S = {"network": 6.0, "disk": 8.0}
+OVERHEAD_S = {"network": 1.5, "disk": 1.0}
+BASELINE_KINDS = ("network", "disk")
+
+
+def baseline_seconds(kind: str, wanted: Baselines) -> float:
+    """What measuring one baseline ``kind`` costs with the plan's specs: iperf3's pass (its seconds and those
+    left out) or fio's tests (each its runtime), plus the fixed part (``OVERHEAD_S``)."""
+    if kind == "network":
+        return wanted.iperf.seconds + wanted.iperf.omit + OVERHEAD_S[kind]
+    return len(wanted.fio.tests) * wanted.fio.runtime + OVERHEAD_S[kind]
 
 
 @dataclass(frozen=True)
@@ -134,13 +145,14 @@ def stage_rate(run: RunSpec, test: str) -> float | None:
 
 def setting_seconds(settings: Sequence[LabSetting], wanted: Baselines) -> float:
     """What the plan's hardware settings cost before their first trials, in the order they run: each its fixed
-    ``SETTING_S``, and each baseline kind the plan wants where no earlier setting measured it under the same
-    knobs of its kind (``records.knobs_moving``; with ``keep`` off, every setting's)."""
-    seen: dict[str, set[tuple[tuple[str, str], ...]]] = {kind: set() for kind in BASELINE_S}
+    ``SETTING_S``, and each baseline kind the plan wants (``baseline_seconds``) where no earlier setting measured
+    it under the same knobs of its kind (``records.knobs_moving``; with ``keep`` off, every setting's)."""
+    seen: dict[str, set[tuple[tuple[str, str], ...]]] = {kind: set() for kind in BASELINE_KINDS}
     total = 0.0
     for setting in settings:
         total += SETTING_S
-        for kind, seconds in BASELINE_S.items():
+        for kind in BASELINE_KINDS:
+            seconds = baseline_seconds(kind, wanted)
             moved = tuple(sorted(knobs_moving(kind, setting).items()))
             if getattr(wanted, kind) and not (wanted.keep and moved in seen[kind]):
                 total += seconds

@@ -192,15 +192,19 @@ def test_a_plan_pays_each_baseline_once_per_value_of_the_knobs_that_move_it() ->
     """Settings in plan order: today measures both; the link alone the network's; the disks alone the disks';
     back to today's link with the new disks nothing (both measured under those knobs already); the CPU moves
     both. Without keep every setting pays both; a baseline the plan does not want is never paid."""
-    from gluster_model.campaign.estimate import BASELINE_S, SETTING_S, setting_seconds
+    from gluster_model.campaign.estimate import SETTING_S, setting_seconds
     from gluster_model.plan.file import Baselines
 
     settings = [(("link", "1gbit"), ("disk", "100MB/s")), (("link", "500mbit"), ("disk", "100MB/s")),
                 (("link", "500mbit"), ("disk", "40MB/s")), (("link", "1gbit"), ("disk", "40MB/s")),
                 (("link", "1gbit"), ("disk", "40MB/s"), ("cpu", "0.5"))]
-    net, disk = BASELINE_S["network"], BASELINE_S["disk"]
+    # the default specs: iperf3 5 s + 1 s left out, fio two tests of 5 s, each with its fixed part
+    net, disk = 5 + 1 + 1.5, 2 * 5 + 1.0
     assert setting_seconds(settings, Baselines()) == pytest.approx(5 * SETTING_S + (net + disk) + net + disk + 0
                                                                     + (net + disk))
     assert setting_seconds(settings, Baselines(keep=False)) == pytest.approx(5 * (SETTING_S + net + disk))
     assert setting_seconds(settings, Baselines(network=False)) == pytest.approx(5 * SETTING_S + 3 * disk)
     assert setting_seconds([()], Baselines()) == pytest.approx(SETTING_S + net + disk)
+    # the plan's specs, not constants: a shorter pass and fewer fio tests cost less
+    short = Baselines.model_validate({"iperf": {"seconds": 2, "omit": 1}, "fio": {"runtime": 2, "tests": ["seq_read"]}})
+    assert setting_seconds([()], short) == pytest.approx(SETTING_S + (2 + 1 + 1.5) + (2 + 1.0))
