@@ -27,7 +27,7 @@ def parse_size(value: str | int) -> int:
 def parse_ints(text: str) -> list[int]:
     """A comma-separated list of whole numbers ("16,32,64")."""
     parts = [v.strip() for v in text.split(",") if v.strip()]
-    if not parts or not all(v.isdigit() for v in parts):
+    if not parts or not all(v.isdecimal() for v in parts):
         raise ValueError("a comma-separated list of whole numbers, e.g. 16,32,64")
     return [int(v) for v in parts]
 

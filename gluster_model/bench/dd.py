@@ -111,7 +111,7 @@ def parse_pass(text: str, host: str, readers: int) -> list[ReaderResult]:
         if not line.startswith(_MARK + " "):
             continue
         parts = line.split(" ", 3)
-        if len(parts) < 3 or not parts[1].isdigit():
+        if len(parts) < 3 or not parts[1].isdecimal():
             raise ParseError("dd pass output", f"garbled line {line[:80]!r}", host)
         idx, rc, rest = int(parts[1]), parts[2], parts[3] if len(parts) > 3 else ""
         m = _COPIED.match(rest.strip())

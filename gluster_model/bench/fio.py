@@ -34,7 +34,7 @@ from ..hardware.limits import LIMITS_SCRIPT, parse_limits, parse_throttles, pars
 from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import Measured
-from .jsonout import find_json_object
+from .jsonout import figure, find_json_object
 
 DiskTest = Literal["seq_write", "seq_read", "rand_read", "rand_write"]
 _ORDER: tuple[DiskTest, ...] = ("seq_write", "seq_read", "rand_read", "rand_write")
@@ -167,7 +167,7 @@ def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
         name = str(job["jobname"])
         if job.get("error"):
             raise ParseError("fio JSON output", f"job {name} failed with error {job['error']}"
-                             f" ({errno_name(int(job['error']))})", host)
+                             f" ({errno_name(job['error'])})", host)
         try:
             sides = [_side(job["read"]), _side(job["write"])]
         except (KeyError, TypeError, ValueError):
@@ -190,32 +190,38 @@ def side_bytes_per_s(side: Mapping[str, Any]) -> float:
     """A job's read or write section's bandwidth in bytes/s: ``bw_bytes`` (fio 3), else ``bw`` in KiB/s (fio 2.x).
     KeyError, TypeError or ValueError where it has neither as a number."""
     bw = side.get("bw_bytes")
-    return float(bw) if isinstance(bw, (int, float)) else float(side["bw"]) * 1024
+    return figure(bw) if isinstance(bw, (int, float)) else figure(side["bw"]) * 1024
 
 
 def side_completion_us(side: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
     """A job's read or write section's completion latency in microseconds: its mean (0 where absent) and its
-    percentiles by fio's key ("99.000000"), from ``clat_ns`` (fio 3) or ``clat`` in microseconds (fio 2.x)."""
+    percentiles by fio's key ("99.000000"), from ``clat_ns`` (fio 3) or ``clat`` in microseconds (fio 2.x).
+    TypeError or ValueError for a figure that is not one (``jsonout.figure``)."""
     ns = side.get("clat_ns")
     clat, scale = (ns, 1000.0) if isinstance(ns, dict) else (side.get("clat"), 1.0)
     if not isinstance(clat, dict):
         return 0.0, {}
     pct = clat.get("percentile") or {}
-    return (float(clat["mean"]) / scale if "mean" in clat else 0.0,
-            {str(k): float(v) / scale for k, v in pct.items()} if isinstance(pct, dict) else {})
+    return (figure(clat["mean"]) / scale if "mean" in clat else 0.0,
+            {str(k): figure(v) / scale for k, v in pct.items()} if isinstance(pct, dict) else {})
 
 
 def _side(side: dict[str, Any]) -> tuple[float, float, float, int]:
     """(bytes/s, iops, mean completion latency in us, number of I/Os) of a job's read or write section."""
-    ios = int(side.get("total_ios", 0) or 0)
-    return side_bytes_per_s(side), float(side["iops"]), side_completion_us(side)[0], ios
+    ios = int(figure(side.get("total_ios", 0) or 0))
+    return side_bytes_per_s(side), figure(side["iops"]), side_completion_us(side)[0], ios
 
 
-def errno_name(code: int) -> str:
+def errno_name(code: object) -> str:
+    """``EINVAL: Invalid argument`` for fio's error field (garbled output: what it is not)."""
     import errno
     import os
 
-    return f"{errno.errorcode.get(code, '?')}: {os.strerror(code)}"
+    try:
+        n = int(str(code))
+        return f"{errno.errorcode.get(n, '?')}: {os.strerror(n)}"
+    except (ValueError, OverflowError):
+        return "not an errno"
 
 
 def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None] | None = None, *,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..errors import ParseError
 from ..units import parse_size
 from .fio import errno_name, side_bytes_per_s, side_completion_us
-from .jsonout import find_json_object
+from .jsonout import figure, find_json_object
 from .metrics import FILE_TESTS, TEST_METRICS, UNITS
 from .workload import Workload
 
@@ -176,17 +176,18 @@ def parse_client_json(text: str, metrics: Sequence[str], clients: Sequence[str],
             continue  # "All clients": fio's merge over every group, not one metric's
         if e.get("error"):
             raise ParseError("fio client output", f"{metric} failed with error {e['error']} "
-                             f"({errno_name(int(e['error']))})", host)
+                             f"({errno_name(e['error'])})", host)
         try:
             side = e[_SIDE.get(metric, "read")]
             bps = side_bytes_per_s(side)  # fio 3's bw_bytes, or fio 2.x's bw in KiB/s
-            iops = float(side["iops"])
+            iops = figure(side["iops"])
+            pct = side_completion_us(side)[1]
         except (KeyError, TypeError, ValueError):
-            raise ParseError("fio client output", f"{metric} lacks bw_bytes (or bw) or iops", host) from None
-        if not math.isfinite(bps) or bps <= 0:
+            raise ParseError("fio client output", f"{metric} lacks bw_bytes (or bw), iops or a completion "
+                             "latency as a measured figure", host) from None
+        if bps <= 0:
             raise ParseError("fio client output", f"{metric} moved nothing (bw {bps:g})", host)
         rate = bps / file_size if metric in FILE_TESTS else bps / 1024
-        pct = side_completion_us(side)[1]
         lat = {k: pct[v] for k, v in PERCENTILES.items() if v in pct}
         out[metric][host] = ClientFigure(rate, iops, lat)
     for metric, per in out.items():
@@ -210,7 +211,7 @@ def parse_listing(text: str, host: str, expected: int) -> float:
     """Files per second of one client's listing; ParseError when it listed fewer files than were created."""
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[0] == "GLMLS" and parts[1].isdigit() and parts[2].isdigit():
+        if len(parts) == 3 and parts[0] == "GLMLS" and parts[1].isdecimal() and parts[2].isdecimal():
             n, ns = int(parts[1]), int(parts[2])
             if n < expected:
                 raise ParseError("file listing", f"listed {n} of {expected} files", host)

@@ -119,7 +119,7 @@ def ended_children(text: str) -> list[tuple[str, int]]:
     out = []
     for line in text.splitlines():
         host, _, code = line.strip().rpartition(" ")
-        if host and code.isdigit():
+        if host and code.isdecimal():
             out.append((host, int(code)))
     return out
 
@@ -414,7 +414,7 @@ def children_io(executor: Executor, clients: list[Host], master: str) -> Childre
     for address, text in found.items():
         for line in text.splitlines():
             pid, _, n = line.partition(" ")
-            if pid.isdigit() and n.isdigit():
+            if pid.isdecimal() and n.isdecimal():
                 out[f"{address}:{pid}"] = int(n)
     return ChildrenLook(out, frozenset(h.address for h in clients) - set(found))
 
@@ -425,7 +425,7 @@ def stall_diagnosis(executor: Executor, host: str, mount_point: str, stdout: str
     last = next((line.strip() for line in reversed(before_stop.splitlines()) if line.strip()), "nothing")
     res = executor.run(host, ["df", "-B1", "--output=avail", mount_point], timeout=20, check=False)
     avail = res.stdout.split()[-1] if res.ok and res.stdout.split() else ""
-    free = f"{int(avail) / 1e6:.0f} MB free on the volume" if avail.isdigit() else "free space unknown"
+    free = f"{int(avail) / 1e6:.0f} MB free on the volume" if avail.isdecimal() else "free space unknown"
     return f" (iozone's last line: {last!r}; {free}: a brick that is full or does not answer stops iozone's start)"
 
 

@@ -24,7 +24,7 @@ from ..hardware.link import host_state_script, parse_state
 from ..remote.executor import CommandResult, Executor, shell
 from ..remote.sections import begin, end, parse_sections
 from .engine import Measured
-from .jsonout import find_json_object
+from .jsonout import figure, find_json_object
 
 # Clients start their pairs together a moment after the matrix is sent out (hosts' clocks must agree to well
 # under it; `glmodel check` reports their offsets): long enough for every client's command to arrive, which is
@@ -195,7 +195,7 @@ def late_by(sections: dict[str, tuple[int, str]]) -> float:
     (0.035, 0.0, 0.0)
     """
     text = sections.get("late", (0, ""))[1].strip()
-    return int(text) / 1e9 if text.lstrip("-").isdigit() else 0.0
+    return int(text) / 1e9 if text.lstrip("-").isdecimal() else 0.0
 
 
 def parse_iperf_json(text: str, host: str | None = None) -> tuple[float, float, int | None]:
@@ -213,11 +213,13 @@ def parse_iperf_json(text: str, host: str | None = None) -> tuple[float, float, 
     try:
         sent = endpart["sum_sent"]
         received = endpart["sum_received"]
-        sent_bps, received_bps = float(sent["bits_per_second"]), float(received["bits_per_second"])
+        sent_bps, received_bps = figure(sent["bits_per_second"]), figure(received["bits_per_second"])
+        retr = sent.get("retransmits")
+        retransmits = int(figure(retr)) if isinstance(retr, int) else None
     except (KeyError, TypeError, ValueError):
-        raise ParseError("iperf3 -J output", "'end' lacks sum_sent/sum_received bits_per_second", host) from None
-    retr = sent.get("retransmits")
-    return sent_bps, received_bps, int(retr) if isinstance(retr, int) else None
+        raise ParseError("iperf3 -J output", "'end' lacks sum_sent/sum_received bits_per_second (or one is not a "
+                         "measured figure)", host) from None
+    return sent_bps, received_bps, retransmits
 
 
 def _same_flows(matrix: IperfMatrix, pairs: list[Pair], direction: Direction) -> list[PairResult] | None:

@@ -8,6 +8,7 @@ warning itself holds a brace.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -36,3 +37,15 @@ def find_json_object(text: str, what: str, host: str | None = None) -> dict[str,
                          host)
     excerpt = " ".join(text.split())
     raise ParseError(what, "no JSON object in it" + (f": {excerpt[:120]!r}" if excerpt else " (empty)"), host)
+
+
+def figure(value: object) -> float:
+    """A measured figure from a tool's JSON: a number that is finite and not negative; TypeError or ValueError
+    for anything else (JSON's ``NaN`` and ``Infinity``, which Python's decoder takes, or a negative count, are
+    garbled output, not measurements)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{value!r} is not a number")
+    x = float(value)
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"{value!r} is not a measured figure")
+    return x

@@ -20,6 +20,7 @@ from ..config.cluster import ClusterSpec
 from ..gluster.cli import GLUSTERD_PORT
 from ..remote.executor import Executor, shell
 from .engine import Measured
+from .jsonout import figure
 
 COUNT = 15
 _PROBE = """
@@ -49,8 +50,8 @@ def probe_script(targets: list[tuple[str, int]], count: int = COUNT) -> str:
 
 
 def parse_probe(host: str, servers: list[str], out: str) -> list[Measured]:
-    """The probe's JSON -> one ``network``/``rtt`` figure per server (ms), an error where a connect failed or
-    the probe printed no result."""
+    """The probe's JSON -> one ``network``/``rtt`` figure per server asked of (ms), an error where a connect
+    failed, the probe printed no result for it, or what it printed is no round trip."""
     try:
         found = json.loads(out.strip().splitlines()[-1])
         if not isinstance(found, dict):
@@ -58,9 +59,15 @@ def parse_probe(host: str, servers: list[str], out: str) -> list[Measured]:
     except (ValueError, IndexError) as exc:
         why = f"the round-trip probe printed no result ({exc}): {out.strip()[:200]!r}"
         return [Measured("network", host, s, "rtt", None, "ms", why) for s in servers]
-    return [Measured("network", host, str(server), "rtt", float(v), "ms", raw=out.strip())
-            if isinstance(v, (int, float)) else Measured("network", host, str(server), "rtt", None, "ms", str(v))
-            for server, v in found.items()]
+    measured: list[Measured] = []
+    for server in servers:  # each asked of, in order; a key the probe was not asked for is garbled output
+        v = found.get(server, "the round-trip probe printed no result for it")
+        try:
+            measured.append(Measured("network", host, server, "rtt", figure(v), "ms", raw=out.strip()))
+        except (TypeError, ValueError):  # the connect's error, or a number that is no round trip (NaN, < 0)
+            why = str(v) if isinstance(v, str) else f"not a round trip: {v!r}"
+            measured.append(Measured("network", host, server, "rtt", None, "ms", why[:200]))
+    return measured
 
 
 def run_rtt(executor: Executor, progress: Callable[[str], None] | None = None) -> list[Measured]:

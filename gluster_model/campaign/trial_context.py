@@ -66,7 +66,7 @@ def parse_snapshot(text: str) -> HostSnapshot:
         if lp < 0 or rp < lp:
             continue
         rest = line[rp + 2:].split()
-        if len(rest) < 15 or not line[:lp].strip().isdigit() or int(rest[6]) & PF_KTHREAD:
+        if len(rest) < 15 or not line[:lp].strip().isdecimal() or int(rest[6]) & PF_KTHREAD:
             continue
         proc = (int(line[:lp]), line[lp + 1:rp])
         ticks[proc] = int(rest[11]) + int(rest[12])  # utime, stime (fields 14, 15)

@@ -120,9 +120,9 @@ def expand_hosts(pattern: str, source: str, where: str) -> list[str]:
     step = int(step_text) if step_text else 1
     if step < 1:
         raise ConfigError(source, where, f"{pattern!r}: a range's step is 1 or more")
-    if start.isdigit() != end.isdigit():
+    if start.isdecimal() != end.isdecimal():
         raise ConfigError(source, where, f"{pattern!r}: a range runs from a number to a number or a letter to a letter")
-    if start.isdigit():
+    if start.isdecimal():
         width = len(start) if start.startswith("0") and len(start) > 1 else 0
         if width and len(end) != width:
             raise ConfigError(source, where, f"{pattern!r}: a zero-padded range gives its end the same width "
@@ -149,7 +149,7 @@ def host_port(pattern: str) -> tuple[str, str | None]:
     """An inventory host's name and the SSH port written after it, as Ansible reads them: ``gfs1:2222``,
     ``gfs[01:03]:2222``, ``[2001:db8::1]:2222``; an IPv6 address alone (``2001:db8::1``) has no port."""
     head, sep, port = pattern.rpartition(":")
-    if not sep or not port.isdigit() or ":" in re.sub(r"\[[^\]]*\]", "", head):
+    if not sep or not port.isdecimal() or ":" in re.sub(r"\[[^\]]*\]", "", head):
         return pattern, None
     if head.startswith("[") and head.endswith("]") and ":" in head:
         head = head[1:-1]  # a bracketed IPv6 address, not a range

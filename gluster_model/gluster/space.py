@@ -89,7 +89,7 @@ def brick_free(executor: Executor, bricks: list[Brick]) -> dict[str, int]:
     out: dict[str, int] = {}
     for address, result in results.items():
         lines = result.stdout.strip().splitlines()[1:]
-        if len(lines) != len(by_host[address]) or not all(ln.strip().isdigit() for ln in lines):
+        if len(lines) != len(by_host[address]) or not all(ln.strip().isdecimal() for ln in lines):
             raise GlmodelError(f"{address}: df gave {len(lines)} figure(s) for {len(by_host[address])} brick(s): "
                                f"{result.stdout.strip()[:120]!r}")
         for b, ln in zip(by_host[address], lines):

@@ -266,10 +266,12 @@ def parse_volume_info_xml(text: str) -> list[VolumeInfo]:
         raise ParseError("gluster volume info --xml", "missing <volInfo><volumes>")
     out = []
     for v in vols.findall("volume"):
-        def num(tag: str, v: ET.Element = v) -> int:
+        def num(tag: str, v: ET.Element = v, absent: int | None = None) -> int:
             t = v.findtext(tag)
-            if t is None or not t.strip().lstrip("-").isdigit():
-                raise ParseError("gluster volume info --xml", f"missing or non-numeric <{tag}>")
+            if t is None and absent is not None:
+                return absent  # older releases leave it out
+            if t is None or not t.strip().isdecimal():  # a count: what int() reads (isdigit would take "²")
+                raise ParseError("gluster volume info --xml", f"missing or not a count: <{tag}> {t!r}")
             return int(t)
         name = v.findtext("name")
         if not name:
@@ -278,7 +280,7 @@ def parse_volume_info_xml(text: str) -> list[VolumeInfo]:
         options = {(o.findtext("name") or ""): (o.findtext("value") or "") for o in v.findall("options/option")}
         out.append(VolumeInfo(name, v.findtext("typeStr") or "", v.findtext("statusStr") or "",
                               num("brickCount"), num("replicaCount"), num("disperseCount"),
-                              num("redundancyCount"), int(v.findtext("arbiterCount") or 0), bricks, options))
+                              num("redundancyCount"), num("arbiterCount", absent=0), bricks, options))
     return out
 
 
@@ -313,8 +315,8 @@ def parse_volume_status_xml(text: str) -> list[BrickStatus]:
         port = n.findtext("port") or ""
         pid = n.findtext("pid") or ""
         out.append(BrickStatus(n.findtext("hostname") or "", path, (n.findtext("status") or "") == "1",
-                               int(port) if port.isdigit() and port != "0" else None,
-                               int(pid) if pid.isdigit() and pid != "-1" else None))
+                               int(port) if port.isdecimal() and port != "0" else None,
+                               int(pid) if pid.isdecimal() and pid != "-1" else None))
     return out
 
 

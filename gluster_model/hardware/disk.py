@@ -53,7 +53,7 @@ def parse_iops(text: str | int) -> int | None:
     t = str(text).strip().lower()
     if t in ("unlimited", "none", "off"):
         return None
-    if not t.isdigit() or not 1 <= int(t) <= MAX_IOPS:
+    if not t.isdecimal() or not 1 <= int(t) <= MAX_IOPS:
         raise ValueError(f"{text!r} is not an IOPS limit (a whole number from 1 to {MAX_IOPS}, or unlimited)")
     return int(t)
 
@@ -185,7 +185,7 @@ def parse_existing(text: str, brick: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for part in filter(None, text.strip().split(",")):
         kind, _, value = part.partition(":")
-        if kind not in KINDS or not value.isdigit():
+        if kind not in KINDS or not value.isdecimal():
             raise ValueError(f"{brick}: unexpected throttle entry {part[:60]!r}")
         if int(value) > 0:
             out[kind] = int(value)

@@ -134,8 +134,8 @@ def parse_limits(text: str) -> Limits:
             v2_limits.append(f"{key} {value}")
     mem, cpus = facts.get("memtotal", ""), facts.get("nproc", "")
     try:
-        had = parse_cgroup_limits(text, int(mem) * 1024 if mem.isdigit() else None,
-                                  int(cpus) if cpus.isdigit() else None)
+        had = parse_cgroup_limits(text, int(mem) * 1024 if mem.isdecimal() else None,
+                                  int(cpus) if cpus.isdecimal() else None)
     except ParseError as exc:
         raise ValueError(str(exc)) from None
     cpu, memory = had["cpu_quota_cores"], had["ram_limit_bytes"]
@@ -153,8 +153,8 @@ def parse_facts(text: str) -> tuple[str, int | None, int | None]:
     """(cgroup "v1"/"v2"/"none", RAM in bytes, CPUs) from ``facts_script``'s output (unknown: None)."""
     kv = dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
     mem, cpus = kv.get("memtotal", "").strip(), kv.get("nproc", "").strip()
-    return (kv.get("cgroup", "none").strip(), int(mem) * 1024 if mem.isdigit() else None,
-            int(cpus) if cpus.isdigit() else None)
+    return (kv.get("cgroup", "none").strip(), int(mem) * 1024 if mem.isdecimal() else None,
+            int(cpus) if cpus.isdecimal() else None)
 
 
 def _controllers(ram: int | None, cpu: float | None) -> list[str]:
@@ -189,7 +189,7 @@ def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, j
         grp = group_dir(ctl, address, parents)
         out.append(["mkdir", "-p", grp])
         writes = [memory_file(1, int(ram or 0))] if ctl == "memory" else cpu_files(1, cpu or 0)
-        out.append(["sh", "-c", " && ".join(f"echo {text} > {shlex.quote(grp + '/' + name)}"
+        out.append(["sh", "-c", " && ".join(f"echo {shlex.quote(text)} > {shlex.quote(grp + '/' + name)}"
                                             for name, text in writes)])
         q = shlex.quote(grp)
         out.append(["sh", "-c", "me=$(readlink /proc/self/ns/net); "

@@ -106,7 +106,7 @@ def parse_cpu_score(text: str, nbytes: int = SCORE_BYTES, host: str | None = Non
     """CPU score in MB/s of SHA-256 (10⁶ bytes per second) from the fastest repeat; refuses anything else."""
     times = []
     for line in text.split():
-        if not line.isdigit() or int(line) <= 0:
+        if not line.isdecimal() or int(line) <= 0:
             raise ParseError("cpu score", f"not a time in nanoseconds: {line[:40]!r}", host)
         times.append(int(line))
     if not times:
@@ -162,11 +162,11 @@ def parse_throttles(text: str) -> dict[str, dict[str, int]]:
         words = line.split()
         if len(words) == 3 and words[0] == "dev":
             devices[words[1]] = words[2]
-        elif len(words) == 3 and words[0].startswith("blkio.throttle.") and words[2].isdigit():
+        elif len(words) == 3 and words[0].startswith("blkio.throttle.") and words[2].isdecimal():
             limit(words[1], words[0].removeprefix("blkio.throttle.").removesuffix("_device"), int(words[2]))
         elif len(words) >= 3 and words[0] == "io.max":
             for word in words[2:]:
                 key, _, value = word.partition("=")
-                if key in _V2_KINDS and value.isdigit():
+                if key in _V2_KINDS and value.isdecimal():
                     limit(words[1], _V2_KINDS[key], int(value))
     return {path: limits[dev] for path, dev in devices.items() if dev in limits}

@@ -123,7 +123,7 @@ def parse_state(text: str) -> tuple[str, int | None]:
     words = root.split()[1:]  # kind, handle, ...
     handle = words[1] if len(words) > 1 else "0:"
     name, _, value = alias.partition(" ")
-    if name == ALIAS and value.isdigit() and words[:2] == ["htb", "1:"]:
+    if name == ALIAS and value.isdecimal() and words[:2] == ["htb", "1:"]:
         return "glmodel", int(value)
     if handle == "0:" and not extra:
         return "none", None

@@ -29,8 +29,8 @@ def parse_nic(text: str) -> dict[str, object]:
     speed, mtu = kv.get("speed", "").strip(), kv.get("mtu", "").strip()
     # Virtual and loopback devices report no speed or -1.
     return {"nic": kv.get("dev", "").strip() or None,
-            "nic_speed_mbps": int(speed) if speed.isdigit() and int(speed) > 0 else None,
-            "nic_mtu": int(mtu) if mtu.isdigit() else None}
+            "nic_speed_mbps": int(speed) if speed.isdecimal() and int(speed) > 0 else None,
+            "nic_mtu": int(mtu) if mtu.isdecimal() else None}
 
 
 def show_nic(facts: dict[str, object]) -> str:

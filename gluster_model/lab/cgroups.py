@@ -147,7 +147,7 @@ def move(pids: list[int], group: Path) -> None:
 
 def members(group: Path) -> list[int]:
     text = read_knob(group / "cgroup.procs") or ""
-    return [int(p) for p in text.split() if p.isdigit()]
+    return [int(p) for p in text.split() if p.isdecimal()]
 
 
 def remove(paths: list[str], timeout: float = 10.0) -> list[str]:

@@ -80,7 +80,7 @@ def cmdline(pid: int) -> list[str]:
 
 def all_pids() -> Iterator[int]:
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdecimal():
             yield int(entry.name)
 
 
@@ -89,7 +89,7 @@ def read_pid(path: Path) -> int | None:
         text = path.read_text().strip()
     except OSError:
         return None
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isdecimal() else None
 
 
 def names(pid: int, marker: str) -> bool:

@@ -20,7 +20,7 @@ def console() -> Any:
     from rich.console import Console
 
     columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and int(columns) >= 40 else None
+    width = int(columns) if columns.isdecimal() and int(columns) >= 40 else None
     return Console(width=width) if sys.stdout.isatty() or width else Console(width=240)
 
 

@@ -41,11 +41,15 @@ def parse_sections(text: str, what: str, host: str | None = None) -> dict[str, t
     buf: list[str] = []
     for line in text.splitlines():
         if line.startswith(f"{MARK} begin "):
-            current, buf = line.split()[2], []
+            parts = line.split()
+            if len(parts) != 3 or current is not None:  # a name, and the section before it ended
+                raise ParseError(what, f"unexpected marker {line[:80]!r}" + (
+                    f" inside section '{current}' (its end marker is missing)" if current else ""), host)
+            current, buf = parts[2], []
         elif line.startswith(f"{MARK} end "):
             parts = line.split()
-            if current is None or len(parts) != 4 or parts[2] != current or not parts[3].isdigit():
-                raise ParseError(what, f"unexpected marker {line!r}", host)
+            if current is None or len(parts) != 4 or parts[2] != current or not parts[3].isdecimal():
+                raise ParseError(what, f"unexpected marker {line[:80]!r}", host)
             sections[current] = (int(parts[3]), "\n".join(buf).strip())
             current = None
         elif current is not None:

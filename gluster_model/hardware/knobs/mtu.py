@@ -18,7 +18,7 @@ def parse_mtu(text: str) -> int | None:
     t = str(text).strip().lower()
     if t in ("default", "unlimited", "none"):
         return None
-    if not t.isdigit() or not MIN_MTU <= int(t) <= MAX_MTU:
+    if not t.isdecimal() or not MIN_MTU <= int(t) <= MAX_MTU:
         raise ValueError(f"{text!r} is not an MTU (bytes, {MIN_MTU} to {MAX_MTU}, e.g. 1500 or 9000; or default)")
     return int(t)
 
@@ -39,7 +39,7 @@ def _apply(value: KnobValue, nic: str, files: str) -> list[Argv]:
 
 def _restore(was: str, nic: str, files: str) -> list[Argv]:
     had = was.strip()
-    if not had.isdigit():
+    if not had.isdecimal():
         raise ValueError(f"the MTU {nic} had could not be read ({had[:40]!r})")
     return [["ip", "link", "set", "dev", nic, "mtu", had]]
 
