@@ -71,16 +71,16 @@ def parse_limits(text: str, mem_total: int | None = None, cpus: int | None = Non
         words = value.split()
         try:
             if key in ("memory.limit_in_bytes", "memory.max") and words and words[0] != "max":
-                mem.append(int(words[0]))
+                mem.append(_at_least(0, words[0]))
             elif key == "cpu.max" and len(words) == 2 and words[0] != "max":
-                cores.append(int(words[0]) / int(words[1]))
+                cores.append(_at_least(1, words[0]) / _at_least(1, words[1]))
             elif key == "cpu.cfs_quota_us" and words:
-                quota = int(words[0])
+                quota = int(words[0])  # -1: no quota
             elif key == "cpu.cfs_period_us" and words and quota is not None:
                 if quota > 0:
-                    cores.append(quota / int(words[0]))
+                    cores.append(quota / _at_least(1, words[0]))
                 quota = None
-        except (ValueError, ZeroDivisionError):
+        except ValueError:
             raise ParseError("cgroup limits", f"unexpected line {line.strip()[:80]!r}") from None
     limit = min([m for m in mem if m < _UNLIMITED], default=None)
     if limit is not None and mem_total is not None and limit >= mem_total:
@@ -89,6 +89,14 @@ def parse_limits(text: str, mem_total: int | None = None, cpus: int | None = Non
     if quota_cores is not None and cpus is not None and quota_cores >= cpus:
         quota_cores = None
     return {"ram_limit_bytes": limit, "cpu_quota_cores": quota_cores}
+
+
+def _at_least(least: int, word: str) -> int:
+    """``word`` as a whole number of at least ``least``; ValueError otherwise (a kernel prints none smaller)."""
+    n = int(word)
+    if n < least:
+        raise ValueError(f"{word} < {least}")
+    return n
 
 
 def cpu_score_script(nbytes: int = SCORE_BYTES, repeats: int = SCORE_REPEATS) -> str:

@@ -25,6 +25,9 @@ from gluster_model.config.cluster import cluster_from_data
 from gluster_model.errors import GlmodelError, ParseError
 from gluster_model.gluster.cli import parse_peer_status_xml, parse_pool_list, parse_version
 from gluster_model.gluster.volume import parse_volume_get_xml, parse_volume_info_xml, parse_volume_status_xml
+from gluster_model.hardware.limits import parse_cpu_score, parse_limits, parse_throttles, parse_under
+from gluster_model.hardware.link import parse_state
+from gluster_model.hardware.nic import parse_nic
 from gluster_model.preflight import judge_host, parse_probe_output
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -35,6 +38,17 @@ CLIENT_JSON = json.dumps({"client_stats": [{"jobname": "random_write.0", "hostna
                                                                                "99.000000": 4100000}}}}]}, indent=1)
 RTT_JSON = json.dumps({"10.0.0.2": 0.021, "10.0.0.3": 0.019, "10.0.0.4": "[Errno 111] Connection refused"})
 # a capture's parser by its name's start and end (pool list is read as text, every other gluster output as XML)
+# host scripts' outputs captured on this machine (hardware.nic, hardware.limits, hardware.link)
+HOST_OUTPUTS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "nic": ("dev=eth0\nmtu=1400\nspeed=-1\n", parse_nic),
+    "cgroup limits": ("cpu.cfs_quota_us=-1 \ncpu.cfs_period_us=100000 \ncpu.max=50000 100000\n"
+                      "memory.limit_in_bytes=9223372036854771712 \nmemory.max=2147483648\n",
+                      lambda t: parse_limits(t, 8 << 30, 4)),
+    "CPU score": ("155945918\n162219085\n97856707\n", parse_cpu_score),
+    "brick devices": ("dev /tmp 254:0\nunder /tmp 254:0\n", lambda t: (parse_under(t), parse_throttles(t))),
+    "NIC shaping": ("qdisc: qdisc htb 1: root refcnt 2 r2q 10 default 0x10\nalias: glmodel-link 1000000\n",
+                    parse_state),
+}
 GLUSTER: dict[tuple[str, str], Callable[[str], object]] = {
     ("volume_info", ".xml"): parse_volume_info_xml, ("volume_get", ".xml"): parse_volume_get_xml,
     ("volume_status", ".xml"): parse_volume_status_xml, ("peer_status", ".xml"): parse_peer_status_xml,
@@ -60,6 +74,7 @@ def _cases() -> list[tuple[str, str, Callable[[str], object]]]:
                                              {"host": "127.1.1.2", "brick_paths": ["/b"]}]}, "test.yaml", Path("/"))
     cases.append(("probe/lab_node1.txt judged", probe, lambda t: judge_host(
         cluster.hosts[0], parse_probe_output(t, "h1"), list(cluster.servers), 1 << 30).facts))
+    cases += [(name, text, parse) for name, (text, parse) in HOST_OUTPUTS.items()]
     cases.append(("fio client JSON", CLIENT_JSON,
                   lambda t: parse_client_json(t, ["random_write"], ["10.0.0.1"], 64 << 20)))
     cases.append(("round-trip probe", RTT_JSON,
