@@ -159,3 +159,43 @@ def test_json_nan_infinity_and_negatives_are_refused_by_name() -> None:
     assert [m.value for m in got] == [None, None, None]  # s3 never answered; s9 was not asked for
     assert [m.error for m in got] == ["not a round trip: nan", "not a round trip: -0.2",
                                       "the round-trip probe printed no result for it"]
+
+
+def _input_files() -> list[tuple[str, Path, Callable[[Path], object]]]:
+    from gluster_model import api
+    from gluster_model.config.cluster import load_cluster
+    from gluster_model.model.artifact import load
+    from gluster_model.plan.file import load_plan
+
+    root = DATA.parent.parent
+    out: list[tuple[str, Path, Callable[[Path], object]]] = [
+        (f"cluster {p.name}", p, lambda q: load_cluster(q, connecting=False))
+        for p in sorted((DATA / "clusters").glob("*")) if p.suffix in (".yaml", ".yml", ".ini")]
+    out += [(f"plan {p.relative_to(root)}", p, load_plan)
+            for p in sorted((root / "experiments" / "plans").glob("*.yaml")) + sorted(root.glob("experiments/*.yaml"))]
+    model = root / "data" / "stages_proof" / "link-below.json"
+    out.append(("model file", model, load))
+    out.append(("what-if file", root / "data" / "stages_proof" / "link-whatif.yaml",
+                lambda q: api.predict(model, scenarios=q)))
+    return out
+
+
+@pytest.mark.parametrize("name,path,load", _input_files(), ids=[c[0] for c in _input_files()])
+def test_a_garbled_input_file_is_one_error_never_a_crash(name: str, path: Path, load: Callable[[Path], object],
+                                                          tmp_path: Path) -> None:
+    """The files a user hands glmodel, garbled the same ways: each loads or is the project's one-line error."""
+    text = path.read_text()
+    rng = random.Random(f"{name}-7")
+    garbled = tmp_path / path.name  # same name and suffix: an inventory is told apart by it
+    garbled.write_text(text)
+    load(garbled)  # whole, it loads from there: the garbled ones reach the parsing they garble
+    crashed = []
+    for _ in range(40):
+        garbled.write_text(_mutate(text, rng))
+        try:
+            load(garbled)
+        except GlmodelError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - any other exception is the failure this test looks for
+            crashed.append(f"{type(exc).__name__}: {exc}"[:120])
+    assert not crashed, f"{name}: {len(crashed)} garbled file(s) raised outside the project's errors: {crashed[:3]}"
