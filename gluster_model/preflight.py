@@ -121,11 +121,6 @@ def parse_probe_output(text: str, host: str | None = None) -> dict[str, tuple[in
     return parse_sections(text, "check probe output", host)
 
 
-def _is_count(words: Sequence[str]) -> bool:
-    """Whether ``words`` is one word int() reads as a count (``str.isdigit`` would take "²", which it refuses)."""
-    return len(words) == 1 and words[0].isdecimal()
-
-
 def _fmt_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
@@ -151,10 +146,10 @@ def judge_host(host: Host, sections: dict[str, tuple[int, str]], servers: list[H
         rep.facts["boot_id"] = sections["boot"][1].strip()  # hosts that show one share a machine
     rc, out = get("meminfo")
     # a line whose figure is not a count is garbled and left out: RAM unknown then fails the hardware check
-    mem = {ln.split(":")[0]: int(ln.split()[1]) * 1024 for ln in out.splitlines() if _is_count(ln.split()[1:2])}
+    mem = {w[0].rstrip(":"): int(w[1]) * 1024 for w in map(str.split, out.splitlines()) if w[1:2] and w[1].isdecimal()}
     ram = mem.get("MemTotal")
     rc, out = get("nproc")
-    cpus = int(out) if _is_count([out]) and int(out) > 0 else None
+    cpus = int(out) if out.isdecimal() and int(out) > 0 else None
     rep.facts.update(ram_bytes=ram, mem_total_bytes=ram, cpus=cpus)
     if "limits" in sections:  # older captures lack it
         limits = parse_limits(sections["limits"][1], ram, cpus)
@@ -247,7 +242,7 @@ def _brick_check(path: str, section: tuple[int, str], min_free: int, bricks: dic
         return Check(f"brick {path}", False, f"df failed: {lines[0] if lines else 'no output'}",
                      "check the path and its filesystem")
     fields = lines[-1].split()
-    if len(fields) < 3 or not _is_count(fields[:1]):
+    if len(fields) < 3 or not fields[0].isdecimal():
         raise ParseError("df output", f"unexpected line {lines[-1]!r}")
     avail, fstype = int(fields[0]), fields[1]
     bricks[path] = {"free_bytes": avail, "fstype": fstype}

@@ -118,7 +118,10 @@ def _not_measurements(value: object, path: str = "") -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("name,text,parse", _cases(), ids=[c[0] for c in _cases()])
+CASES = _cases()
+
+
+@pytest.mark.parametrize("name,text,parse", CASES, ids=[c[0] for c in CASES])
 def test_garbled_output_is_a_parse_error_or_measurements_never_a_crash(
         name: str, text: str, parse: Callable[[str], object]) -> None:
     try:  # some captures are of failures (a refused connection, EINVAL, a volume that does not exist)
@@ -180,7 +183,10 @@ def _input_files() -> list[tuple[str, Path, Callable[[Path], object]]]:
     return out
 
 
-@pytest.mark.parametrize("name,path,load", _input_files(), ids=[c[0] for c in _input_files()])
+INPUT_FILES = _input_files()
+
+
+@pytest.mark.parametrize("name,path,load", INPUT_FILES, ids=[c[0] for c in INPUT_FILES])
 def test_a_garbled_input_file_is_one_error_never_a_crash(name: str, path: Path, load: Callable[[Path], object],
                                                           tmp_path: Path) -> None:
     """The files a user hands glmodel, garbled the same ways: each loads or is the project's one-line error."""
