@@ -14,8 +14,15 @@ nothing (each stage's measured capacity with every efficiency 1, their minimum, 
 gives today as measured); MAPE and coverage of both, the upgrades that moved throughput by under 3% apart; the
 best buy per price predicted and measured.
 
+``cpu-prior``: the client CPU stage's calibrated cost (model/bottleneck.py, ``CPU_PER_OP``, ``CPU_PER_MB`` and
+``CPU_PRIOR_SD``) recomputed from the shipped runs it was calibrated on (``CPU_PRIOR_RUNS``: the runs of the earlier
+stages proofs bound beyond their links and disks at half a core), with arithmetic of its own: each run's MB/s per
+unit of CPU score on the clients (score x clients, over the copies a write sends), and the curve r / (per_op +
+per_mb r) through them by least squares in logs, r the MB an operation moves.
+
 Run: .venv/bin/python benchmarks/stages_proof.py whatif --store rt.db --today round_trip --out whatif.yaml
      .venv/bin/python benchmarks/stages_proof.py figures --dir OUT [--today round_trip] [--json]
+     .venv/bin/python benchmarks/stages_proof.py cpu-prior [--dir data/stages_proof] [--json]
 """
 
 from __future__ import annotations
@@ -36,6 +43,14 @@ TEMPLATES = ROOT / "experiments" / "upgrade_proof" / "whatif_stages"
 INPUTS = ("network_rtt_ms", "network_gbps", "cpu_score", "disk_randwrite_iops", "disk_randread_iops", "disk_write_mbps",
           "disk_read_mbps")
 SMALL_MOVE = 0.03  # an upgrade that moved throughput by less than this is reported apart
+# The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
+# the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
+# unthrottled link for 1 MiB writes, each on half a core per node.
+CPU_PRIOR_RUNS = (("iops", "random_read", {"setting_disk_iops": "unlimited"}),
+                  ("iops", "random_write", {"setting_disk_iops": "unlimited"}),
+                  ("iops_descent", "random_read", {"setting_disk_iops": "unlimited"}),
+                  ("iops_descent", "random_write", {"setting_disk_iops": "unlimited"}),
+                  ("link", "write", {"setting_link": "100%", "setting_cpu": "50%"}))
 
 
 def setting_of(lab: dict[str, Any]) -> dict[str, str]:
@@ -213,6 +228,36 @@ def show(result: dict[str, Any]) -> None:
                   f"{'; predict: ' + u['said'] if u['said'] else ''}")
 
 
+def cpu_prior(run_dir: Path) -> dict[str, Any]:
+    """The client CPU stage's cost per operation and per MB (score-unit seconds) and the log SD of the runs about
+    it, from ``CPU_PRIOR_RUNS`` (module docstring)."""
+    from scipy.optimize import least_squares
+
+    points = []
+    for today, metric, where in CPU_PRIOR_RUNS:
+        frame = pd.read_csv(run_dir / f"{today}.csv", dtype=str)
+        rows = frame[(frame["purpose"] == "verification") & frame[metric].notna()]
+        for key, value in where.items():
+            rows = rows[rows[key] == value]
+        if rows.empty:
+            raise SystemExit(f"{today}.csv: no verification run of {metric} at {where}")
+        mbps = rows[metric].astype(float).mean()
+        copies = float(rows["replica"].astype(float).iloc[0]) if metric.endswith("write") else 1.0
+        capacity = rows["cpu_score"].astype(float).mean() * rows["clients"].astype(float).iloc[0] / copies
+        mb = float(rows["record_size"].astype(float).iloc[0]) / 2 ** 20
+        points.append({"today": today, "metric": metric, "mb_per_op": mb, "mbps_per_unit": mbps / capacity})
+    r = np.array([p["mb_per_op"] for p in points])
+    eff = np.array([p["mbps_per_unit"] for p in points])
+
+    def resid(v: np.ndarray) -> np.ndarray:
+        return np.log(eff) - np.log(r / (v[0] + v[1] * r))
+
+    fit = least_squares(resid, x0=np.array([0.1, 1.0]), bounds=([1e-9, 1e-9], [np.inf, np.inf]))
+    dof = len(points) - 2
+    return {"per_op": float(fit.x[0]), "per_mb": float(fit.x[1]),
+            "sd": float(np.sqrt(np.sum(fit.fun ** 2) / dof)), "dof": dof, "runs": points}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -224,7 +269,21 @@ def main() -> None:
     f.add_argument("--dir", type=Path, default=ROOT / "data" / "stages_proof")
     f.add_argument("--today", action="append")
     f.add_argument("--json", action="store_true")
+    c = sub.add_parser("cpu-prior")
+    c.add_argument("--dir", type=Path, default=ROOT / "data" / "stages_proof")
+    c.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.command == "cpu-prior":
+        prior = cpu_prior(args.dir)
+        if args.json:
+            print(json.dumps(prior, indent=1))
+            return
+        for p in prior["runs"]:
+            print(f"{p['today']:<14} {p['metric']:<13} {p['mb_per_op']:.4g} MB an operation: "
+                  f"{p['mbps_per_unit']:.4g} MB/s per score unit")
+        print(f"per operation {prior['per_op']:.4g}, per MB {prior['per_mb']:.4g} score-unit seconds; "
+              f"log SD {prior['sd']:.3f} on {prior['dof']} degrees of freedom")
+        return
     if args.command == "whatif":
         print(yaml.safe_dump(whatif(args.store, args.today, args.out), sort_keys=False))
         return

@@ -29,6 +29,16 @@ C_s``. Started from the raw bottleneck (all ``t_s`` equal), it stops when no ass
 milliseconds, so refits are cheap. A stage no training run is bound by has no efficiency of its own in the data:
 it gets the mean of the others', raised if need be so that it binds no training run, and is marked assumed.
 
+Known from below. Data measured at or below today say of a stage that never bound only that it let every run
+through; of one that bound a single setting, no more (that setting alone fits it exactly, and no held-out check
+tests it: ``MIN_PINNING_SETTINGS``). Yet an upgrade of the links or disks runs into the CPU of the clients.
+So the client CPU stage, where no two settings pin it, takes the lab's calibrated cost of an operation
+(``CPU_PER_OP``; per operation plus per MB, in CPU-score units) where that is faster than what the data show,
+and is marked assumed; an answer it bounds carries the calibration's spread (``prior_q``). A server CPU stage
+pinned by one setting is left out (the clients' stage answers for the CPU). Two physical limits hold every fit:
+a measured resource's main effect keeps its sign (``RESOURCE_SIGN``: more CPU never predicts less), and a round
+trip carries at most one operation a thread (``MAX_ROUND_TRIP_LOG_EFF``).
+
 Intervals: split-conformal over hardware settings, by binding stage (Mondrian). Every run's log residual comes
 from a fit that never saw its hardware setting (leave one setting out); the quantile is taken per stage the
 prediction binds at, each setting weighing the same whatever its number of runs, at the level corrected for the
@@ -82,6 +92,8 @@ effects model: between and within variance from group means and within-group spr
 Geisser, S. (1993), *Predictive Inference: An Introduction*, Chapman & Hall, ch. 2 (the normal prediction
 interval for a new observation from n: t with n - 1 degrees of freedom, variance times 1 + 1/n;
 ``stats.prediction``).
+Lawson, C. L., Hanson, R. J. (1974), *Solving Least Squares Problems*, Prentice-Hall, ch. 23 (least squares
+with sign constraints: an active set, a variable of the wrong sign held at zero).
 Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
 Prentice-Hall, ch. 5 (asymptotic bounds: throughput is bounded by the most demanded device).
 """
@@ -95,7 +107,9 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import Columns, n_rows, numbers, strings
 from .features import Schema, Term, design_matrix, main_effect_terms
-from .physics import ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload, model_stages, stages
+from ..hardware.settings import MEASURED_INPUTS
+from .physics import (ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, bytes_per_op,
+                      has_payload, model_stages, stages)
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
 from ..stats.prediction import predictive_half_width
@@ -136,6 +150,34 @@ NEW_CAMPAIGN_SD = 0.0054
 NEW_CAMPAIGN_PER_LOAD = 0.0
 MIN_CALIBRATION_SETTINGS = 3  # fewer settings bound at a stage than this: that stage takes the pooled quantile
 _MAX_ROUNDS = 50
+# The sign a measured resource's main effect may take: more of a resource never slows a workload (a shorter
+# round trip is more of it). A fit that gives one the other sign has fitted noise (the CPU score of one quota
+# scatters by a fifth between campaigns), and an upgrade of that resource would be answered as a loss: the term
+# is left out and the model fitted again (a sign-constrained least squares by elimination, as an active set
+# method ends; Lawson and Hanson 1974, ch. 23).
+RESOURCE_SIGN: dict[str, float] = {m: (-1.0 if m in LOWER_IS_BETTER else 1.0) for m in MEASURED_INPUTS}
+# The most operations a round trip can carry: an operation waits for at least one, so the round-trip stage's
+# efficiency (operations per round trip and thread) is at most 1. A service time that needs more (a fit that
+# made the stage bind runs faster than threads / (rtt + s) allows) is not a service time this system has.
+MAX_ROUND_TRIP_LOG_EFF = 0.0
+# Settings a stage must bind to be pinned by the data: one setting alone fits it exactly, whatever the truth (a
+# random read's placement draw, or a CPU share's scheduling delay, moved one setting 20% on the lab), and no
+# held-out check tests it (without that setting the stage binds nothing). Such a client CPU stage is known from
+# below only: it takes its calibrated cost where that is faster (``CPU_PER_OP``).
+MIN_PINNING_SETTINGS = 2
+# The client CPU stage where no setting measured makes it bind: known from below only (it is at least what let
+# every run through), yet an upgrade of the links or disks runs into it (the IOPS proof's NVMe-class writes:
+# +268% with no stage beyond the disks). It takes the lab's calibrated cost of an operation instead, in
+# seconds of a CPU score unit (one MB/s of the score's hash): ``CPU_PER_OP`` per operation plus ``CPU_PER_MB``
+# per MB it moves, so a unit of score carries 1 / (per_op + per_mb r) operations of r MB a second per client,
+# never less than the data allow. Calibrated (data/README.md, "The CPU stage's prior") on the lab's runs bound
+# beyond the disks and links at a CPU share of half a core: 4 KiB random reads and writes on NVMe-class bricks
+# (0.041-0.054 MB/s per score unit, four runs) and 1 MiB writes on an unthrottled link (0.80); the log SD of
+# those runs about it, on 3 degrees of freedom, widens every answer it bounds (``prior_sd``).
+CPU_PER_OP = 0.0778
+CPU_PER_MB = 1.177
+CPU_PRIOR_SD = 0.133
+CPU_PRIOR_DOF = 3
 
 
 def main_schema(schema: Schema) -> Schema:
@@ -191,6 +233,7 @@ class BottleneckModel:
     service_s: float = 0.0  # the round-trip stage's service time per operation, seconds
     drift: float | None = None  # mean log change of the runs measured again at the plan's end (None: not measured)
     drift_runs: int = 0
+    prior_sd: float = 0.0  # log SD of an assumed CPU or round-trip stage's calibrated efficiency (0: none)
 
     @property
     def n_params(self) -> int:
@@ -262,10 +305,27 @@ class BottleneckModel:
         import numpy as np
 
         yhat = self.predict(frame)
-        q = np.array([self.quantile(self.stages[s], level, trials) for s in self.binding(frame)])
+        bound = self.binding(frame)
+        q = np.array([self.quantile(self.stages[s], level, trials) for s in bound])
+        q = np.sqrt(q ** 2 + self.prior_q(bound, level) ** 2)
         if new_campaign:
             q = np.sqrt(q ** 2 + self.new_campaign_q(frame, level, yhat) ** 2)
         return yhat * np.exp(-q), yhat * np.exp(q)
+
+    def prior_q(self, bound: np.ndarray, level: float) -> np.ndarray:
+        """Each row's half-width (log) at ``level`` of the calibrated efficiency where the stage it binds at is a
+        CPU or round-trip stage no setting made bind (``CPU_PER_OP``): the t interval of a new run about the
+        calibration (``CPU_PRIOR_DOF`` degrees of freedom); 0 elsewhere."""
+        import numpy as np
+        from scipy.stats import t
+
+        prior = np.array([a and n in OP_STAGES for n, a in zip(self.stages, self.assumed)])
+        if self.prior_sd <= 0 or not prior.any():
+            return np.zeros(len(bound))
+        runs = CPU_PRIOR_DOF + 2  # two parameters fitted
+        half = float(t.ppf(0.5 + level / 2, CPU_PRIOR_DOF)) * self.prior_sd * math.sqrt(1 + 1 / runs)
+        out: np.ndarray = np.where(prior[bound], half, 0.0)
+        return out
 
     def difference(self, frame: Columns, level: float = 0.9, observed: bool = False, refits: int = 0,
                    trials: float = 1, new_campaign: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -279,12 +339,14 @@ class BottleneckModel:
         import numpy as np
 
         yhat = self.predict(frame)
-        stage = [self.stages[s] for s in self.binding(frame)]
+        bound = self.binding(frame)
+        stage = [self.stages[s] for s in bound]
         if observed:
             q = np.array([self.quantile(s, level, trials) for s in stage])
             width = np.sqrt(q ** 2 + q[0] ** 2)
         else:
             width = np.array([self.quantile(s, level, math.inf) for s in stage])
+        width = np.sqrt(width ** 2 + self.prior_q(bound, level) ** 2)
         if new_campaign:
             width = np.sqrt(width ** 2 + self.new_campaign_q(frame, level, yhat) ** 2)
         d = yhat - yhat[0]
@@ -299,7 +361,7 @@ class BottleneckModel:
                 "assumed": list(self.assumed), "coef": list(self.coef), "centre": list(self.centre),
                 "quantiles": self.quantiles, "new_campaign_per_load": self.new_campaign_per_load,
                 "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s,
-                "drift": self.drift, "drift_runs": self.drift_runs}
+                "drift": self.drift, "drift_runs": self.drift_runs, "prior_sd": self.prior_sd}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BottleneckModel:
@@ -317,6 +379,9 @@ class BottleneckModel:
             service_s = float(d.get("service_s", 0.0))
             drift = None if d.get("drift") is None else float(d["drift"])
             drift_runs = int(d.get("drift_runs", 0))
+            prior_sd = float(d.get("prior_sd", 0.0))
+            if not 0 <= prior_sd < 1:
+                raise ValueError(f"prior_sd {prior_sd} is not a log SD in [0, 1)")
             if drift is not None and not math.isfinite(drift):
                 raise ValueError("drift is not a finite number")
             if not 0 <= service_s < 10:
@@ -336,7 +401,7 @@ class BottleneckModel:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   per_load, new_campaign_sd, names, service_s, drift, drift_runs)
+                   per_load, new_campaign_sd, names, service_s, drift, drift_runs, prior_sd)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -573,33 +638,112 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
         raise GlmodelError(f"{metric}: no stage of the bottleneck model has its inputs in every run (a stat or "
                            "a listing needs a CPU score or a round trip that the runs varied)")
     names, service_s = chosen.stages, chosen.service_s
-    terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
+    prior = byte_prior(metric)
+    terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
+    idle = [n for n, e in zip(names, core.log_eff) if n in OP_STAGES and not math.isfinite(e)]
+    if idle and len(idle) < len(names):  # a CPU or round-trip stage that binds nothing is not the model's
+        names = tuple(n for n in names if n not in idle)
+        terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
+    # the server CPU stage bound at one setting alone is not pinned (MIN_PINNING_SETTINGS) and has no calibrated
+    # cost of its own: left out, the client CPU stage (the clients send every copy) answers for the CPU
+    if "server CPU" in names and len(names) > 1:
+        x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
+        logc = log_capacities(frame, metric, names, service_s)
+        if _settings_bound(names.index("server CPU"), core, logc, x, setting) < MIN_PINNING_SETTINGS:
+            names = tuple(n for n in names if n != "server CPU")
+            terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
+    # the client CPU stage no setting made bind, from its calibrated cost: its score then acts through it alone
+    with_prior = "client CPU" not in names and _prior_applies(frame, metric)
+    if with_prior and any(t.feature == "cpu_score" for t in terms):
+        terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes, ("client CPU",))
     x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
     logc = log_capacities(frame, metric, names, service_s)
     optional = np.array([n in OP_STAGES for n in names])
-    prior = byte_prior(metric)
-    core = _fit_best(logc, x, ly, optional, prior)
-    keep = ~(optional & ~np.isfinite(core.log_eff))  # an optional stage that binds nothing is not the model's
-    if not keep.all():
-        names = tuple(n for n, k in zip(names, keep) if k)
-        terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
-        x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
-        logc, optional = logc[keep], optional[keep]
-        core = _fit_best(logc, x, ly, optional, prior)
     quantiles: dict[str, dict[str, float]] = {}
     if intervals:
         where = setting if setting is not None else np.arange(len(y))
         resid, bound = out_of_setting(logc, x, ly, where, optional, prior)
         quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
-    model = BottleneckModel("bottleneck", metric, terms, [float(v) for v in core.log_eff],
-                            [bool(v) for v in core.assumed], [float(v) for v in core.coef],
-                            [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s)
+    log_eff, assumed = [float(v) for v in core.log_eff], [bool(v) for v in core.assumed]
+    prior_sd = 0.0
+    if with_prior:
+        others = np.min(logc + core.log_eff[:, None], axis=0)
+        cap = log_capacities(frame, metric, ("client CPU",))[0]
+        log_eff.append(max(_prior_log_eff(frame, metric), float(np.max(others - cap)) + 1e-9))
+        assumed.append(True)
+        names, prior_sd = (*names, "client CPU"), CPU_PRIOR_SD
+    elif "client CPU" in names and _prior_applies(frame, metric):
+        i = names.index("client CPU")
+        if (_settings_bound(i, core, logc, x, setting) < MIN_PINNING_SETTINGS
+                and _prior_log_eff(frame, metric) > log_eff[i]):
+            log_eff[i], assumed[i], prior_sd = _prior_log_eff(frame, metric), True, CPU_PRIOR_SD
+    model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
+                            [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s,
+                            prior_sd=prior_sd)
     measured = campaign_drift(frame, ly)
     if measured is not None:
         sd, model.drift, model.drift_runs = measured
         model.new_campaign_sd = max(NEW_CAMPAIGN_SD, sd)
     return model
 
+
+def _signed_fit(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[str, ...], service_s: float,
+                schema: Schema, log_sizes: bool, assumed: tuple[str, ...] = ()) -> tuple[list[Term], _Core]:
+    """The fit of a model with stages ``names`` whose resources' main effects keep their sign (``RESOURCE_SIGN``);
+    the inputs of the ``assumed`` stages (not fitted) are no main effects either."""
+    import numpy as np
+
+    terms = main_effect_terms(_schema_without(schema, (*names, *assumed)), log_sizes=log_sizes)
+    logc = log_capacities(frame, metric, names, service_s)
+    optional = np.array([n in OP_STAGES for n in names])
+    while True:
+        x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
+        core = _fit_best(logc, x, ly, optional, byte_prior(metric))
+        wrong = _wrong_sign(terms, core.coef)
+        if wrong is None:
+            return terms, core
+        terms = [t for i, t in enumerate(terms) if i != wrong]
+
+
+def _settings_bound(stage: int, core: _Core, logc: np.ndarray, x: np.ndarray, setting: np.ndarray | None) -> int:
+    """How many hardware settings have a training run bound at ``stage`` (runs, where the frame names no
+    settings)."""
+    import numpy as np
+
+    _, bind = _predict_core(core, logc, x)
+    where = setting if setting is not None else np.arange(len(bind))
+    return len(np.unique(where[bind == stage]))
+
+
+def _prior_applies(frame: Columns, metric: str) -> bool:
+    """Whether the client CPU stage can be placed from its calibrated cost: every row has a positive CPU score, a
+    client count and what an operation moves (a record for a byte metric)."""
+    import numpy as np
+
+    cap = model_stages(frame, metric)[ALL_STAGES.index("client CPU")]
+    return bool(np.isfinite(cap).all() and (cap > 0).all() and np.isfinite(_mb_per_op(frame, metric)).all())
+
+
+def _mb_per_op(frame: Columns, metric: str) -> np.ndarray:
+    """MB one operation moves: a byte metric's record, a small file's size (none for a stat or a listing)."""
+    import numpy as np
+
+    if metric in _OP_METRICS:
+        return bytes_per_op(frame, metric) if has_payload(metric) else np.zeros(n_rows(frame))
+    if "record_size" not in frame:
+        return np.full(n_rows(frame), np.nan)
+    out: np.ndarray = numbers(frame, "record_size") / (1 << 20)
+    return out
+
+
+def _prior_log_eff(frame: Columns, metric: str) -> float:
+    """ln of the client CPU stage's efficiency from the calibrated cost of an operation (``CPU_PER_OP``), at the
+    median size an operation moves in the data, in the metric's unit (files/s, or MB/s of its records)."""
+    import numpy as np
+
+    r = float(np.median(_mb_per_op(frame, metric)))
+    ops = 1.0 / (CPU_PER_OP + CPU_PER_MB * r)  # operations a second per score unit and client
+    return math.log(ops if metric in _OP_METRICS else ops * r)
 
 def campaign_drift(frame: Columns, ly: np.ndarray) -> tuple[float, float, int] | None:
     """How far a campaign moves on this cluster, from the runs a plan measured again at its end
@@ -652,6 +796,23 @@ class _Choice:
     stages: tuple[str, ...]
     service_s: float
     error: float  # held-out mean squared log error (in-sample where the frame names no settings)
+    terms: tuple[Term, ...] = ()  # the main effects that kept their resource's sign
+
+
+def _wrong_sign(terms: Sequence[Term], coef: np.ndarray) -> int | None:
+    """Index of the main effect of a measured resource furthest on the wrong side of zero (``RESOURCE_SIGN``), or
+    None where every one has its sign."""
+    worst, at = 0.0, None
+    for i, t in enumerate(terms):
+        sign = RESOURCE_SIGN.get(t.feature) if t.kind in ("num", "log2") else None
+        if sign is not None and sign * float(coef[i]) < worst:
+            worst, at = sign * float(coef[i]), i
+    return at
+
+
+def _round_trips_too_fast(names: Sequence[str], core: _Core) -> bool:
+    """Whether a fit gives the round-trip stage more than one operation per round trip and thread."""
+    return "round trips" in names and core.log_eff[list(names).index("round trips")] > MAX_ROUND_TRIP_LOG_EFF + 1e-9
 
 
 def _schema_without(schema: Schema, names: Sequence[str]) -> Schema:
@@ -713,30 +874,40 @@ def _fit_best(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, optional: np.ndar
 
 def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, names: tuple[str, ...],
               setting: np.ndarray | None, log_sizes: bool) -> _Choice:
-    """A model with stages ``names``: its service time (where it has round trips) and its held-out error."""
+    """A model with stages ``names``: its service time (where it has round trips; one that would carry more than
+    one operation per round trip is refused), the main effects that keep their resource's sign, and its held-out
+    error (inf where no service time is possible)."""
     import numpy as np
 
     terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
-    x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
     optional = np.array([n in OP_STAGES for n in names])
     grid = SERVICE_GRID_S if "round trips" in names else (0.0,)
-    best: tuple[float, float, _Core] | None = None
-    for service_s in grid:
-        logc = log_capacities(frame, metric, names, service_s)
-        core = _fit_best(logc, x, ly, optional, byte_prior(metric))
-        pred, _ = _predict_core(core, logc, x)
-        sse = float(np.sum((ly - pred) ** 2))
-        if best is None or sse < best[0] - 1e-12:
-            best = (sse, service_s, core)
-    assert best is not None
+    while True:
+        x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
+        best: tuple[float, float, _Core] | None = None
+        for service_s in grid:
+            logc = log_capacities(frame, metric, names, service_s)
+            core = _fit_best(logc, x, ly, optional, byte_prior(metric))
+            if _round_trips_too_fast(names, core):
+                continue
+            pred, _ = _predict_core(core, logc, x)
+            sse = float(np.sum((ly - pred) ** 2))
+            if best is None or sse < best[0] - 1e-12:
+                best = (sse, service_s, core)
+        if best is None:
+            return _Choice(names, 0.0, math.inf, tuple(terms))
+        wrong = _wrong_sign(terms, best[2].coef)
+        if wrong is None:
+            break
+        terms = [t for i, t in enumerate(terms) if i != wrong]
     service_s = best[1]
     if setting is None:
-        return _Choice(names, service_s, best[0] / len(ly))
+        return _Choice(names, service_s, best[0] / len(ly), tuple(terms))
     # each fold starts where the fit on all settings ended: many such passes choose the stages
     resid, _ = out_of_setting(log_capacities(frame, metric, names, service_s), x, ly, setting, optional,
                               byte_prior(metric), start=best[2].log_eff if optional.any() else None)
     ok = np.isfinite(resid)
-    return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
+    return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf, tuple(terms))
 
 
 def runs_of(frame: Columns) -> np.ndarray | None:
