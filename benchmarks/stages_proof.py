@@ -43,6 +43,11 @@ TEMPLATES = ROOT / "experiments" / "upgrade_proof" / "whatif_stages"
 INPUTS = ("network_rtt_ms", "network_gbps", "cpu_score", "disk_randwrite_iops", "disk_randread_iops", "disk_write_mbps",
           "disk_read_mbps")
 SMALL_MOVE = 0.03  # an upgrade that moved throughput by less than this is reported apart
+# The todays per form of the model they were collected after (the earlier ones stay a row of their own): the first
+# stages proofs (round-trip and CPU stages, fixed 2026-11-28 and 2026-11-30), and those after the client CPU
+# stage's calibrated cost and the sign and round-trip limits (6df846a, 2026-11-30 23:41 UTC).
+FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
+         "stages_from_below": ("iops_8k", "iops_cpu")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
@@ -104,7 +109,7 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
     `fit` selected; beside it the rule that fits nothing."""
     from gluster_model.model import artifact
     from gluster_model.model.artifact import config_columns
-    from gluster_model.model.bottleneck import BottleneckModel, log_capacities
+    from gluster_model.model.bottleneck import NEW_CAMPAIGN_SD, BottleneckModel, log_capacities
     from gluster_model.model.features import with_derived
     from gluster_model.predict import scenarios as sc
     from gluster_model.predict.whatif import measured_settings, model_inputs, resolve, what_if
@@ -132,6 +137,12 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
         trials = [checks[n]["trials"] for n in names]
         predicted = [mf.predict([c], level, metric=metric, use="bottleneck", trials=t, new_campaign=True)
                      for c, t in zip(configs, trials)]
+        # the same intervals with the lab's constant alone as the another-campaign term, beside the drift measured
+        measured_sd = model.new_campaign_sd
+        model.new_campaign_sd = NEW_CAMPAIGN_SD
+        constant = [mf.predict([c], level, metric=metric, use="bottleneck", trials=t, new_campaign=True)
+                    for c, t in zip(configs, trials)]
+        model.new_campaign_sd = measured_sd
         cols = with_derived(config_columns(configs), metric)
         stage = [model.stages[int(i)] for i in model.binding(cols)]
         raw = np.exp(np.min(log_capacities(cols, metric, model.stages, model.service_s), axis=0))
@@ -145,6 +156,7 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
             moved = abs(measured / today_measured - 1)
             rows.append({"scenario": n, "predicted": value, "low": low, "high": high, "measured": measured,
                          "trials": trials[k], "inside": bool(low <= measured <= high),
+                         "inside_constant": bool(float(constant[k].low[0]) <= measured <= float(constant[k].high[0])),
                          "error_pct": (value / measured - 1) * 100, "stage": stage[k],
                          "rule": float(rule[k]), "rule_error_pct": (float(rule[k]) / measured - 1) * 100,
                          "moved_pct": 100 * moved, "small_move": moved < SMALL_MOVE,
@@ -157,6 +169,7 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
                 return {"n": 0}
             return {"n": len(part), "mape": float(np.mean([abs(u["error_pct"]) for u in part])),
                     "coverage": 100 * float(np.mean([u["inside"] for u in part])),
+                    "coverage_constant": 100 * float(np.mean([u["inside_constant"] for u in part])),
                     "rule_mape": float(np.mean([abs(u["rule_error_pct"]) for u in part]))}
 
         gains = {u["scenario"]: (u["measured"] - today_measured) / u["price"] for u in ups
@@ -171,6 +184,8 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
             "small_moves": summary([u for u in ups if u["small_move"]]),
             "predicted_best": predicted_best, "measured_best": measured_best, "tied_with": tied,
             "best_held": measured_best is not None and measured_best in ([predicted_best] + tied),
+            "drift_pct": None if model.drift is None else 100 * (math.exp(model.drift) - 1),
+            "drift_runs": model.drift_runs, "campaign_sd_pct": 100 * measured_sd,
             "selected_by_fit": mf.selected(metric), "verify_model": m["model"]}
     return out
 
@@ -199,6 +214,7 @@ def pooled(results: list[dict[str, Any]]) -> dict[str, Any]:
         out[fam] = {
             "upgrades": len(rows), "mape": float(np.mean([abs(u["error_pct"]) for u in rows])),
             "coverage": 100 * float(np.mean([u["inside"] for u in rows])),
+            "coverage_constant": 100 * float(np.mean([u["inside_constant"] for u in rows])),
             "rule_mape": float(np.mean([abs(u["rule_error_pct"]) for u in rows])),
             "coverage_by_stage": {k: 100 * float(np.mean(v)) for k, v in by_stage.items()},
             "runs_by_stage": {k: len(v) for k, v in by_stage.items()},
@@ -215,6 +231,10 @@ def show(result: dict[str, Any]) -> None:
         t = m["today"]
         print(f"{result['today']} / {metric}: today measured {t['measured']:.4g}, predicted {t['predicted']:.4g} "
               f"[{t['low']:.4g}, {t['high']:.4g}] bound by the {t['stage']}; fit selected {m['selected_by_fit']}")
+        drift = ("not measured" if m["drift_pct"] is None else f"{m['drift_pct']:+.1f}% over {m['drift_runs']} "
+                 f"run(s), another-campaign term {m['campaign_sd_pct']:.2f}%")
+        print(f"  drift of today measured again: {drift}; inside 90% with the lab's constant alone "
+              f"{m['coverage_constant']:.0f}%")
         print(f"  {m['n']} upgrades, "
               f"MAPE {m['mape']:.1f}% (rule {m['rule_mape']:.1f}%), inside 90% {m['coverage']:.0f}%; best buy "
               f"predicted {m['predicted_best']}, measured {m['measured_best']}"
@@ -299,7 +319,8 @@ def main() -> None:
         print(f"pooled {fam} ({', '.join(s['todays'])}): {s['upgrades']} upgrades, MAPE {s['mape']:.1f}% (rule "
               f"{s['rule_mape']:.1f}%), inside 90% {s['coverage']:.0f}% (" + ", ".join(
                   f"{k} {v:.0f}% of {s['runs_by_stage'][k]}" for k, v in s["coverage_by_stage"].items())
-              + f"); best buy held {held} of {len(s['best_held'])}; {s['small_moves']} moved under 3%")
+              + f"); best buy held {held} of {len(s['best_held'])}; {s['small_moves']} moved under 3%; inside 90% "
+              f"with the lab's constant alone {s['coverage_constant']:.0f}%")
 
 
 if __name__ == "__main__":

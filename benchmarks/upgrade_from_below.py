@@ -254,24 +254,36 @@ def headline(data_dir: Path, level: float) -> tuple[list[dict[str, Any]], dict[s
     own = {p: summarise([t for t in results if t["proof"] == p]) for p in CLEAN if p not in POOLED}
     summary["own_rows"] = {p: {m: {k: s[m][k] for k in ("mape", "coverage", "coverage_by_stage", "upgrades",
                                                           "best_held")} for m in s} for p, s in own.items() if s}
-    stages = stages_rows(data_dir / "stages_proof")
-    if stages:
-        summary["stages"] = stages
+    for form, todays in stages_forms().items():
+        stages = stages_rows(data_dir / "stages_proof", todays)
+        if stages:
+            summary[form] = stages
     return results, summary
 
 
-def stages_rows(run_dir: Path) -> dict[str, Any]:
-    """The stages proofs (data/stages_proof: todays bound by round trips, CPU, links or disk IOPS, collected
-    through emulation; benchmarks/stages_proof.py) pooled per metric family (MB/s, files/s, IOPS), beside the
-    rule that fits nothing; a row of their own, never part of the headline above (another plan and protocol)."""
+def _stages_module() -> Any:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("stages_proof", Path(__file__).with_name("stages_proof.py"))
     assert spec is not None and spec.loader is not None
-    stages = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(stages)
-    todays = sorted(f.name.removesuffix("-verify.json") for f in run_dir.glob("*-verify.json"))
-    return dict(stages.pooled([stages.figures(run_dir, t) for t in todays])) if todays else {}
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def stages_forms() -> dict[str, tuple[str, ...]]:
+    """The stages proofs' todays per form of the model they were collected after (benchmarks/stages_proof.py)."""
+    return dict(_stages_module().FORMS)
+
+
+def stages_rows(run_dir: Path, todays: Sequence[str]) -> dict[str, Any]:
+    """The stages proofs ``todays`` (data/stages_proof: todays bound by round trips, CPU, links or disk IOPS,
+    collected through emulation; benchmarks/stages_proof.py) pooled per metric family (MB/s, files/s, IOPS), beside
+    the rule that fits nothing; a row of their own, never part of the headline above (another plan and protocol).
+    A today whose verification is not shipped is left out."""
+    stages = _stages_module()
+    have = [t for t in todays if (run_dir / f"{t}-verify.json").exists()]
+    return dict(stages.pooled([stages.figures(run_dir, t) for t in have])) if have else {}
 
 
 def new_campaign_fit(rows: list[dict[str, Any]], level: float) -> dict[str, float]:
@@ -390,11 +402,12 @@ def main() -> None:
             print(f"{proof} alone (not pooled): {metric} {s['upgrades']} upgrades, MAPE {s['mape']:.1f}%, coverage "
                   f"{s['coverage']:.0f}% (" + ", ".join(f"{k} {v:.0f}%" for k, v in s["coverage_by_stage"].items())
                   + f"), best held {'yes' if s['best_held'] else 'no'}")
-    for fam, s in summary.get("stages", {}).items():
-        print(f"stages proofs (not pooled), {fam} ({', '.join(s['todays'])}): {s['upgrades']} upgrades, MAPE "
-              f"{s['mape']:.1f}% (the rule that fits nothing {s['rule_mape']:.1f}%), coverage {s['coverage']:.0f}% ("
-              + ", ".join(f"{k} {v:.0f}%" for k, v in s["coverage_by_stage"].items())
-              + f"), best held {sum(s['best_held'].values())} of {len(s['best_held'])}")
+    for form in stages_forms():
+        for fam, s in summary.get(form, {}).items():
+            print(f"{form.replace('_', ' ')} proofs (not pooled), {fam} ({', '.join(s['todays'])}): {s['upgrades']} "
+                  f"upgrades, MAPE {s['mape']:.1f}% (the rule that fits nothing {s['rule_mape']:.1f}%), coverage "
+                  f"{s['coverage']:.0f}% (" + ", ".join(f"{k} {v:.0f}%" for k, v in s["coverage_by_stage"].items())
+                  + f"), best held {sum(s['best_held'].values())} of {len(s['best_held'])}")
     if args.details:
         for t in results:
             for metric, m in t["metrics"].items():

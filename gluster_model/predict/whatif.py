@@ -32,7 +32,7 @@ from ..model.domain import EXACT, Domain
 from ..bench.metrics import shown_unit
 from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
 from ..model.features import Feature, InputValue, Inputs, label, show_value as show_value, with_derived
-from ..model.physics import STAGES, model_stages
+from ..model.physics import OP_STAGES, STAGES, model_stages
 from ..model.learners import CHANGE_REFITS
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
@@ -401,7 +401,10 @@ def stage_cautions(value: float, most: float, binds_after: str, never_bound: set
     no setting (its efficiency assumed), or an answer far above anything measured while the CPU or round-trip
     stages never bound (they may stop the gain sooner). Words for the answer's flags; [] when neither."""
     out = []
-    if binds_after in never_bound:
+    if binds_after in never_bound and binds_after in OP_STAGES:
+        out.append(f"after it the {binds_after} bind, which no two settings measured made bind: its capacity is the "
+                   "lab's calibrated cost of an operation, not measured here (docs/reference.md)")
+    elif binds_after in never_bound:
         out.append(f"after it the {binds_after} bind, which bound no setting measured: their efficiency is assumed")
     if unlowered and most > 0 and value > FAR_BEYOND * most:
         out.append(f"{value / most:.1f}x the most any run measured, and the {' and the '.join(unlowered)} bound "

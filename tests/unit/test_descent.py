@@ -128,3 +128,6 @@ def test_a_bounded_answer_says_what_no_measurement_showed() -> None:
     assert assumed == ["after it the client links bind, which bound no setting measured: their efficiency is "
                        "assumed"]
     assert stage_cautions(5.0, 0.0, "client links", set(), ["CPU"]) == []  # nothing measured to compare with
+    prior = stage_cautions(5.0, 4.0, "client CPU", {"client CPU"}, [])
+    assert prior == ["after it the client CPU bind, which no two settings measured made bind: its capacity is the "
+                     "lab's calibrated cost of an operation, not measured here (docs/reference.md)"]

@@ -179,18 +179,24 @@ def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
         assert isinstance(figures[metric]["best_held_strict"], bool)
         assert figures["own_rows"]["ninth"][metric]["upgrades"] == 18
     assert "POST HOC" not in table[0]
-    # the stages proofs, a row of their own per metric family, counted here from verify's own JSON files
+    # the stages proofs, a row of their own per form and metric family, counted here from verify's own JSON files
     unit = {"write": "MB/s", "read": "MB/s", "random_write": "IOPS", "random_read": "IOPS", "file_create": "files/s"}
-    counted: dict[str, int] = {}
-    for f in (ROOT / "data" / "stages_proof").glob("*-verify.json"):
-        for m in json.loads(f.read_text())["metrics"]:
-            ups = [c for c in m["checks"] if c["scenario"] != "today"]
-            counted[unit[m["metric"]]] = counted.get(unit[m["metric"]], 0) + len(ups)
-    assert {k: v["upgrades"] for k, v in figures["stages"].items()} == counted
-    for fam, s in figures["stages"].items():
-        assert {"mape", "coverage", "coverage_by_stage", "rule_mape", "best_held"} <= set(s), fam
-        assert any(line.startswith(f"stages proofs (not pooled), {fam} ") and f"MAPE {s['mape']:.1f}%" in line
-                   for line in table), fam
+    forms = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
+             "stages_from_below": ("iops_8k", "iops_cpu")}
+    shipped = {f.name.removesuffix("-verify.json") for f in (ROOT / "data" / "stages_proof").glob("*-verify.json")}
+    assert shipped <= {t for todays in forms.values() for t in todays}
+    for form, todays in forms.items():
+        counted: dict[str, int] = {}
+        for today in sorted(shipped & set(todays)):
+            for m in json.loads((ROOT / "data" / "stages_proof" / f"{today}-verify.json").read_text())["metrics"]:
+                ups = [c for c in m["checks"] if c["scenario"] != "today"]
+                counted[unit[m["metric"]]] = counted.get(unit[m["metric"]], 0) + len(ups)
+        assert {k: v["upgrades"] for k, v in figures.get(form, {}).items()} == counted, form
+        label = form.replace("_", " ")
+        for fam, s in figures.get(form, {}).items():
+            assert {"mape", "coverage", "coverage_by_stage", "rule_mape", "best_held"} <= set(s), fam
+            assert any(line.startswith(f"{label} proofs (not pooled), {fam} ") and f"MAPE {s['mape']:.1f}%" in line
+                       for line in table), fam
     for metric in ("write", "read"):  # the table row of each metric, with the JSON's figures
         s = figures[metric]
         assert any(line.split()[:4] == [metric, str(s["upgrades"]), f"{s['mape']:.1f}", f"{s['coverage']:.0f}"]
