@@ -47,7 +47,7 @@ SMALL_MOVE = 0.03  # an upgrade that moved throughput by less than this is repor
 # stages proofs (round-trip and CPU stages, fixed 2026-11-28 and 2026-11-30), and those after the client CPU
 # stage's calibrated cost and the sign and round-trip limits (6df846a, 2026-11-30 23:41 UTC).
 FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
-         "stages_from_below": ("iops_8k", "iops_cpu")}
+         "stages_from_below": ("iops_8k", "iops_cpu", "round_trip_8k", "link_700")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.

@@ -64,10 +64,11 @@ def lab_settings(values: Mapping[str, InputValue], asked: Mapping[str, str]) -> 
 
 
 def built_by(measured: str, asked: Mapping[str, str]) -> bool:
-    """Whether a lab setting asked for moves the measured input ``measured``: then it builds that input, and a
-    scenario that does not set the input itself is not also given a throttle at the figure it resolves to (a
-    disk with no IOPS limit, asked as such, read 1.58 GB/s through its loop device's cache in one campaign and
-    755 MB/s the next: a throttle at the first is faster than the device, which emulation refuses)."""
+    """Whether a lab setting asked for moves the measured input ``measured``: then it builds that input, and the
+    baseline, or a candidate that does not set the input itself, is not also given a throttle at the figure it
+    resolves to (the baseline's are a measured setting's figures; a disk with no IOPS limit, asked as such, read
+    1.58 GB/s through its loop device's cache in one campaign and 755 MB/s the next: a throttle at the first is
+    faster than the device, which emulation refuses)."""
     return any(name in moved_by(measured) for name in asked)
 
 
@@ -160,7 +161,7 @@ def targets(mf: ModelFile, q: Question, plan: PlanFile, cluster: ClusterSpec, me
                 # gives, as in training.
                 asked = {**base_lab, **s.lab}
                 lab = lab_settings({k: v for k, v in values.items() if k in MEASURED_INPUTS and k in varied
-                                    and (k in s.values or not built_by(k, asked))}, asked)
+                                    and ((k in s.values and not s.baseline) or not built_by(k, asked))}, asked)
             except ValueError as exc:
                 raise ConfigError(where, "lab", str(exc)) from None
             if "cpu" not in lab and "cpu" in plan.factors and len(plan.factors["cpu"]) > 1:
