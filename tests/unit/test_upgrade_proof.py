@@ -180,7 +180,8 @@ def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
         assert figures["own_rows"]["ninth"][metric]["upgrades"] == 18
     assert "POST HOC" not in table[0]
     # the stages proofs, a row of their own per form and metric family, counted here from verify's own JSON files
-    unit = {"write": "MB/s", "read": "MB/s", "random_write": "IOPS", "random_read": "IOPS", "file_create": "files/s"}
+    unit = {"write": "MB/s", "read": "MB/s", "random_write": "IOPS", "random_read": "IOPS", "file_create": "files/s",
+            "file_stat": "files/s"}
     forms = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
              "stages_from_below": ("iops_8k", "iops_cpu", "round_trip_8k", "link_700")}
     shipped = {f.name.removesuffix("-verify.json") for f in (ROOT / "data" / "stages_proof").glob("*-verify.json")}
