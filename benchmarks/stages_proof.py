@@ -14,8 +14,8 @@ nothing (each stage's measured capacity with every efficiency 1, their minimum, 
 gives today as measured); MAPE and coverage of both, the upgrades that moved throughput by under 3% apart; the
 best buy per price predicted and measured.
 
-``cpu-prior``: the client CPU stage's calibrated cost (model/bottleneck.py, ``CPU_PER_OP``, ``CPU_PER_MB`` and
-``CPU_PRIOR_SD``) recomputed from the shipped runs it was calibrated on (``CPU_PRIOR_RUNS``: the runs of the earlier
+``cpu-prior``: the client CPU stage's calibrated cost (model/cpu_prior.py, ``PER_OP``, ``PER_MB`` and
+``SD``) recomputed from the shipped runs it was calibrated on (``CPU_PRIOR_RUNS``: the runs of the earlier
 stages proofs bound beyond their links and disks at half a core), with arithmetic of its own: each run's MB/s per
 unit of CPU score on the clients (score x clients, over the copies a write sends), and the curve r / (per_op +
 per_mb r) through them by least squares in logs, r the MB an operation moves.

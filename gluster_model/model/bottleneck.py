@@ -33,7 +33,7 @@ Known from below. Data measured at or below today say of a stage that never boun
 through; of one that bound a single setting, no more (that setting alone fits it exactly, and no held-out check
 tests it: ``MIN_PINNING_SETTINGS``). Yet an upgrade of the links or disks runs into the CPU of the clients.
 So the client CPU stage, where no two settings pin it, takes the lab's calibrated cost of an operation
-(``CPU_PER_OP``; per operation plus per MB, in CPU-score units) where that is faster than what the data show,
+(``cpu_prior``; per operation plus per MB, in CPU-score units) where that is faster than what the data show,
 and is marked assumed; an answer it bounds carries the calibration's spread (``prior_q``). A server CPU stage
 pinned by one setting is left out (the clients' stage answers for the CPU). Two physical limits hold every fit:
 a measured resource's main effect keeps its sign (``RESOURCE_SIGN``: more CPU never predicts less), and a round
@@ -108,8 +108,9 @@ from typing import TYPE_CHECKING, Any
 from .columns import Columns, n_rows, numbers, strings
 from .features import Schema, Term, design_matrix, main_effect_terms
 from ..hardware.settings import MEASURED_INPUTS
-from .physics import (ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, bytes_per_op,
-                      has_payload, model_stages, stages)
+from . import cpu_prior
+from .physics import (ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload,
+                      model_stages, stages)
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
 from ..stats.prediction import predictive_half_width
@@ -163,21 +164,8 @@ MAX_ROUND_TRIP_LOG_EFF = 0.0
 # Settings a stage must bind to be pinned by the data: one setting alone fits it exactly, whatever the truth (a
 # random read's placement draw, or a CPU share's scheduling delay, moved one setting 20% on the lab), and no
 # held-out check tests it (without that setting the stage binds nothing). Such a client CPU stage is known from
-# below only: it takes its calibrated cost where that is faster (``CPU_PER_OP``).
+# below only: it takes its calibrated cost where that is faster (``cpu_prior``).
 MIN_PINNING_SETTINGS = 2
-# The client CPU stage where no setting measured makes it bind: known from below only (it is at least what let
-# every run through), yet an upgrade of the links or disks runs into it (the IOPS proof's NVMe-class writes:
-# +268% with no stage beyond the disks). It takes the lab's calibrated cost of an operation instead, in
-# seconds of a CPU score unit (one MB/s of the score's hash): ``CPU_PER_OP`` per operation plus ``CPU_PER_MB``
-# per MB it moves, so a unit of score carries 1 / (per_op + per_mb r) operations of r MB a second per client,
-# never less than the data allow. Calibrated (data/README.md, "The CPU stage's prior") on the lab's runs bound
-# beyond the disks and links at a CPU share of half a core: 4 KiB random reads and writes on NVMe-class bricks
-# (0.041-0.054 MB/s per score unit, four runs) and 1 MiB writes on an unthrottled link (0.80); the log SD of
-# those runs about it, on 3 degrees of freedom, widens every answer it bounds (``prior_sd``).
-CPU_PER_OP = 0.0778
-CPU_PER_MB = 1.177
-CPU_PRIOR_SD = 0.133
-CPU_PRIOR_DOF = 3
 
 
 def main_schema(schema: Schema) -> Schema:
@@ -314,16 +302,14 @@ class BottleneckModel:
 
     def prior_q(self, bound: np.ndarray, level: float) -> np.ndarray:
         """Each row's half-width (log) at ``level`` of the calibrated efficiency where the stage it binds at is a
-        CPU or round-trip stage no setting made bind (``CPU_PER_OP``): the t interval of a new run about the
-        calibration (``CPU_PRIOR_DOF`` degrees of freedom); 0 elsewhere."""
+        CPU or round-trip stage no setting made bind (``cpu_prior``): the t interval of a new run about the
+        calibration; 0 elsewhere."""
         import numpy as np
-        from scipy.stats import t
 
         prior = np.array([a and n in OP_STAGES for n, a in zip(self.stages, self.assumed)])
         if self.prior_sd <= 0 or not prior.any():
             return np.zeros(len(bound))
-        runs = CPU_PRIOR_DOF + 2  # two parameters fitted
-        half = float(t.ppf(0.5 + level / 2, CPU_PRIOR_DOF)) * self.prior_sd * math.sqrt(1 + 1 / runs)
+        half = cpu_prior.half_width(level, self.prior_sd)
         out: np.ndarray = np.where(prior[bound], half, 0.0)
         return out
 
@@ -653,7 +639,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
             names = tuple(n for n in names if n != "server CPU")
             terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
     # the client CPU stage no setting made bind, from its calibrated cost: its score then acts through it alone
-    with_prior = "client CPU" not in names and _prior_applies(frame, metric)
+    with_prior = "client CPU" not in names and cpu_prior.applies(frame, metric)
     if with_prior and any(t.feature == "cpu_score" for t in terms):
         terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes, ("client CPU",))
     x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
@@ -669,14 +655,14 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     if with_prior:
         others = np.min(logc + core.log_eff[:, None], axis=0)
         cap = log_capacities(frame, metric, ("client CPU",))[0]
-        log_eff.append(max(_prior_log_eff(frame, metric), float(np.max(others - cap)) + 1e-9))
+        log_eff.append(max(cpu_prior.log_efficiency(frame, metric), float(np.max(others - cap)) + 1e-9))
         assumed.append(True)
-        names, prior_sd = (*names, "client CPU"), CPU_PRIOR_SD
-    elif "client CPU" in names and _prior_applies(frame, metric):
+        names, prior_sd = (*names, "client CPU"), cpu_prior.SD
+    elif "client CPU" in names and cpu_prior.applies(frame, metric):
         i = names.index("client CPU")
         if (_settings_bound(i, core, logc, x, setting) < MIN_PINNING_SETTINGS
-                and _prior_log_eff(frame, metric) > log_eff[i]):
-            log_eff[i], assumed[i], prior_sd = _prior_log_eff(frame, metric), True, CPU_PRIOR_SD
+                and cpu_prior.log_efficiency(frame, metric) > log_eff[i]):
+            log_eff[i], assumed[i], prior_sd = cpu_prior.log_efficiency(frame, metric), True, cpu_prior.SD
     model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
                             [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s,
                             prior_sd=prior_sd)
@@ -714,36 +700,6 @@ def _settings_bound(stage: int, core: _Core, logc: np.ndarray, x: np.ndarray, se
     where = setting if setting is not None else np.arange(len(bind))
     return len(np.unique(where[bind == stage]))
 
-
-def _prior_applies(frame: Columns, metric: str) -> bool:
-    """Whether the client CPU stage can be placed from its calibrated cost: every row has a positive CPU score, a
-    client count and what an operation moves (a record for a byte metric)."""
-    import numpy as np
-
-    cap = model_stages(frame, metric)[ALL_STAGES.index("client CPU")]
-    return bool(np.isfinite(cap).all() and (cap > 0).all() and np.isfinite(_mb_per_op(frame, metric)).all())
-
-
-def _mb_per_op(frame: Columns, metric: str) -> np.ndarray:
-    """MB one operation moves: a byte metric's record, a small file's size (none for a stat or a listing)."""
-    import numpy as np
-
-    if metric in _OP_METRICS:
-        return bytes_per_op(frame, metric) if has_payload(metric) else np.zeros(n_rows(frame))
-    if "record_size" not in frame:
-        return np.full(n_rows(frame), np.nan)
-    out: np.ndarray = numbers(frame, "record_size") / (1 << 20)
-    return out
-
-
-def _prior_log_eff(frame: Columns, metric: str) -> float:
-    """ln of the client CPU stage's efficiency from the calibrated cost of an operation (``CPU_PER_OP``), at the
-    median size an operation moves in the data, in the metric's unit (files/s, or MB/s of its records)."""
-    import numpy as np
-
-    r = float(np.median(_mb_per_op(frame, metric)))
-    ops = 1.0 / (CPU_PER_OP + CPU_PER_MB * r)  # operations a second per score unit and client
-    return math.log(ops if metric in _OP_METRICS else ops * r)
 
 def campaign_drift(frame: Columns, ly: np.ndarray) -> tuple[float, float, int] | None:
     """How far a campaign moves on this cluster, from the runs a plan measured again at its end

@@ -15,6 +15,7 @@ from scipy.stats import t
 
 from gluster_model.dataset import FAMILIES, read_table
 from gluster_model.model import bottleneck as bn
+from gluster_model.model import cpu_prior
 from gluster_model.model.features import schema_from_frame, with_derived
 from gluster_model.model.fit import rows_for
 from gluster_model.model.groups import GROUP
@@ -44,7 +45,7 @@ def calibrated_mbps(score: float, clients: int = 2, record: float = RECORD) -> f
     """What the calibrated cost lets through, written out: operations a second per score unit and client, times
     the score, the clients and the record."""
     mb = record / 2 ** 20
-    return score * clients / (bn.CPU_PER_OP + bn.CPU_PER_MB * mb) * mb
+    return score * clients / (cpu_prior.PER_OP + cpu_prior.PER_MB * mb) * mb
 
 
 def test_a_cpu_fall_at_one_setting_defers_to_the_calibrated_cost() -> None:
@@ -67,13 +68,13 @@ def test_a_cpu_fall_at_one_setting_defers_to_the_calibrated_cost() -> None:
 
 def test_an_answer_bound_by_the_calibrated_cost_carries_its_spread() -> None:
     """The interval of an answer the calibrated cost bounds is at least the t interval of a new run about the
-    calibration (3 degrees of freedom, its log SD); one the disks bound has no such term."""
+    calibration (3 degrees of freedom, its log SD; written out here); one the disks bound has no such term."""
     frame = pd.concat([random_reads(400, 340), random_reads(300, 340), random_reads(200, 340)], ignore_index=True)
     model = fitted(frame, "random_read")
     nvme = frame.iloc[:1].assign(disk_randread_iops=1e6, disk_randwrite_iops=1e6)
     low, high = model.interval(nvme, 0.9)
     half = math.log(float(high[0]) / float(model.predict(nvme)[0]))
-    least = float(t.ppf(0.95, bn.CPU_PRIOR_DOF)) * bn.CPU_PRIOR_SD * math.sqrt(1 + 1 / (bn.CPU_PRIOR_DOF + 2))
+    least = float(t.ppf(0.95, cpu_prior.DOF)) * cpu_prior.SD * math.sqrt(1 + 1 / (cpu_prior.DOF + 2))
     assert half >= least - 1e-12
     bound = np.array([model.stages.index("client CPU"), 0])
     assert model.prior_q(bound, 0.9)[0] == pytest.approx(least) and model.prior_q(bound, 0.9)[1] == 0.0
@@ -128,14 +129,14 @@ def test_the_shipped_descents_round_trips_carry_at_most_one_operation_each() -> 
 
 
 def test_the_calibrated_cost_is_what_the_shipped_runs_give() -> None:
-    """``CPU_PER_OP``, ``CPU_PER_MB`` and ``CPU_PRIOR_SD`` recomputed from the shipped runs they were calibrated
+    """``cpu_prior.PER_OP``, ``PER_MB`` and ``SD`` recomputed from the shipped runs they were calibrated
     on by benchmarks/stages_proof.py (its own arithmetic: MB/s over score x clients / copies, and the curve)."""
     spec = importlib.util.spec_from_file_location("stages_proof", ROOT / "benchmarks" / "stages_proof.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     prior = module.cpu_prior(ROOT / "data" / "stages_proof")
-    assert len(prior["runs"]) == 5 and prior["dof"] == bn.CPU_PRIOR_DOF
-    assert prior["per_op"] == pytest.approx(bn.CPU_PER_OP, abs=5e-5)
-    assert prior["per_mb"] == pytest.approx(bn.CPU_PER_MB, abs=5e-4)
-    assert prior["sd"] == pytest.approx(bn.CPU_PRIOR_SD, abs=5e-4)
+    assert len(prior["runs"]) == 5 and prior["dof"] == cpu_prior.DOF
+    assert prior["per_op"] == pytest.approx(cpu_prior.PER_OP, abs=5e-5)
+    assert prior["per_mb"] == pytest.approx(cpu_prior.PER_MB, abs=5e-4)
+    assert prior["sd"] == pytest.approx(cpu_prior.SD, abs=5e-4)
