@@ -596,7 +596,10 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     without it. Without that test a stage fitted on noise would bind a few runs and cap every upgrade at them.
     For a small-file rate the first (best) stage enters unchallenged: its links and disks cannot bind it. The
     round-trip stage's service time is the value of ``SERVICE_GRID_S`` with the least squared error on the
-    training runs."""
+    training runs, among those that carry at most one operation per round trip and thread. Every fit keeps a
+    measured resource's main effect to its sign (``RESOURCE_SIGN``). The client CPU stage that no two settings
+    pin takes its calibrated cost where that is faster (``_calibrated_cpu``); a server CPU stage bound at one
+    setting is left out."""
     import numpy as np
 
     ly = np.log(np.asarray(y, dtype=float))
@@ -650,19 +653,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
         where = setting if setting is not None else np.arange(len(y))
         resid, bound = out_of_setting(logc, x, ly, where, optional, prior)
         quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
-    log_eff, assumed = [float(v) for v in core.log_eff], [bool(v) for v in core.assumed]
-    prior_sd = 0.0
-    if with_prior:
-        others = np.min(logc + core.log_eff[:, None], axis=0)
-        cap = log_capacities(frame, metric, ("client CPU",))[0]
-        log_eff.append(max(cpu_prior.log_efficiency(frame, metric), float(np.max(others - cap)) + 1e-9))
-        assumed.append(True)
-        names, prior_sd = (*names, "client CPU"), cpu_prior.SD
-    elif "client CPU" in names and cpu_prior.applies(frame, metric):
-        i = names.index("client CPU")
-        if (_settings_bound(i, core, logc, x, setting) < MIN_PINNING_SETTINGS
-                and cpu_prior.log_efficiency(frame, metric) > log_eff[i]):
-            log_eff[i], assumed[i], prior_sd = cpu_prior.log_efficiency(frame, metric), True, cpu_prior.SD
+    names, log_eff, assumed, prior_sd = _calibrated_cpu(frame, metric, names, core, logc, x, setting, with_prior)
     model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
                             [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s,
                             prior_sd=prior_sd)
@@ -671,6 +662,31 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
         sd, model.drift, model.drift_runs = measured
         model.new_campaign_sd = max(NEW_CAMPAIGN_SD, sd)
     return model
+
+
+def _calibrated_cpu(frame: Columns, metric: str, names: tuple[str, ...], core: _Core, logc: np.ndarray,
+                    x: np.ndarray, setting: np.ndarray | None, add: bool
+                    ) -> tuple[tuple[str, ...], list[float], list[bool], float]:
+    """The fitted stages with the client CPU stage at its calibrated cost (``cpu_prior``) where no two settings
+    pin it: added (``add``: the fit has none), never so slow that it binds a training run; or, where it bound
+    fewer than ``MIN_PINNING_SETTINGS`` settings at a cost above the calibrated one, raised to it (the data's
+    figure is a bound from below). Returns the stages, their log efficiencies, which are assumed, and the log SD
+    an answer bound at the calibrated stage carries (0 where none is)."""
+    import numpy as np
+
+    log_eff, assumed = [float(v) for v in core.log_eff], [bool(v) for v in core.assumed]
+    if add:
+        others = np.min(logc + core.log_eff[:, None], axis=0)
+        cap = log_capacities(frame, metric, ("client CPU",))[0]
+        log_eff.append(max(cpu_prior.log_efficiency(frame, metric), float(np.max(others - cap)) + 1e-9))
+        return (*names, "client CPU"), log_eff, [*assumed, True], cpu_prior.SD
+    if "client CPU" in names and cpu_prior.applies(frame, metric):
+        i = names.index("client CPU")
+        calibrated = cpu_prior.log_efficiency(frame, metric)
+        if _settings_bound(i, core, logc, x, setting) < MIN_PINNING_SETTINGS and calibrated > log_eff[i]:
+            log_eff[i], assumed[i] = calibrated, True
+            return names, log_eff, assumed, cpu_prior.SD
+    return names, log_eff, assumed, 0.0
 
 
 def _signed_fit(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[str, ...], service_s: float,
