@@ -29,6 +29,7 @@ Run: .venv/bin/python benchmarks/upgrade_from_below.py [--data-dir data] [--json
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -261,7 +262,9 @@ def headline(data_dir: Path, level: float) -> tuple[list[dict[str, Any]], dict[s
     return results, summary
 
 
+@functools.cache
 def _stages_module() -> Any:
+    """benchmarks/stages_proof.py, loaded once."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("stages_proof", Path(__file__).with_name("stages_proof.py"))

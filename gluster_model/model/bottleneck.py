@@ -101,7 +101,7 @@ Prentice-Hall, ch. 5 (asymptotic bounds: throughput is bounded by the most deman
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -695,15 +695,34 @@ def _signed_fit(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[s
     the inputs of the ``assumed`` stages (not fitted) are no main effects either."""
     import numpy as np
 
-    terms = main_effect_terms(_schema_without(schema, (*names, *assumed)), log_sizes=log_sizes)
     logc = log_capacities(frame, metric, names, service_s)
     optional = np.array([n in OP_STAGES for n in names])
+    terms = main_effect_terms(_schema_without(schema, (*names, *assumed)), log_sizes=log_sizes)
+    terms, _, found = _keep_signs(frame, terms, lambda x: (_fit_best(logc, x, ly, optional, byte_prior(metric)),
+                                                          math.nan, service_s))
+    assert found is not None
+    return terms, found[0]
+
+
+# A fit as the sign check takes it: (the fit, its squared error, its service time), or None where none is possible.
+_Found = tuple[_Core, float, float]
+
+
+def _keep_signs(frame: Columns, terms: list[Term], fit: Callable[[np.ndarray], _Found | None]
+                ) -> tuple[list[Term], np.ndarray, _Found | None]:
+    """``fit`` (design matrix -> a fit) with the main effect furthest on the wrong side of its resource's sign
+    left out, again, until none is: the terms kept, their design matrix and the last fit (None where ``fit``
+    gave none)."""
+    import numpy as np
+
     while True:
-        x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
-        core = _fit_best(logc, x, ly, optional, byte_prior(metric))
-        wrong = _wrong_sign(terms, core.coef)
+        x = design_matrix(frame, terms) if terms else np.zeros((n_rows(frame), 0))
+        found = fit(x)
+        if found is None:
+            return terms, x, None
+        wrong = _wrong_sign(terms, found[0].coef)
         if wrong is None:
-            return terms, core
+            return terms, x, found
         terms = [t for i, t in enumerate(terms) if i != wrong]
 
 
@@ -768,7 +787,6 @@ class _Choice:
     stages: tuple[str, ...]
     service_s: float
     error: float  # held-out mean squared log error (in-sample where the frame names no settings)
-    terms: tuple[Term, ...] = ()  # the main effects that kept their resource's sign
 
 
 def _wrong_sign(terms: Sequence[Term], coef: np.ndarray) -> int | None:
@@ -851,12 +869,13 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
     error (inf where no service time is possible)."""
     import numpy as np
 
-    terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
     optional = np.array([n in OP_STAGES for n in names])
     grid = SERVICE_GRID_S if "round trips" in names else (0.0,)
-    while True:
-        x = design_matrix(frame, terms) if terms else np.zeros((len(ly), 0))
-        best: tuple[float, float, _Core] | None = None
+
+    def least(x: np.ndarray) -> _Found | None:
+        """The fit at the service time with the least squared error (one that carries more than one operation per
+        round trip refused): (its fit, the error, the service time)."""
+        best: _Found | None = None
         for service_s in grid:
             logc = log_capacities(frame, metric, names, service_s)
             core = _fit_best(logc, x, ly, optional, byte_prior(metric))
@@ -864,22 +883,22 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
                 continue
             pred, _ = _predict_core(core, logc, x)
             sse = float(np.sum((ly - pred) ** 2))
-            if best is None or sse < best[0] - 1e-12:
-                best = (sse, service_s, core)
-        if best is None:
-            return _Choice(names, 0.0, math.inf, tuple(terms))
-        wrong = _wrong_sign(terms, best[2].coef)
-        if wrong is None:
-            break
-        terms = [t for i, t in enumerate(terms) if i != wrong]
-    service_s = best[1]
+            if best is None or sse < best[1] - 1e-12:
+                best = (core, sse, service_s)
+        return best
+
+    terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
+    _, x, found = _keep_signs(frame, terms, least)
+    if found is None:
+        return _Choice(names, 0.0, math.inf)
+    core, sse, service_s = found
     if setting is None:
-        return _Choice(names, service_s, best[0] / len(ly), tuple(terms))
+        return _Choice(names, service_s, sse / len(ly))
     # each fold starts where the fit on all settings ended: many such passes choose the stages
     resid, _ = out_of_setting(log_capacities(frame, metric, names, service_s), x, ly, setting, optional,
-                              byte_prior(metric), start=best[2].log_eff if optional.any() else None)
+                              byte_prior(metric), start=core.log_eff if optional.any() else None)
     ok = np.isfinite(resid)
-    return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf, tuple(terms))
+    return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
 
 
 def runs_of(frame: Columns) -> np.ndarray | None:
