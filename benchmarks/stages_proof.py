@@ -51,6 +51,8 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
+# The machine those runs' labs shared: four nodes, each with a quota of its CPU setting, on two cores.
+PRIOR_LAB_CORES, PRIOR_LAB_NODES = 2, 4
 CPU_PRIOR_RUNS = (("iops", "random_read", {"setting_disk_iops": "unlimited"}),
                   ("iops", "random_write", {"setting_disk_iops": "unlimited"}),
                   ("iops_descent", "random_read", {"setting_disk_iops": "unlimited"}),
@@ -62,31 +64,43 @@ def setting_of(lab: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in lab.items()}
 
 
-def today_inputs(store_path: str, today_lab: dict[str, str]) -> tuple[dict[str, float], list[dict[str, float]]]:
+def today_inputs(store_path: str, today_lab: dict[str, str], quota_scales: tuple[float, ...] = ()
+                 ) -> tuple[dict[str, float], list[dict[str, float]], dict[float, float]]:
     """Today's measured inputs (the mean over the trials of the training campaign whose setting is today's, not
-    its repeat at the plan's end), and every training campaign's but the repeats."""
+    its repeat at the plan's end), every training campaign's but the repeats, and per factor in
+    ``quota_scales`` the ratio of the CPU score every host would keep under load with its quota that many times
+    today's (hardware/cpu_share.py, from today's host facts) to today's."""
     from gluster_model.dataset import trial_frame
+    from gluster_model.hardware.cpu_share import load_scores, scaled_quotas
     from gluster_model.store import open_store
 
     with open_store(store_path, create=False) as st:
         infos = st.campaign_infos()
         frame = trial_frame(st)  # the training campaigns
-    names = [n for n, i in infos.items() if i.setting_dict() == today_lab and i.again_of is None
-             and i.purpose.value == "training"]
-    if len(names) != 1:
-        sys.exit(f"{store_path}: {len(names)} training campaign(s) at today's setting {today_lab}")
+        names = [n for n, i in infos.items() if i.setting_dict() == today_lab and i.again_of is None
+                 and i.purpose.value == "training"]
+        if len(names) != 1:
+            sys.exit(f"{store_path}: {len(names)} training campaign(s) at today's setting {today_lab}")
+        stored = st.campaign(names[0])
+        assert stored is not None
+        facts = {h.address: h.facts for h in st.hosts(stored.id)}
+    base = min(load_scores(facts).values(), default=math.nan)
+    ratios = {k: min(load_scores(scaled_quotas(facts, k)).values(), default=math.nan) / base for k in quota_scales}
     firsts = [n for n, i in infos.items() if i.again_of is None and i.purpose.value == "training"]
     means = frame[frame["campaign"].isin(firsts)].groupby("campaign", observed=True)[
         [k for k in INPUTS if k in frame]].mean()
     plain = {c: {k: float(v) for k, v in row.items()} for c, row in means.iterrows()}  # YAML writes no numpy
-    return plain[names[0]], list(plain.values())
+    return plain[names[0]], list(plain.values()), ratios
 
 
 def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
     from gluster_model.predict.scenarios import measured_extremes
 
     template = yaml.safe_load((TEMPLATES / f"{today}.template.yaml").read_text())
-    have, settings = today_inputs(store_path, setting_of(template["today"]["lab"]))
+    # a candidate that multiplies every host's CPU quota (``cpu_quota``) asks for the score the hosts keep
+    # under load with it, which on hosts that share a machine is less than the quota's multiple
+    quotas = tuple(float(c["cpu_quota"]) for c in template["candidates"] if "cpu_quota" in c)
+    have, settings, ratios = today_inputs(store_path, setting_of(template["today"]["lab"]), quotas)
     named_by = template["today"].get("named_by", {"network_rtt_ms": "min"})
     picked = measured_extremes(named_by, {}, settings)
     if any(picked[k] != have[k] for k in have):
@@ -96,7 +110,9 @@ def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
         # today named as the measured setting at the template's extremes, taken whole (every hardware input as
         # it measured: figures given one by one would mix today's with the model's reference setting)
         "baseline": {"name": "today", "set": dict(named_by), "lab": template["today"]["lab"]},
-        "candidates": [{"name": c["name"], "set": {k: have[k] * f for k, f in c["scale"].items()},
+        "candidates": [{"name": c["name"], "set": {**{k: have[k] * f for k, f in c.get("scale", {}).items()},
+                                                   **({"cpu_score": have["cpu_score"] * ratios[float(c["cpu_quota"])]}
+                                                      if "cpu_quota" in c else {})},
                         "lab": c["lab"], "price": c["price"]} for c in template["candidates"]]}
     out.write_text(f"# Written by benchmarks/stages_proof.py from {TEMPLATES.name}/{today}.template.yaml and the "
                    "store's today\n" + yaml.safe_dump(doc, sort_keys=False))
@@ -263,7 +279,11 @@ def cpu_prior(run_dir: Path) -> dict[str, Any]:
             raise SystemExit(f"{today}.csv: no verification run of {metric} at {where}")
         mbps = rows[metric].astype(float).mean()
         copies = float(rows["replica"].astype(float).iloc[0]) if metric.endswith("write") else 1.0
-        capacity = rows["cpu_score"].astype(float).mean() * rows["clients"].astype(float).iloc[0] / copies
+        # the score alone (as the CSVs keep it) to the part a node keeps with all of them busy on the machine
+        quota = float(where.get("setting_cpu", rows["setting_cpu"].iloc[0]).rstrip("%")) / 100 * PRIOR_LAB_CORES
+        busy = min(1.0, PRIOR_LAB_CORES / PRIOR_LAB_NODES / min(quota, 1.0)) \
+            if quota * PRIOR_LAB_NODES > PRIOR_LAB_CORES else 1.0
+        capacity = rows["cpu_score"].astype(float).mean() * busy * rows["clients"].astype(float).iloc[0] / copies
         mb = float(rows["record_size"].astype(float).iloc[0]) / 2 ** 20
         points.append({"today": today, "metric": metric, "mb_per_op": mb, "mbps_per_unit": mbps / capacity})
     r = np.array([p["mb_per_op"] for p in points])

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bench.metrics import METRICS as METRICS
 from .errors import ConfigError, GlmodelError
+from .hardware.cpu_share import load_scores
 from .gluster.tunables import ADMIN_TUNABLES, DEFAULTS as TUNABLE_DEFAULTS
 from .store.identity import SETTING_PREFIX, Purpose, legacy_info, setting_columns
 from .units import parse_size, parse_switch
@@ -91,9 +92,10 @@ def campaign_hardware(store: Store) -> dict[str, dict[str, float | str | None]]:
             "servers_total": sum(1 for r in roles if "server" in r) or None,
             "clients_total": sum(1 for r in roles if "client" in r) or None,
             "client_ram_gb": min(rams) / 2**30 if rams else None,
-            # The slowest host's measured score: a Gluster I/O path runs through client and server alike.
-            "cpu_score": min(scores) if (scores := [float(h.facts.cpu_score) for h in hosts
-                                                    if h.facts.cpu_score]) else None,
+            # The slowest host's score under load (hosts of one machine share its cores: hardware/cpu_share.py):
+            # a Gluster I/O path runs through client and server alike.
+            "cpu_score": min(scores) if (scores := list(load_scores({h.address: h.facts
+                                                                     for h in hosts}).values())) else None,
             "network_gbps": statistics.median(d["net"]) if d["net"] else None,
             # the typical client-server round trip (TCP handshakes, bench.rtt)
             "network_rtt_ms": statistics.median(d["rtt"]) if d["rtt"] else None,

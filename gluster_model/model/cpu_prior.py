@@ -8,8 +8,10 @@ SHA-256): ``PER_OP`` per operation plus ``PER_MB`` per MB it moves, so a unit of
 1 / (per_op + per_mb r) operations of r MB a second per client (the service demand of an operation as a fixed
 part plus a part per byte: Lazowska et al. 1984, ch. 4). Calibrated (data/README.md, "The CPU stage's prior";
 ``benchmarks/stages_proof.py cpu-prior`` recomputes it) on the lab's runs bound beyond their disks and links at
-half a core a node: 4 KiB random reads and writes on NVMe-class bricks (0.041-0.054 MB/s per score unit, four
-runs) and 1 MiB writes on an unthrottled link (0.80). The log SD of those runs about the curve, on ``DOF``
+half a core a node: 4 KiB random reads and writes on NVMe-class bricks (0.082-0.109 MB/s per score unit, four
+runs) and 1 MiB writes on an unthrottled link (1.59). The score is the one a host keeps under load
+(``hardware/cpu_share.py``; those runs' four nodes asked a core each of two); recalibrated so on 2026-12-01,
+which halved both costs from 0.0778 and 1.177 (the score alone). The log SD of those runs about the curve, on ``DOF``
 degrees of freedom, widens every answer it bounds (``half_width``).
 
 References
@@ -31,8 +33,8 @@ from .physics import ALL_STAGES, OP_METRICS, bytes_per_op, has_payload, model_st
 if TYPE_CHECKING:
     import numpy as np
 
-PER_OP = 0.0778  # score-unit seconds an operation costs the client
-PER_MB = 1.177  # and each MB it moves
+PER_OP = 0.0389  # score-unit seconds an operation costs the client
+PER_MB = 0.5883  # and each MB it moves
 SD = 0.133  # log SD of the calibration's runs about the curve
 DOF = 3  # five runs, two parameters
 

@@ -265,6 +265,19 @@ def test_shares_are_taken_of_what_each_host_has(ext4_bricks: LabState, tmp_path:
 
     ram = pd.read_csv(table)["client_ram_gb"].iloc[0]
     assert abs(ram - quarter / 2**30) < 0.01, ram  # the limit a command on the host sees, as a fact
+    # the CPU score under load: the nodes share this machine's cores (one boot id), and their quotas of half the
+    # machine each ask for more than it has, so each keeps the cores over the nodes' count, of the one core its
+    # score's single process used alone
+    with open_store(str(store), create=False) as st:
+        facts = [h.facts for h in st.hosts(campaign.id)]
+    cores = os.cpu_count() or 1
+    assert len({f.boot_id for f in facts}) == 1 and all(f.cpus == cores for f in facts), facts
+    assert all(f.cpu_quota_cores == pytest.approx(cores * 0.5) for f in facts), facts
+    quota = cores * 0.5
+    asked = len(facts) * quota
+    share = cores * quota / asked if asked > cores else quota  # the cores a node gets with all of them busy
+    expected = min(float(f.cpu_score or 0) for f in facts) * min(1.0, share / min(quota, 1.0))
+    assert pd.read_csv(table)["cpu_score"].iloc[0] == pytest.approx(expected, rel=1e-9)
 
 
 def _kernel_limits(lab: LabState) -> dict[str, str]:

@@ -83,14 +83,14 @@ def test_an_answer_bound_by_the_calibrated_cost_carries_its_spread() -> None:
 def test_a_cpu_stage_the_data_show_faster_keeps_its_fit() -> None:
     """One setting whose CPU binds at a cost lower than the calibrated one (a faster client): the data's figure,
     a lower bound on the stage, is above the calibration, so it stays as fitted (not assumed)."""
-    fast = calibrated_mbps(10) * 1.5  # the CPU at a score of 10 carries half again the calibrated cost: 1.4 MB/s
-    assert fast < random_reads(400, 10)["random_read"].iloc[0]  # below the disks': the CPU binds there
+    fast = calibrated_mbps(7) * 1.5  # the CPU at a score of 7 carries half again the calibrated cost: 2.0 MB/s
+    assert fast < random_reads(400, 7)["random_read"].iloc[0]  # below the disks': the CPU binds there
     frame = pd.concat([random_reads(400, 340), random_reads(300, 340), random_reads(200, 340),
-                       random_reads(400, 10).assign(random_read=fast)], ignore_index=True)
+                       random_reads(400, 7).assign(random_read=fast)], ignore_index=True)
     model = fitted(frame, "random_read")
     i = model.stages.index("client CPU")
     assert not model.assumed[i]
-    assert math.exp(model.log_eff[i]) == pytest.approx(fast / (10 * 2 / 1), rel=1e-3)
+    assert math.exp(model.log_eff[i]) == pytest.approx(fast / (7 * 2 / 1), rel=1e-3)
 
 
 def test_a_resources_main_effect_keeps_its_sign() -> None:
