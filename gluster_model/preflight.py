@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .config.cluster import Host
+from .hardware.cpu_share import machine_notes
 from .hardware.emulation import describe_record, record_path, status_script
 from .hardware.facts import HostFacts
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
@@ -345,7 +346,10 @@ def run_check(executor: Executor, *, min_free_bytes: int = 1 << 30,
                 check = Check("probe", False, detail, "run the command by hand on that host to see why")
             reports.append(HostReport(host, [check]))
     offsets = clock_offsets(samples)
+    shared = machine_notes({r.host.name: HostFacts.read(r.facts) for r in reports if r.facts})
     for rep in reports:
+        if rep.host.name in shared:  # what the models take as its CPU score (hardware/cpu_share.py)
+            rep.checks.append(Check("machine", True, shared[rep.host.name]))
         if rep.host.address in offsets:
             off, err = offsets[rep.host.address]
             rep.facts["clock_offset_s"] = off

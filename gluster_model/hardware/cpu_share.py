@@ -80,3 +80,25 @@ def scaled_quotas(facts: Mapping[str, HostFacts], scale: float) -> dict[str, Hos
         alone = float(f.cpu_score) * min(new, 1.0) / min(quota, 1.0)
         out[address] = f.model_copy(update={"cpu_quota_cores": new if new < f.cpus else None, "cpu_score": alone})
     return out
+
+
+def machine_notes(facts: Mapping[str, HostFacts]) -> dict[str, str]:
+    """For each host that shares a machine with others of the cluster, in words: with whom, the cores the
+    quotas ask of it, and the part of its CPU score a host keeps under load (``load_factor``); by key of
+    ``facts`` (host names), for ``glmodel check``."""
+    machines: dict[str, list[str]] = {}
+    for key, f in facts.items():
+        if f.boot_id and f.cpus:
+            machines.setdefault(f.boot_id, []).append(key)
+    out: dict[str, str] = {}
+    for keys in machines.values():
+        if len(keys) < 2:
+            continue
+        cores = facts[keys[0]].cpus or 0
+        quotas = [float(q) if (q := facts[k].cpu_quota_cores) else None for k in keys]
+        asked = sum(min(q, cores) if q else float(cores) for q in quotas)
+        for k, q in zip(keys, quotas):
+            kept = load_factor(q, cores, quotas)
+            out[k] = (f"shares one machine's {cores} core(s) with {', '.join(o for o in keys if o != k)}: their CPU "
+                      f"limits ask {asked:g}; under load it keeps {100 * kept:.0f}% of its CPU score alone")
+    return out

@@ -55,7 +55,9 @@ def check_table(result: CheckResult) -> Any:
              for r in result.reports for c in r.failures()]
     # what each host holds itself to already: emulation keeps it as a ceiling (a line each, not a column)
     limits = [Text(f"{r.host.name}: {c.detail}") for r in result.reports for c in r.checks if c.name == "limits"]
-    return Group(*([table] if reached else []), *limits, *fixes)
+    # hosts of one machine: the CPU score the models take is what each keeps under load (hardware/cpu_share.py)
+    shared = [Text(f"{r.host.name}: {c.detail}") for r in result.reports for c in r.checks if c.name == "machine"]
+    return Group(*([table] if reached else []), *limits, *shared, *fixes)
 
 
 def trust_table(cluster: str, rows: list[tuple[str, str, str, str, str]]) -> Any:

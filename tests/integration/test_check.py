@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,13 @@ def test_check_passes_on_healthy_lab(cluster_file: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "all 3 host(s) ready" in proc.stdout
     assert proc.stdout.count("ready") >= 4 and "NOT READY" not in proc.stdout
+    # the lab's nodes are one machine (one boot id) with no CPU limit: each asks every core, and under load keeps
+    # the cores over the nodes' count, of the one core its CPU score's single process used alone
+    cores = os.cpu_count() or 1
+    kept = round(100 * min(1.0, cores / 3))
+    shown = " ".join(proc.stdout.split())
+    assert shown.count(f"shares one machine's {cores} core(s) with") == 3, shown
+    assert shown.count(f"their CPU limits ask {3 * cores:g}; under load it keeps {kept}% of its CPU score alone") == 3
 
 
 def test_check_json_reports_facts(cluster_file: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gluster_model.hardware.cpu_share import load_factor, load_scores, scaled_quotas
+from gluster_model.hardware.cpu_share import load_factor, load_scores, machine_notes, scaled_quotas
 from gluster_model.hardware.facts import HostFacts
 
 
@@ -49,3 +49,13 @@ def test_a_quota_upgrade_of_every_host_gives_the_share_not_the_multiple() -> Non
     today = {f"n{i}": host(62.0, 0.18) for i in range(4)}
     for scale, times in ((2, 2.0), (4, 0.5 / 0.18), (8, 0.5 / 0.18)):
         assert load_scores(scaled_quotas(today, scale))["n0"] == pytest.approx(62.0 * times), scale
+
+
+def test_check_says_who_shares_a_machine_and_what_each_keeps() -> None:
+    """``glmodel check``'s words for hosts of one machine: the others, the cores the quotas ask, the part kept."""
+    facts = {"n1": host(344.0, 1.0), "n2": host(344.0, 1.0), "n3": host(344.0, 1.0), "n4": host(344.0, 1.0),
+             "far": host(300.0, None, boot="m2")}
+    notes = machine_notes(facts)
+    assert set(notes) == {"n1", "n2", "n3", "n4"}  # a host alone on its machine has nothing to share
+    assert notes["n1"] == ("shares one machine's 2 core(s) with n2, n3, n4: their CPU limits ask 4; under load it "
+                           "keeps 50% of its CPU score alone")

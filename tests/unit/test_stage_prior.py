@@ -140,3 +140,27 @@ def test_the_calibrated_cost_is_what_the_shipped_runs_give() -> None:
     assert prior["per_op"] == pytest.approx(cpu_prior.PER_OP, abs=5e-5)
     assert prior["per_mb"] == pytest.approx(cpu_prior.PER_MB, abs=5e-4)
     assert prior["sd"] == pytest.approx(cpu_prior.SD, abs=5e-4)
+
+
+def test_held_out_folds_keep_the_signs_the_fit_keeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped shared-CPU today's writes (data/stages_proof/iops_cpu_shared.csv) follow the CPU score from 3% to
+    9% of the machine and do not fall at 4.2 ms of round trip (write-behind answers before the bricks do). The
+    stage selection judges each model by its held-out error: a fold free to give the round trip's main effect the
+    wrong sign (fitted on 0.026-0.036 ms of noise) answered 4.2 ms with writes 3.9 times those measured, and the
+    round-trip stage won with a 2 ms service time that no setting shows. Each fold keeps the signs as the fit
+    does: the client CPU stage is chosen, fitted where it binds."""
+    frame = read_table(ROOT / "data" / "stages_proof" / "iops_cpu_shared.csv")
+    rows = with_derived(rows_for(frame[frame["purpose"] == "training"], "random_write"), "random_write")
+    schema = schema_from_frame(rows, FAMILIES["hardware"], "random_write")
+    y = rows["random_write"].to_numpy(float)
+    model = bn.fit_bottleneck(rows, y, schema, "random_write", intervals=False)
+    assert "client CPU" in model.stages and "round trips" not in model.stages
+    assert not model.assumed[model.stages.index("client CPU")]
+    slow = (rows["network_rtt_ms"] > 1).to_numpy()
+    assert np.all(np.abs(np.log(model.predict(rows)[slow] / y[slow])) < 0.1)  # the delayed setting as measured
+    # the folds free, as before: the round trips win and answer the delayed setting a third of what it measured
+    free = bn.out_of_setting
+    monkeypatch.setattr(bn, "out_of_setting", lambda *a, **k: free(*a, **{**k, "terms": ()}))
+    before = bn.fit_bottleneck(rows, y, schema, "random_write", intervals=False)
+    assert "round trips" in before.stages and "client CPU" not in [n for n, a in zip(before.stages, before.assumed)
+                                                                   if not a]
