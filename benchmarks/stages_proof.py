@@ -44,10 +44,14 @@ INPUTS = ("network_rtt_ms", "network_gbps", "cpu_score", "disk_randwrite_iops", 
           "disk_read_mbps")
 SMALL_MOVE = 0.03  # an upgrade that moved throughput by less than this is reported apart
 # The todays per form of the model they were collected after (the earlier ones stay a row of their own): the first
-# stages proofs (round-trip and CPU stages, fixed 2026-11-28 and 2026-11-30), and those after the client CPU
-# stage's calibrated cost and the sign and round-trip limits (6df846a, 2026-11-30 23:41 UTC).
+# stages proofs (round-trip and CPU stages, fixed 2026-11-28 and 2026-11-30), those after the client CPU
+# stage's calibrated cost and the sign and round-trip limits (6df846a, 2026-11-30 23:41 UTC), and the later ones.
 FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
-         "stages_from_below": ("iops_8k", "iops_cpu", "round_trip_8k", "link_700")}
+         "stages_from_below": ("iops_8k", "iops_cpu", "round_trip_8k", "link_700"),
+         # the CPU score a host keeps under load (d32289f, 2026-12-01 02:14 UTC), then with held-out folds that
+         # keep the main effects' signs (176e68d, 02:32 UTC)
+         "stages_under_load": ("iops_cpu_shared",),
+         "stages_signed_folds": ("iops_cpu_shared_8k", "cpu_shared_seq")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
