@@ -40,9 +40,9 @@ a measured resource's main effect keeps its sign (``RESOURCE_SIGN``: more CPU ne
 trip carries at most one operation a thread (``MAX_ROUND_TRIP_LOG_EFF``).
 
 Intervals: split-conformal over hardware settings, by binding stage (Mondrian). Every run's log residual comes
-from a fit that never saw its hardware setting (leave one setting out); the quantile is taken per stage the
-prediction binds at, each setting weighing the same whatever its number of runs, at the level corrected for the
-number of runs. Why this and not the linear model's t-interval: runs of one setting share their error (the
+from a fit that never saw its hardware setting (leave one setting out) and counts for the stage the model binds
+its run at, as a new answer is given the quantile of the stage it binds at; each setting weighs the same whatever
+its number of runs, at the level corrected for the number of runs. Why this and not the linear model's t-interval: runs of one setting share their error (the
 same baselines, the same placement draw), so a setting, not a run, is the unit that is exchangeable; and a
 link-bound run and a disk-bound run have different noise (a disk-bound replicated run depends on where the hash
 put its files), so one width for both over-covers the first and under-covers the second.
@@ -651,7 +651,11 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     quantiles: dict[str, dict[str, float]] = {}
     if intervals:
         where = setting if setting is not None else np.arange(len(y))
-        resid, bound = out_of_setting(logc, x, ly, where, optional, prior, terms=terms)
+        resid, _ = out_of_setting(logc, x, ly, where, optional, prior, terms=terms)
+        # each held-out residual goes to the stage the model binds that run at, as a new answer's does: a fold
+        # without the one setting that pins a stage knows no such stage, and its miss there (a delay setting's
+        # reads, 3.3 times too high) told the stage the fold fell back to nothing about its own error
+        _, bound = _predict_core(core, logc, x)
         quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
     names, log_eff, assumed, prior_sd = _calibrated_cpu(frame, metric, names, core, logc, x, setting, with_prior)
     model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
