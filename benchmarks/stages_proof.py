@@ -51,7 +51,9 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          # the CPU score a host keeps under load (d32289f, 2026-12-01 02:14 UTC), then with held-out folds that
          # keep the main effects' signs (176e68d, 02:32 UTC)
          "stages_under_load": ("iops_cpu_shared",),
-         "stages_signed_folds": ("iops_cpu_shared_8k", "cpu_shared_seq")}
+         "stages_signed_folds": ("iops_cpu_shared_8k", "cpu_shared_seq"),
+         # each held-out residual counted for the stage the model binds its run at (37bd377, 03:08 UTC)
+         "stages_binding_intervals": ("iops_cpu_shared_16k", "cpu_shared_write")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.

@@ -35,14 +35,15 @@ def result() -> dict[str, Any]:
 
 
 TODAYS = ("round_trip", "cpu", "link", "iops", "iops_descent", "iops_8k", "iops_cpu", "round_trip_8k", "link_700",
-          "iops_cpu_shared", "iops_cpu_shared_8k", "cpu_shared_seq")
+          "iops_cpu_shared", "iops_cpu_shared_8k", "cpu_shared_seq", "iops_cpu_shared_16k", "cpu_shared_write")
 METRIC = {"round_trip": "file_create", "cpu": "write", "link": "write", "iops": "random_write",
           "iops_descent": "random_write", "iops_8k": "random_write", "iops_cpu": "random_write",
           "round_trip_8k": "file_create", "link_700": "write", "iops_cpu_shared": "random_write",
-          "iops_cpu_shared_8k": "random_write", "cpu_shared_seq": "write"}
+          "iops_cpu_shared_8k": "random_write", "cpu_shared_seq": "write", "iops_cpu_shared_16k": "random_write",
+          "cpu_shared_write": "write"}
 # the todays collected after the form known from below (model/bottleneck.py, 6df846a) and the forms after it
 AFTER_FORM = ("iops_8k", "iops_cpu", "round_trip_8k", "link_700", "iops_cpu_shared", "iops_cpu_shared_8k",
-              "cpu_shared_seq")
+              "cpu_shared_seq", "iops_cpu_shared_16k", "cpu_shared_write")
 
 
 @pytest.mark.parametrize("today", TODAYS)
