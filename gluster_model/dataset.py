@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .bench.metrics import METRICS as METRICS
 from .errors import ConfigError, GlmodelError
-from .hardware.cpu_share import load_scores
 from .gluster.tunables import ADMIN_TUNABLES, DEFAULTS as TUNABLE_DEFAULTS
+from .hardware.cpu_share import load_scores
 from .store.identity import SETTING_PREFIX, Purpose, legacy_info, setting_columns
 from .units import parse_size, parse_switch
 

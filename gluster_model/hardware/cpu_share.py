@@ -46,23 +46,27 @@ def load_factor(quota_cores: float | None, cores: int, quotas: list[float | None
     return min(1.0, (cores * mine / total) / min(mine, 1.0))
 
 
+def _shared_machines(facts: Mapping[str, HostFacts]) -> list[list[str]]:
+    """The keys of ``facts`` per machine that two or more hosts share (one boot id, cores known)."""
+    machines: dict[str, list[str]] = {}
+    for key, f in facts.items():
+        if f.boot_id and f.cpus:
+            machines.setdefault(f.boot_id, []).append(key)
+    return [keys for keys in machines.values() if len(keys) > 1]
+
+
+def _quota(f: HostFacts) -> float | None:
+    return float(f.cpu_quota_cores) if f.cpu_quota_cores else None
+
+
 def load_scores(facts: Mapping[str, HostFacts]) -> dict[str, float]:
     """Each scored host's CPU score under load (``load_factor`` times its score alone), by address."""
-    machines: dict[str, list[HostFacts]] = {}
-    for f in facts.values():
-        if f.boot_id and f.cpus:
-            machines.setdefault(f.boot_id, []).append(f)
-    out: dict[str, float] = {}
-    for address, f in facts.items():
-        if not f.cpu_score:
-            continue
-        mates = machines.get(f.boot_id or "", [])
-        if len(mates) < 2 or not f.cpus:
-            out[address] = float(f.cpu_score)
-            continue
-        quotas = [m.cpu_quota_cores for m in mates]
-        out[address] = float(f.cpu_score) * load_factor(f.cpu_quota_cores, f.cpus, [float(q) if q else None
-                                                                                     for q in quotas])
+    out = {address: float(f.cpu_score) for address, f in facts.items() if f.cpu_score}
+    for keys in _shared_machines(facts):
+        quotas = [_quota(facts[k]) for k in keys]
+        for k, q in zip(keys, quotas):
+            if k in out:
+                out[k] *= load_factor(q, facts[k].cpus or 0, quotas)
     return out
 
 
@@ -86,16 +90,10 @@ def machine_notes(facts: Mapping[str, HostFacts]) -> dict[str, str]:
     """For each host that shares a machine with others of the cluster, in words: with whom, the cores the
     quotas ask of it, and the part of its CPU score a host keeps under load (``load_factor``); by key of
     ``facts`` (host names), for ``glmodel check``."""
-    machines: dict[str, list[str]] = {}
-    for key, f in facts.items():
-        if f.boot_id and f.cpus:
-            machines.setdefault(f.boot_id, []).append(key)
     out: dict[str, str] = {}
-    for keys in machines.values():
-        if len(keys) < 2:
-            continue
+    for keys in _shared_machines(facts):
         cores = facts[keys[0]].cpus or 0
-        quotas = [float(q) if (q := facts[k].cpu_quota_cores) else None for k in keys]
+        quotas = [_quota(facts[k]) for k in keys]
         asked = sum(min(q, cores) if q else float(cores) for q in quotas)
         for k, q in zip(keys, quotas):
             kept = load_factor(q, cores, quotas)

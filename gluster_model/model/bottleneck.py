@@ -42,10 +42,11 @@ trip carries at most one operation a thread (``MAX_ROUND_TRIP_LOG_EFF``).
 Intervals: split-conformal over hardware settings, by binding stage (Mondrian). Every run's log residual comes
 from a fit that never saw its hardware setting (leave one setting out) and counts for the stage the model binds
 its run at, as a new answer is given the quantile of the stage it binds at; each setting weighs the same whatever
-its number of runs, at the level corrected for the number of runs. Why this and not the linear model's t-interval: runs of one setting share their error (the
-same baselines, the same placement draw), so a setting, not a run, is the unit that is exchangeable; and a
-link-bound run and a disk-bound run have different noise (a disk-bound replicated run depends on where the hash
-put its files), so one width for both over-covers the first and under-covers the second.
+its number of runs, at the level corrected for the number of runs. Why this and not the linear model's
+t-interval: runs of one setting share their error (the same baselines, the same placement draw), so a setting,
+not a run, is the unit that is exchangeable; and a link-bound run and a disk-bound run have different noise (a
+disk-bound replicated run depends on where the hash put its files), so one width for both over-covers the first
+and under-covers the second.
 
 The interval is for the mean of ``trials`` trials of a run (one by default: what a single benchmark gives;
 ``glmodel verify`` asks for the trials it ran). A run's error is the model's error at its setting, shared by

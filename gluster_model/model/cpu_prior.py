@@ -11,8 +11,8 @@ part plus a part per byte: Lazowska et al. 1984, ch. 4). Calibrated (data/README
 half a core a node: 4 KiB random reads and writes on NVMe-class bricks (0.082-0.109 MB/s per score unit, four
 runs) and 1 MiB writes on an unthrottled link (1.59). The score is the one a host keeps under load
 (``hardware/cpu_share.py``; those runs' four nodes asked a core each of two); recalibrated so on 2026-12-01,
-which halved both costs from 0.0778 and 1.177 (the score alone). The log SD of those runs about the curve, on ``DOF``
-degrees of freedom, widens every answer it bounds (``half_width``).
+which halved both costs from 0.0778 and 1.177 (the score alone). The log SD of those runs about the curve, on
+``DOF`` degrees of freedom, widens every answer it bounds (``half_width``).
 
 References
 ----------
