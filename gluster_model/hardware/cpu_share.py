@@ -38,12 +38,16 @@ def load_factor(quota_cores: float | None, cores: int, quotas: list[float | None
     """
     if cores <= 0:
         return 1.0
-    asked = [min(q, cores) if q else float(cores) for q in quotas]
-    mine = min(quota_cores, cores) if quota_cores else float(cores)
-    total = sum(asked)
+    mine = _asked(quota_cores, cores)
+    total = sum(_asked(q, cores) for q in quotas)
     if total <= cores:
         return 1.0
     return min(1.0, (cores * mine / total) / min(mine, 1.0))
+
+
+def _asked(quota_cores: float | None, cores: int) -> float:
+    """The cores a host with that quota wants of its machine when busy (no quota: all of them)."""
+    return min(quota_cores, cores) if quota_cores else float(cores)
 
 
 def _shared_machines(facts: Mapping[str, HostFacts]) -> list[list[str]]:
@@ -94,7 +98,7 @@ def machine_notes(facts: Mapping[str, HostFacts]) -> dict[str, str]:
     for keys in _shared_machines(facts):
         cores = facts[keys[0]].cpus or 0
         quotas = [_quota(facts[k]) for k in keys]
-        asked = sum(min(q, cores) if q else float(cores) for q in quotas)
+        asked = sum(_asked(q, cores) for q in quotas)
         for k, q in zip(keys, quotas):
             kept = load_factor(q, cores, quotas)
             out[k] = (f"shares one machine's {cores} core(s) with {', '.join(o for o in keys if o != k)}: their CPU "

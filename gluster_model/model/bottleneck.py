@@ -637,7 +637,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     # the server CPU stage bound at one setting alone is not pinned (MIN_PINNING_SETTINGS) and has no calibrated
     # cost of its own: left out, the client CPU stage (the clients send every copy) answers for the CPU
     if "server CPU" in names and len(names) > 1:
-        x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
+        x = _design(frame, terms)
         logc = log_capacities(frame, metric, names, service_s)
         if _settings_bound(names.index("server CPU"), core, logc, x, setting) < MIN_PINNING_SETTINGS:
             names = tuple(n for n in names if n != "server CPU")
@@ -646,7 +646,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     with_prior = "client CPU" not in names and cpu_prior.applies(frame, metric)
     if with_prior and any(t.feature == "cpu_score" for t in terms):
         terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes, ("client CPU",))
-    x = design_matrix(frame, terms) if terms else np.zeros((len(y), 0))
+    x = _design(frame, terms)
     logc = log_capacities(frame, metric, names, service_s)
     optional = np.array([n in OP_STAGES for n in names])
     quantiles: dict[str, dict[str, float]] = {}
@@ -703,32 +703,37 @@ def _signed_fit(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[s
     logc = log_capacities(frame, metric, names, service_s)
     optional = np.array([n in OP_STAGES for n in names])
     terms = main_effect_terms(_schema_without(schema, (*names, *assumed)), log_sizes=log_sizes)
-    terms, _, found = _keep_signs(frame, terms, lambda x: (_fit_best(logc, x, ly, optional, byte_prior(metric)),
-                                                          math.nan, service_s))
+    cols, found = _keep_signs(terms, _design(frame, terms),
+                              lambda x: (_fit_best(logc, x, ly, optional, byte_prior(metric)), math.nan, service_s))
     assert found is not None
-    return terms, found[0]
+    return [terms[c] for c in cols], found[0]
 
 
 # A fit as the sign check takes it: (the fit, its squared error, its service time), or None where none is possible.
 _Found = tuple[_Core, float, float]
 
 
-def _keep_signs(frame: Columns, terms: list[Term], fit: Callable[[np.ndarray], _Found | None]
-                ) -> tuple[list[Term], np.ndarray, _Found | None]:
-    """``fit`` (design matrix -> a fit) with the main effect furthest on the wrong side of its resource's sign
-    left out, again, until none is: the terms kept, their design matrix and the last fit (None where ``fit``
-    gave none)."""
+def _design(frame: Columns, terms: Sequence[Term]) -> np.ndarray:
+    """The main effects' design matrix (rows x terms; no columns where there are no terms)."""
     import numpy as np
 
+    return design_matrix(frame, terms) if terms else np.zeros((n_rows(frame), 0))
+
+
+def _keep_signs(terms: Sequence[Term], x: np.ndarray, fit: Callable[[np.ndarray], _Found | None]
+                ) -> tuple[list[int], _Found | None]:
+    """``fit`` (design matrix -> a fit) on the columns of ``x`` (one a term) with the main effect furthest on the
+    wrong side of its resource's sign left out, again, until none is: the columns kept and the last fit (None
+    where ``fit`` gave none). The stage selection, the final fit and every held-out fold keep signs by it."""
+    cols = list(range(x.shape[1]))
     while True:
-        x = design_matrix(frame, terms) if terms else np.zeros((n_rows(frame), 0))
-        found = fit(x)
+        found = fit(x[:, cols])
         if found is None:
-            return terms, x, None
-        wrong = _wrong_sign(terms, found[0].coef)
+            return cols, None
+        wrong = _wrong_sign([terms[c] for c in cols], found[0].coef)
         if wrong is None:
-            return terms, x, found
-        terms = [t for i, t in enumerate(terms) if i != wrong]
+            return cols, found
+        del cols[wrong]
 
 
 def _settings_bound(stage: int, core: _Core, logc: np.ndarray, x: np.ndarray, setting: np.ndarray | None) -> int:
@@ -892,8 +897,10 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
                 best = (core, sse, service_s)
         return best
 
-    terms, x, found = _keep_signs(frame, main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes),
-                                  least)
+    terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
+    x = _design(frame, terms)
+    cols, found = _keep_signs(terms, x, least)
+    terms, x = [terms[c] for c in cols], x[:, cols]
     if found is None:
         return _Choice(names, 0.0, math.inf)
     core, sse, service_s = found
@@ -931,16 +938,14 @@ def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.
         test = setting == s
         if test.all():
             continue
-        cols = list(range(x.shape[1]))
-        while True:
-            xs = x[:, cols]
+        def fold(xs: np.ndarray, test: np.ndarray = test) -> _Found:
             core = (_fit_core(logc[:, ~test], xs[~test], ly[~test], start=np.where(np.isfinite(start), start, 1e6),
                               optional=optional, byte_prior=prior) if start is not None
                     else _fit_best(logc[:, ~test], xs[~test], ly[~test], optional, prior))
-            wrong = _wrong_sign([terms[c] for c in cols], core.coef) if terms else None
-            if wrong is None:
-                break
-            del cols[wrong]
-        pred, bound[test] = _predict_core(core, logc[:, test], xs[test])
+            return core, math.nan, math.nan
+
+        cols, found = _keep_signs(terms, x, fold) if terms else (list(range(x.shape[1])), fold(x))
+        assert found is not None
+        pred, bound[test] = _predict_core(found[0], logc[:, test], x[test][:, cols])
         resid[test] = ly[test] - pred
     return resid, bound
