@@ -8,7 +8,18 @@ metric and client, and the metrics run one after the other, as iozone's tests do
 file per thread (``big.<thread>``): the read finds what the write wrote. Small-file metrics work over ``files``
 files per thread in ``files.<thread>/`` (fio's server puts the name its client reached it by before each name,
 ``10.0.0.5.files.0``, and makes the directories): ``file_create`` opens (creates), writes and closes each, ``file_stat``
-stats each (fio's filestat engine), ``file_read`` reads each whole, ``file_delete`` unlinks each (filedelete).
+reads each whole, ``file_delete`` unlinks each (filedelete).
+
+Two small-file tests are timed by glmodel between fio's runs, not by fio: ``file_list`` (``ls -l`` of each client's
+directories) and ``file_stat``. A stat fio times is a draw between the clients' caches and the round trips: fio
+stats every file of a job while setting it up, just before it times the stats, and a stat of a file created or
+looked up less than a second before is answered by the kernel's FUSE attributes or md-cache without a round trip
+(Gluster's defaults: ``performance.md-cache-timeout`` 1 s, the mount's attribute and entry timeouts 1 s). On the
+lab at 1 ms of delay, fio's stats ran at 25,000-67,000 a second on a run whose creates took 1.5 s, at 2,000 on
+one whose creates took 1.9 s. glmodel waits ``COLD_WAIT_S`` past those timeouts and then stats each thread's files
+by name, one process a thread, without listing them (a listing's readdirp would fill md-cache): each stat pays its
+lookup. A volume tuned to cache longer (md-cache-timeout 600 with cache invalidation) still answers from its
+cache, as it would its users.
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ from ..errors import ParseError
 from ..units import parse_size
 from .fio import errno_name, side_bytes_per_s, side_completion_us
 from .jsonout import figure, find_json_object
-from .metrics import FILE_TESTS, TEST_METRICS, UNITS
+from .metrics import FILE_TESTS, RETESTS, TEST_METRICS, UNITS
 from .workload import Workload
 
 PORT = 8765  # fio's own default server port
@@ -31,44 +42,52 @@ PORT = 8765  # fio's own default server port
 _JOB: dict[str, dict[str, str]] = {
     "write": {"rw": "write"}, "read": {"rw": "read"},
     "random_read": {"rw": "randread"}, "random_write": {"rw": "randwrite"},
-    "file_create": {"rw": "write", "create_on_open": "1"}, "file_stat": {"ioengine": "filestat"},
-    "file_read": {"rw": "read"}, "file_delete": {"ioengine": "filedelete"},
+    "file_create": {"rw": "write", "create_on_open": "1"}, "file_read": {"rw": "read"},
+    "file_delete": {"ioengine": "filedelete"},
 }
-# which side of fio's report a metric's figures are in (filestat and filedelete count as reads)
+# which side of fio's report a metric's figures are in (filedelete counts as a read)
 _SIDE = {"write": "write", "random_write": "write", "file_create": "write"}
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000"}
 # what a shared read reads from the one file every client shares (the writes stay each thread's own)
 SHARED_METRICS = frozenset({"read", "random_read"})
 
 
+# the tests glmodel times between fio's runs, and the name each fio run after one is kept as
+TIMED: dict[str, str] = {"file_stat": "fio_after_stat", "file_list": "fio_after_listing"}
+# Gluster's md-cache-timeout and the FUSE mount's attribute and entry timeouts are 1 s by default: a stat this long
+# after the last operation on a file pays its round trips
+COLD_WAIT_S = 2.5
+
+
 def fio_metrics(workload: Workload) -> list[str]:
-    """The metrics fio measures for a workload, in the order they run (no re-tests: fio has none; the listing,
-    ``file_list``, is timed by glmodel between fio's runs)."""
-    return [m for t in workload.tests for m in TEST_METRICS[t] if m not in ("rewrite", "reread", "file_list")]
-
-
-def split_at_listing(workload: Workload) -> tuple[list[str], list[str]]:
-    """(metrics fio runs before the listing, metrics after it): one fio run per trial, two when ``file_list`` is
-    asked for (the listing needs the created files and comes before they are read and deleted)."""
-    if "file_list" not in workload.tests:
-        return fio_metrics(workload), []
-    cut = workload.tests.index("file_list")  # tests are kept in the order they run
-    return (fio_metrics(workload.model_copy(update={"tests": workload.tests[:cut]})),
-            fio_metrics(workload.model_copy(update={"tests": workload.tests[cut + 1:]})))
-
-
-LISTED = "fio_after_listing"  # the run after the timed listing
+    """The metrics fio measures for a workload, in the order they run (no re-tests: fio has none; ``file_stat``
+    and ``file_list`` are timed by glmodel between fio's runs)."""
+    return [m for t in workload.tests for m in TEST_METRICS[t] if m not in RETESTS and t not in TIMED]
 
 
 def fio_runs(workload: Workload) -> list[tuple[str, list[str]]]:
     """The fio runs of one trial in order, each named as its raw output is kept, with the metrics it measures:
     ``fio``; ``fio_shared_read`` from the first shared read on (fio's servers do not wait for one another, so a
     reader must not start before every client's write has ended: its fio would lay out the file still being
-    written); ``fio_after_listing`` after the timed listing (present whenever ``file_list`` is asked for)."""
-    before, after = split_at_listing(workload)
-    cut = next((i for i, m in enumerate(before) if m in SHARED_METRICS), None) if workload.shared_read else None
-    runs = [("fio", before)] if cut is None else [("fio", before[:cut]), ("fio_shared_read", before[cut:])]
-    return runs + ([(LISTED, after)] if "file_list" in workload.tests else [])
+    written); after each test glmodel times (``TIMED``), the run named for it (present even with nothing to run:
+    the timed test comes before it)."""
+    runs: list[tuple[str, list[str]]] = [("fio", [])]
+    for test in workload.tests:
+        if test in TIMED:
+            runs.append((TIMED[test], []))
+            continue
+        for metric in TEST_METRICS[test]:
+            if metric in RETESTS:
+                continue
+            if workload.shared_read and metric in SHARED_METRICS and runs[-1][0] == "fio":
+                runs.append(("fio_shared_read", []))
+            runs[-1][1].append(metric)
+    return runs
+
+
+def timed_before(run: str) -> str | None:
+    """The test glmodel times just before a fio run of this name, if any."""
+    return next((t for t, name in TIMED.items() if name == run), None)
 
 
 def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str],
@@ -200,20 +219,33 @@ def parse_client_json(text: str, metrics: Sequence[str], clients: Sequence[str],
 def listing_script(directory: str, threads: int) -> str:
     """Time ``ls -l`` (readdir and a stat per entry, what md-cache and readdir-ahead serve) over a client's
     small-file directories (fio's server puts its client's name before a file name: ``<name>.files.<k>``); prints
-    ``GLMLS <files listed> <nanoseconds>``."""
+    ``GLMTIMED <files listed> <nanoseconds>``."""
     d = shlex.quote(directory)
     dirs = " ".join(f"{d}/*files.{k}" for k in range(threads))
     return (f"export LC_ALL=C; s=$(date +%s%N); n=$(ls -lU -- {dirs} | grep -c '^-'); e=$(date +%s%N); "
-            "echo \"GLMLS $n $((e - s))\"")
+            "echo \"GLMTIMED $n $((e - s))\"")
 
 
-def parse_listing(text: str, host: str, expected: int) -> float:
-    """Files per second of one client's listing; ParseError when it listed fewer files than were created."""
+def stat_script(directory: str, threads: int, files: int, wait_s: float = COLD_WAIT_S) -> str:
+    """Wait ``wait_s`` (past the clients' attribute caches), then time a stat of every small file of a client, one
+    process a thread, each over its own directory's files by name in the order fio made them (``f.0`` ...), never
+    listing them; prints ``GLMTIMED <files stat'ed> <nanoseconds>``. A file that is not there is not counted."""
+    d = shlex.quote(directory)
+    last = int(files) - 1
+    each = " ".join(f"(cd {d}/*files.{k} && seq -f 'f.%.0f' 0 {last} | xargs stat -c . 2>/dev/null) &"
+                    for k in range(threads))
+    return (f"export LC_ALL=C; sleep {wait_s:g}; s=$(date +%s%N); n=$( ( {each} wait ) | grep -c '^[.]$'); "
+            "e=$(date +%s%N); echo \"GLMTIMED $n $((e - s))\"")
+
+
+def parse_timed(text: str, host: str, expected: int, what: str) -> float:
+    """Files per second of one client's timed pass (a listing or the stats); ParseError naming the host when it
+    reached fewer files than were created."""
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[0] == "GLMLS" and parts[1].isdecimal() and parts[2].isdecimal():
+        if len(parts) == 3 and parts[0] == "GLMTIMED" and parts[1].isdecimal() and parts[2].isdecimal():
             n, ns = int(parts[1]), int(parts[2])
             if n < expected:
-                raise ParseError("file listing", f"listed {n} of {expected} files", host)
+                raise ParseError(what, f"reached {n} of the {expected} files created", host)
             return n / (ns / 1e9) if ns > 0 else math.inf
-    raise ParseError("file listing", f"no GLMLS line in {text.strip()[:120]!r}", host)
+    raise ParseError(what, f"no GLMTIMED line in {text.strip()[:120]!r}", host)

@@ -1,6 +1,6 @@
 """fio as a trial engine, the side effects: a ``fio --server`` on each client used, one local ``fio --client``
-run per trial (two around the timed listing when ``file_list`` is asked for, two around the end of every
-client's write for a shared read: ``fio_jobs.fio_runs``), and the cleanup.
+run per trial (one more after each test glmodel times itself, the listing and the stats, and two around the end
+of every client's write for a shared read: ``fio_jobs.fio_runs``), and the cleanup.
 
 Each server is bound to its client's own cluster address and lives for one trial only: a fio server takes jobs
 from anyone who reaches its port, so none is left listening after a trial, whatever ended it (its end, a failure,
@@ -24,14 +24,15 @@ from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import EngineResult, TrialRequest, spread, used_clients
-from .fio_jobs import (LISTED, PORT, FioFigures, client_argv, fio_runs, job_file, listing_script, parse_client_json,
-                       parse_listing, server_address)
+from .fio_jobs import (COLD_WAIT_S, PORT, FioFigures, client_argv, fio_runs, job_file, listing_script,
+                       parse_client_json, parse_timed, server_address, stat_script, timed_before)
 from .metrics import UNITS
 from .workload import Workload
 
 LISTEN_WAIT_S = 5.0
 FIO_STARTUP_S = 1.0  # servers started, one client run, servers ended (benchmarks/fio_overhead.py measures it)
 FILE_OP_S = 0.001  # one small-file operation through FUSE and the network (lab: about a millisecond)
+_RAW = {"file_list": "listing", "file_stat": "file_stats"}  # the raw output each timed test is kept as
 
 
 def _pattern(address: str, port: int) -> str:
@@ -122,12 +123,13 @@ class FioEngine:
                 a, self.port, made if a == first.address else [])), timeout=60)
             with tempfile.TemporaryDirectory(prefix="glmodel-fio-") as tmp:
                 for part, metric_list in fio_runs(w):
-                    if part == LISTED:
-                        figure = self._listing(ex, clients, dirs, per_client, w.files)
-                        raw["listing"] = "\n".join(f"{a}: {v:.1f} files/s" for a, v in figure.items())
+                    timed = timed_before(part)
+                    if timed is not None:
+                        figure = self._timed(ex, timed, clients, dirs, per_client, w.files)
+                        raw[_RAW[timed]] = "\n".join(f"{a}: {v:.1f} files/s" for a, v in figure.items())
                         rates = list(figure.values())
-                        metrics["file_list"] = sum(rates)
-                        measurements.append(("file_list", sum(rates), UNITS["file_list"], min(rates), max(rates)))
+                        metrics[timed] = sum(rates)
+                        measurements.append((timed, sum(rates), UNITS[timed], min(rates), max(rates)))
                     if not metric_list:
                         continue
                     figures = self._fio(Path(tmp), part, w, clients, dirs, shared, per_client, metric_list,
@@ -171,12 +173,15 @@ class FioEngine:
             why = f"; fio said: {' '.join(err.split())[:300]}" if err.strip() else f" (fio exit {rc})"
             raise _Failed(f"{exc}{why}", raw[part], exc.host or refused) from None
 
-    def _listing(self, ex: Executor, clients: list[Host], dirs: dict[str, str], per_client: dict[str, int],
-                 files: int) -> dict[str, float]:
-        """Each client lists its own small-file directories, all clients at once; files/s per client."""
-        scripts = {h.address: listing_script(dirs[h.address], per_client[h.address]) for h in clients}
+    def _timed(self, ex: Executor, test: str, clients: list[Host], dirs: dict[str, str],
+               per_client: dict[str, int], files: int) -> dict[str, float]:
+        """A test glmodel times itself (the listing or the stats): each client over its own small-file
+        directories, all clients at once; files/s per client."""
+        scripts = {h.address: (listing_script(dirs[h.address], per_client[h.address]) if test == "file_list" else
+                               stat_script(dirs[h.address], per_client[h.address], files)) for h in clients}
         results = ex.run_many(list(scripts), lambda a: shell(scripts[a]), timeout=600)
-        return {a: parse_listing(res.stdout, a, files * per_client[a]) for a, res in results.items()}
+        return {a: parse_timed(res.stdout, a, files * per_client[a], _RAW[test].replace("_", " "))
+                for a, res in results.items()}
 
     def after_run(self, request: TrialRequest) -> None:
         pass  # each trial removes its own directory and ends its servers
@@ -184,4 +189,5 @@ class FioEngine:
     def overhead_seconds(self, workload: Workload, first_test_s: float) -> float:
         # servers up and down, and a file operation's round trips per small file (the data is counted apart)
         files = workload.files * workload.threads * len(workload.file_tests)
-        return FIO_STARTUP_S * len(fio_runs(workload)) + files * FILE_OP_S
+        cold = COLD_WAIT_S if "file_stat" in workload.tests else 0.0
+        return FIO_STARTUP_S * len(fio_runs(workload)) + files * FILE_OP_S + cold

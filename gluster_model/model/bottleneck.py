@@ -825,10 +825,13 @@ def _schema_without(schema: Schema, names: Sequence[str]) -> Schema:
 def _candidates(frame: Columns, metric: str, setting: np.ndarray | None, inputs: set[str]) -> list[str]:
     """The CPU and round-trip stages worth trying: each one's input is among the model's ``inputs`` (not held
     fixed by the design: a plan that varies links and disks leaves the CPU score to measurement noise,
-    ``features.held_by_design``), in every run, and varied across the settings by at least a quarter."""
+    ``features.held_by_design``), in every run, and varied across the settings by at least a quarter. A metric
+    that moves data needs ``MIN_CALIBRATION_SETTINGS`` settings (its link and disk stages are the rival); a stat
+    or a listing, which has no other stage, two (a fold of a three-setting plan that holds one out)."""
     import numpy as np
 
-    if setting is None or len(np.unique(setting)) < MIN_CALIBRATION_SETTINGS:
+    need = MIN_CALIBRATION_SETTINGS if has_payload(metric) else 2
+    if setting is None or len(np.unique(setting)) < need:
         return []
     out: list[str] = []
     for name in OP_STAGES:

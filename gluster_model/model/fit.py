@@ -140,8 +140,19 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     splits: dict[tuple[int, int], Any] = {}  # every learner is judged on the same folds: slice them once
     # The MLR is fitted once, through statsmodels, for its coefficient table and diagnostics as well.
     ols = fit_linear(rows, y, main_effect_terms(schema), "mlr")
-    for learner in learners.values():
-        model = ols.model if learner.name == "mlr" else learner.fit(rows, y, True)
+    for learner in list(learners.values()):
+        try:
+            model = ols.model if learner.name == "mlr" else learner.fit(rows, y, True)
+            # judged on the same splits as the others: a model that cannot be fitted on one of them is left out
+            cv_select, cv_report = (grouped_cv(learner, rows, y, seed + offset, repeats=cv_repeats, groups=groups,
+                                               grouped_by=grouped_by, splits=splits) for offset in (0, SCORE_SEEDS))
+            held = holdout(learner, rows, y, seed, level)
+        except GlmodelError as exc:
+            if learner.name == "mlr":
+                raise
+            notes.append(f"{learner.name}: left out ({exc})")
+            del learners[learner.name]
+            continue
         fitted[learner.name] = model
         yhat = model.predict(rows)
         in_r2 = r2(y, yhat)
@@ -152,10 +163,8 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
             log = model.response == "log"
             fit_r2 = r2(np.log(y), model.linear_predictor(rows)) if log else in_r2
             adj, scale = adjusted_r2(fit_r2, len(y), model.n_params - 1), "log MB/s" if log else "MB/s"
-        cv_select, cv_report = (grouped_cv(learner, rows, y, seed + offset, repeats=cv_repeats, groups=groups,
-                                           grouped_by=grouped_by, splits=splits) for offset in (0, SCORE_SEEDS))
         scores.append(Score(learner.name, learner.description, model.n_params if k is not None else None, in_r2,
-                            adj, holdout(learner, rows, y, seed, level), cv_report, cv_select, scale))
+                            adj, held, cv_report, cv_select, scale))
     selected = select(scores)
     coefficients = coefficient_table(ols)
     diagnostics = diagnose(ols)

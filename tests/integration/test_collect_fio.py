@@ -69,9 +69,9 @@ def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, t
             assert m[metric].unit == "files/s" and m[metric].value > 0, metric
             # the sum over the three clients, with the slowest and fastest client's own rate
             assert m[metric].min_value <= m[metric].value / 3 <= m[metric].max_value, metric
-        # a create on a replica-3 volume is a round trip to every brick; a stat after it is served from
-        # md-cache, a listing from readdirp: both are much faster than creating
-        assert m["file_stat"].value > 2 * m["file_create"].value
+        # a create on a replica-3 volume is several round trips to every brick; a stat (past the attribute
+        # caches) one lookup, a listing served from readdirp: both are faster than creating
+        assert m["file_stat"].value > m["file_create"].value
         assert m["file_list"].value > m["file_create"].value
         # every client ran its own server, reached at its own address; the listing named each client's count
         argv = " ".join(t.argv)

@@ -25,7 +25,7 @@ PLAN = {
                 "files": 30, "sync": "none"},
     # today (5ms) measured again after the others: the drift of a campaign on this lab
     "design": {"type": "grid", "hardware": {"type": "grid", "again": True}},
-    "workload": {"tests": ["file_create"]},
+    "workload": {"tests": ["file_create", "file_stat"]},
     "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
     # the links and the round trip measured (iperf3 and TCP connects); no disk: 4 KiB creates do not reach it
     "baselines": {"iperf": {"seconds": 1, "omit": 0}, "disk": False},
@@ -55,7 +55,8 @@ def test_small_file_creates_bound_by_round_trips_answer_a_shorter_one_and_not_a_
     assert infos["rtci@lab:latency=20ms"].setting == (("latency", "20ms"),)
     assert infos["rtci@lab:latency=20ms"].again_of is None
     per = frame.groupby("campaign", observed=True).agg(rtt=("network_rtt_ms", "first"),
-                                                       creates=("file_create", "mean"), n=("file_create", "size"))
+                                                       creates=("file_create", "mean"), n=("file_create", "size"),
+                                                       stats=("file_stat", "mean"))
     assert (per["n"] == 2).all() and len(per) == 4, per
     # today measured again at the end, as a campaign of its own; the rest is about the three settings
     assert "rtci@lab:latency=5ms,again" in per.index
@@ -69,6 +70,11 @@ def test_small_file_creates_bound_by_round_trips_answer_a_shorter_one_and_not_a_
     assert (per["rtt"] >= per["added"]).all() and per["rtt"].iloc[2] > per["rtt"].iloc[0], per
     # creates wait on round trips: four times the delay, at least a third fewer creates
     assert per["creates"].iloc[2] < 0.67 * per["creates"].iloc[0], per
+    # a stat past the clients' attribute caches pays its lookup: at most one stat a round trip in each of the 4
+    # threads (fio's own stats, timed just after its setup had stat'ed every file, ran at many a round trip),
+    # and the stats wait on the round trips as the creates do
+    assert (per["stats"] / 4 * per["rtt"] / 1000 <= 1.0).all(), per
+    assert per["stats"].iloc[2] < 0.67 * per["stats"].iloc[0], per
 
     glmodel("fit", "--store", store, "--family", "hardware", "--out", str(model), timeout=600, check=True)
     fitted = json.loads(model.read_text())

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, fio_runs, job_file, listing_script,
-                                          parse_client_json, parse_listing, server_address, split_at_listing)
+                                          parse_client_json, parse_timed, server_address, stat_script, timed_before)
 from gluster_model.bench.workload import Workload
 from gluster_model.errors import ParseError
 
@@ -35,9 +35,14 @@ def test_small_file_tests_need_fio_and_start_with_create() -> None:
     # fio lays out a file it reads itself: no write is added (iozone's always writes first)
     assert Workload(engine="fio", tests=["read"]).expected_metrics() == ["read"]
     assert Workload(tests=["read"]).expected_metrics() == ["write", "read"]
-    assert split_at_listing(w) == (["write", "file_create"], ["file_delete"])
-    assert split_at_listing(Workload(engine="fio", tests=["random"])) == (["random_read", "random_write"], [])
+    assert fio_runs(Workload(engine="fio", tests=["random"])) == [("fio", ["random_read", "random_write"])]
     assert fio_runs(w) == [("fio", ["write", "file_create"]), ("fio_after_listing", ["file_delete"])]
+    # the stats are glmodel's too, timed before the run after them, as the listing is
+    every = Workload(engine="fio", tests=["file_create", "file_stat", "file_list", "file_read", "file_delete"])
+    assert fio_metrics(every) == ["file_create", "file_read", "file_delete"]
+    assert fio_runs(every) == [("fio", ["file_create"]), ("fio_after_stat", []),
+                               ("fio_after_listing", ["file_read", "file_delete"])]
+    assert [timed_before(r) for r, _ in fio_runs(every)] == [None, "file_stat", "file_list"]
     assert fio_runs(Workload(engine="fio", tests=["file_create", "file_list"])) == [
         ("fio", ["file_create"]), ("fio_after_listing", [])]  # the listing is timed after the first run
     # a shared read waits for every client's write: a run of its own from the first shared read on
@@ -51,12 +56,12 @@ def test_job_file_has_one_group_per_metric_and_a_section_per_thread() -> None:
                  record_size="8KB", files=20, sync="osync")
     text = job_file(w, "/mnt/v/run/c1", 3, fio_metrics(w))
     sections = re.findall(r"^\[([a-z_]+)\.(\d+)\]$", text, re.M)
-    assert sections == [(m, str(k)) for m in ("write", "read", "file_create", "file_stat") for k in range(3)]
-    assert text.count("new_group") == 4 and text.count("stonewall") == 4
+    assert sections == [(m, str(k)) for m in ("write", "read", "file_create") for k in range(3)]
+    assert text.count("new_group") == 3 and text.count("stonewall") == 3
     assert "directory=/mnt/v/run/c1" in text and "sync=1" in text and "direct=1" not in text
     assert text.count("end_fsync=1") == 3  # the large write only, as iozone -e times its flush
     assert "filename_format=files.2/f.$filenum" in text and "nrfiles=20" in text and f"size={32 * 1024 * 20}" in text
-    assert "ioengine=filestat" in text and "create_on_open=1" in text
+    assert "ioengine=filestat" not in text and "create_on_open=1" in text
     assert "end_fsync" not in job_file(w.model_copy(update={"include_flush": False}), "/d", 1, ["write"])
 
 
@@ -149,7 +154,7 @@ def test_real_fio_figures_per_metric_and_client(tmp_path: Path, servers: tuple[i
         assert not list((d / f"{a}.files.0").iterdir())  # every small file was created, then deleted
     kept = {name: (value, unit, lo, hi) for name, value, unit, lo, hi in figures.measurements()}
     assert kept["file_create"][1] == "files/s" and kept["write"][1] == "kB/s"
-    assert kept["file_stat.iops"][1] == "op/s"
+    assert kept["file_create.iops"][1] == "op/s"
     assert kept["read.p99_us"][0] >= kept["read.p50_us"][0] > 0
     lo, hi = kept["file_read"][2], kept["file_read"][3]
     assert lo is not None and hi is not None and lo <= hi
@@ -207,11 +212,33 @@ def test_listing_counts_and_times_every_file(tmp_path: Path) -> None:
             (tmp_path / f"10.0.0.5.files.{k}" / f"f.{i}").write_text("x")
     out = subprocess.run(["sh", "-c", listing_script(str(tmp_path), 2)], capture_output=True, text=True,
                          check=True).stdout
-    assert parse_listing(out, "c1", 50) > 0
-    with pytest.raises(ParseError, match="listed 50 of 60 files"):
-        parse_listing(out, "c1", 60)
-    with pytest.raises(ParseError, match="no GLMLS line"):
-        parse_listing("ls: cannot access", "c1", 1)
+    assert parse_timed(out, "c1", 50, "file listing") > 0
+    with pytest.raises(ParseError, match="reached 50 of the 60 files"):
+        parse_timed(out, "c1", 60, "file listing")
+    with pytest.raises(ParseError, match="no GLMTIMED line"):
+        parse_timed("ls: cannot access", "c1", 1, "file listing")
+
+
+def test_stats_wait_then_reach_every_file_by_name_without_listing(tmp_path: Path) -> None:
+    """The cold stats: each thread's files by name (a missing one is not counted, and the count names it), after
+    the wait asked for; never a listing of the files' directories (its readdirp would fill md-cache)."""
+    for k in range(3):
+        (tmp_path / f"10.0.0.5.files.{k}").mkdir()
+        for i in range(12):
+            (tmp_path / f"10.0.0.5.files.{k}" / f"f.{i}").write_text("x")
+    script = stat_script(str(tmp_path), 3, 12, wait_s=0.3)
+    assert "ls " not in script and "find " not in script and "sleep 0.3;" in script
+    start = time.monotonic()
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
+    assert time.monotonic() - start >= 0.3
+    assert parse_timed(out, "c1", 36, "file stats") > 0
+    (tmp_path / "10.0.0.5.files.1" / "f.7").unlink()
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
+    with pytest.raises(ParseError, match="reached 35 of the 36 files") as err:
+        parse_timed(out, "c1", 36, "file stats")
+    assert err.value.host == "c1"
+    # file numbers past a million stay names fio gives (f.1000000, not f.1e+06)
+    assert "seq -f 'f.%.0f' 0 1199999" in stat_script("/d", 1, 1_200_000)
 
 
 def test_fio_2_json_without_bw_bytes_and_clat_ns_reads_the_same() -> None:
