@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import GlmodelError
 from .buildable import DEPENDENT, allowed
 from .features import Feature, Schema, design_matrix, numbers, strings
 from .groups import group_resamples
@@ -273,10 +274,12 @@ def bootstrap_vi(refit_predict: Callable[[np.ndarray], Predict], frame: pd.DataF
     # sampling's, and the sample is drawn and mapped once.
     sample = sobol_sample(marginals(frame, schema), schema, n, seed + 1)
     for rows in group_resamples(groups, rounds, seed):
-        try:  # a refit that fails, or whose predictions overflow (NotFinite), is no draw of VI
+        # a refit that fails, or whose predictions overflow (NotFinite), is no draw of VI; so is one the model
+        # cannot be fitted on (a stat's round-trip stage on a resample that drew none of the delay settings)
+        try:
             predict = refit_predict(rows)
             imps = sobol_indices(predict, frame, schema, n=n, seed=seed + 1, confidence=False, sample=sample)
-        except (ValueError, np.linalg.LinAlgError):
+        except (ValueError, np.linalg.LinAlgError, GlmodelError):
             continue
         for imp in imps:
             draws[imp.feature].append(imp.vi)

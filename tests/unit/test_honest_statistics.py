@@ -143,6 +143,25 @@ def test_a_refit_whose_predictions_overflow_is_no_draw_of_importance() -> None:
         sobol_indices(lambda rows: np.exp(900.0 * rows["network_gbps"].to_numpy(dtype=float)), frame, schema, n=64)
 
 
+
+def test_a_refit_the_model_cannot_make_is_no_draw_of_importance() -> None:
+    """A resample can draw none of the settings a model needs (a stat's round-trip stage without the delay
+    settings): that refit is no draw, and the others still give the interval; before, it ended `glmodel fit`."""
+    from gluster_model.errors import GlmodelError
+    from gluster_model.model.importance import bootstrap_vi
+
+    frame = _heteroscedastic(n=40)
+    schema = schema_from_frame(frame, ("servers", "network_gbps"), "write")
+    refits = iter(range(1000))
+
+    def refit(rows: np.ndarray) -> Any:
+        if next(refits) % 3 == 0:
+            raise GlmodelError("file_stat: no stage of the bottleneck model has its inputs in every run")
+        return lambda sample: sample["network_gbps"].to_numpy(dtype=float)
+
+    ci = bootstrap_vi(refit, frame, schema, frame["config_hash"].to_numpy(), rounds=12, n=64, seed=1)
+    assert ci["network_gbps"][0] > 0.9 and ci["servers"][1] < 0.1
+
 def _score(model: str, select_r2: float, report_r2: float) -> Score:
     return Score(model, "", 3, 0.9, 0.9, Holdout(0.9, 5, 0.9, 0.9, 30, 10),
                  CrossValidation(report_r2, 0, 5, 0, 5, 1), CrossValidation(select_r2, 0, 5, 0, 5, 1))

@@ -185,7 +185,8 @@ def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
     forms = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
              "stages_from_below": ("iops_8k", "iops_cpu", "round_trip_8k", "link_700"),
              "stages_under_load": ("iops_cpu_shared",), "stages_signed_folds": ("iops_cpu_shared_8k", "cpu_shared_seq"),
-             "stages_binding_intervals": ("iops_cpu_shared_16k", "cpu_shared_write")}
+             "stages_binding_intervals": ("iops_cpu_shared_16k", "cpu_shared_write"),
+             "stages_cold_stats": ("round_trip_stat", "round_trip_stat_4k")}
     shipped = {f.name.removesuffix("-verify.json") for f in (ROOT / "data" / "stages_proof").glob("*-verify.json")}
     assert shipped <= {t for todays in forms.values() for t in todays}
     for form, todays in forms.items():
