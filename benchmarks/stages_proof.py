@@ -5,7 +5,8 @@ links or disk IOPS, collected through emulation on the lab addressed as a plain 
 (whatif_stages/<today>.template.yaml) and today's measured inputs in the store: each candidate's nominal figures
 are today's times its ``scale``; the baseline is the measured today, named by the extremes of the template's
 ``named_by`` (default ``network_rtt_ms: min``: today has the least delay of the plan's settings), refused unless
-the measured setting those extremes pick is today's.
+the measured setting those extremes pick is today's; or, with ``named_by: measured``, by every input today's
+campaign measured (a today no extreme picks: another setting measured alike).
 
 ``figures``: per today (its data/upgrade_proof_stages_<today>.csv, its model and its verify JSON under --dir, as
 benchmarks/stages_proof_collect.sh leaves them): per upgrade the prediction, its 90% interval, the three trials'
@@ -111,14 +112,18 @@ def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
     quotas = tuple(float(c["cpu_quota"]) for c in template["candidates"] if "cpu_quota" in c)
     have, settings, ratios = today_inputs(store_path, setting_of(template["today"]["lab"]), quotas)
     named_by = template["today"].get("named_by", {"network_rtt_ms": "min"})
-    picked = measured_extremes(named_by, {}, settings)
-    if any(picked[k] != have[k] for k in have):
-        sys.exit(f"{store_path}: {named_by} names another measured setting than today's")
+    if named_by == "measured":  # today's every measured input, as its campaign measured them
+        baseline: dict[str, Any] = dict(have)
+    else:
+        picked = measured_extremes(named_by, {}, settings)
+        if any(picked[k] != have[k] for k in have):
+            sys.exit(f"{store_path}: {named_by} names another measured setting than today's")
+        baseline = dict(named_by)
     doc: dict[str, Any] = {
         "currency": template["currency"], "level": template["level"],
-        # today named as the measured setting at the template's extremes, taken whole (every hardware input as
-        # it measured: figures given one by one would mix today's with the model's reference setting)
-        "baseline": {"name": "today", "set": dict(named_by), "lab": template["today"]["lab"]},
+        # today named as the measured setting at the template's extremes, or by every input it measured, taken
+        # whole (figures given one by one would mix today's with the model's reference setting)
+        "baseline": {"name": "today", "set": baseline, "lab": template["today"]["lab"]},
         "candidates": [{"name": c["name"], "set": {**{k: have[k] * f for k, f in c.get("scale", {}).items()},
                                                    **({"cpu_score": have["cpu_score"] * ratios[float(c["cpu_quota"])]}
                                                       if "cpu_quota" in c else {})},
