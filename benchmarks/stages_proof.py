@@ -71,7 +71,10 @@ CPU_PRIOR_RUNS = (("iops", "random_read", {"setting_disk_iops": "unlimited"}),
 
 
 def setting_of(lab: dict[str, Any]) -> dict[str, str]:
-    return {str(k): str(v) for k, v in lab.items()}
+    """A template's lab setting as the store writes it (a delay of 1500us is stored as 1.5ms)."""
+    from gluster_model.hardware.knobs.latency import parse_delay, show_delay
+
+    return {str(k): show_delay(parse_delay(str(v))) if k == "latency" else str(v) for k, v in lab.items()}
 
 
 def today_inputs(store_path: str, today_lab: dict[str, str], quota_scales: tuple[float, ...] = ()

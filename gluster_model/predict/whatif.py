@@ -358,10 +358,12 @@ def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, InputValue]], bas
     throughput follows that resource was measured, if only below), with those inputs put back to the
     baseline's it is inside the data (measured or interpolated), and the baseline itself is inside. The
     resources are those that feed a stage of the model (``stage_names``): links and disks, and a CPU or a round
-    trip where the model has that stage."""
+    trip where the model has that stage; and those that feed none of its stages (a link for a stat, which moves no
+    bytes): a resource acts through the stages only, never as a main effect, so raising one no stage uses leaves
+    every stage where it was."""
     if not configs or bases[0] == "extrapolated":
         return {}
-    names = {f.name for f in domain.inputs} & {n for n, fed in RESOURCE_STAGES.items() if set(fed) & set(stage_names)}
+    names = {f.name for f in domain.inputs} & set(RESOURCE_STAGES)
     varied = {f.name for f in domain.varied}
     base = configs[0]
     out: dict[int, tuple[str, ...]] = {}
