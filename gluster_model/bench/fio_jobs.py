@@ -1,5 +1,5 @@
 """fio as a trial engine, the pure half: each client's job file for a workload, the ``--client`` argv, and the
-parser of fio's JSON into per-metric figures. The side effects (servers, the run, the listing pass) are in
+parser of fio's JSON into per-metric figures. The side effects (servers, the runs, the passes glmodel times) are in
 ``bench.fio_trial``.
 
 A client's job file holds one section per thread and metric, named ``<metric>.<thread>``; every metric's first

@@ -180,7 +180,7 @@ class FioEngine:
         scripts = {h.address: (listing_script(dirs[h.address], per_client[h.address]) if test == "file_list" else
                                stat_script(dirs[h.address], per_client[h.address], files)) for h in clients}
         results = ex.run_many(list(scripts), lambda a: shell(scripts[a]), timeout=600)
-        return {a: parse_timed(res.stdout, a, files * per_client[a], _RAW[test].replace("_", " "))
+        return {a: parse_timed(res.stdout, a, files * per_client[a], test.replace("_", " "))
                 for a, res in results.items()}
 
     def after_run(self, request: TrialRequest) -> None:
