@@ -7,19 +7,21 @@ section starts a group (``stonewall`` + ``new_group``), so with ``group_reportin
 metric and client, and the metrics run one after the other, as iozone's tests do. Large-file metrics reuse one
 file per thread (``big.<thread>``): the read finds what the write wrote. Small-file metrics work over ``files``
 files per thread in ``files.<thread>/`` (fio's server puts the name its client reached it by before each name,
-``10.0.0.5.files.0``, and makes the directories): ``file_create`` opens (creates), writes and closes each, ``file_read``
-reads each whole, ``file_delete`` unlinks each (filedelete).
+``10.0.0.5.files.0``, and makes the directories): ``file_create`` opens (creates), writes and closes each,
+``file_delete`` unlinks each (filedelete).
 
-Two small-file tests are timed by glmodel between fio's runs, not by fio: ``file_list`` (``ls -l`` of each client's
-directories) and ``file_stat``. A stat fio times is a draw between the clients' caches and the round trips: fio
-stats every file of a job while setting it up, just before it times the stats, and a stat of a file created or
-looked up less than a second before is answered by the kernel's FUSE attributes or md-cache without a round trip
-(Gluster's defaults: ``performance.md-cache-timeout`` 1 s, the mount's attribute and entry timeouts 1 s). On the lab
-at 1 ms of delay (two clients of two threads), fio's stats ran at 54,000-92,000 a second where the creates took 1.5
-s, at 3,900 where they took 1.9 s; stat'ed by name 2.5 s after the creates, 1,190. glmodel waits ``COLD_WAIT_S``
-past those timeouts and then stats each thread's files by name, one process a thread, without listing them (a
-listing's readdirp would fill md-cache): each stat pays its lookup. A volume tuned to cache longer (md-cache-timeout
-600 with cache invalidation) still answers from its cache, as it would its users.
+Three small-file tests are timed by glmodel between fio's runs, not by fio: ``file_list`` (``ls -l`` of each
+client's directories), ``file_stat`` and ``file_read``. A stat or a small read fio times is a draw between the
+clients' caches and the round trips: fio stats every file of a job while setting it up, just before it times the
+job, and a file looked up less than a second before is answered by the kernel's FUSE attributes or md-cache without
+a round trip, its content by quick-read (Gluster's defaults: ``performance.md-cache-timeout`` 1 s, the mount's
+attribute and entry timeouts 1 s). On the lab at 1 ms of delay (two clients of two threads), fio's stats ran at
+54,000-92,000 a second where the creates took 1.5 s, at 3,900 where they took 1.9 s; stat'ed by name 2.5 s after the
+creates, 1,190. fio's reads of 8 KiB files ran at 2,090 a second in one trial and 1,090 in the next; read by name
+2.5 s after, 1,130-1,180. glmodel waits ``COLD_WAIT_S`` past those timeouts and then stats or reads each thread's
+files by name, one process a thread, without listing them (a listing's readdirp would fill md-cache): each file pays
+its lookup. A volume tuned to cache longer (md-cache-timeout 600 with cache invalidation) still answers from its
+cache, as it would its users.
 """
 
 from __future__ import annotations
@@ -42,8 +44,7 @@ PORT = 8765  # fio's own default server port
 _JOB: dict[str, dict[str, str]] = {
     "write": {"rw": "write"}, "read": {"rw": "read"},
     "random_read": {"rw": "randread"}, "random_write": {"rw": "randwrite"},
-    "file_create": {"rw": "write", "create_on_open": "1"}, "file_read": {"rw": "read"},
-    "file_delete": {"ioengine": "filedelete"},
+    "file_create": {"rw": "write", "create_on_open": "1"}, "file_delete": {"ioengine": "filedelete"},
 }
 # which side of fio's report a metric's figures are in (filedelete counts as a read)
 _SIDE = {"write": "write", "random_write": "write", "file_create": "write"}
@@ -53,7 +54,8 @@ SHARED_METRICS = frozenset({"read", "random_read"})
 
 
 # the tests glmodel times between fio's runs, and the name each fio run after one is kept as
-TIMED: dict[str, str] = {"file_stat": "fio_after_stat", "file_list": "fio_after_listing"}
+TIMED: dict[str, str] = {"file_stat": "fio_after_stat", "file_list": "fio_after_listing",
+                         "file_read": "fio_after_read"}
 # Gluster's md-cache-timeout and the FUSE mount's attribute and entry timeouts are 1 s by default: a stat this long
 # after the last operation on a file pays its round trips
 COLD_WAIT_S = 2.5
@@ -226,15 +228,22 @@ def listing_script(directory: str, threads: int) -> str:
             "echo \"GLMTIMED $n $((e - s))\"")
 
 
-def stat_script(directory: str, threads: int, files: int, wait_s: float = COLD_WAIT_S) -> str:
-    """Wait ``wait_s`` (past the clients' attribute caches), then time a stat of every small file of a client, one
-    process a thread, each over its own directory's files by name in the order fio made them (``f.0`` ...), never
-    listing them; prints ``GLMTIMED <files stat'ed> <nanoseconds>``. A file that is not there is not counted."""
+def cold_script(directory: str, threads: int, files: int, file_size: int, test: str = "file_stat",
+                wait_s: float = COLD_WAIT_S) -> str:
+    """Wait ``wait_s`` (past the clients' attribute caches), then time a stat (``file_stat``) or a whole read
+    (``file_read``) of every small file of a client, one process a thread, each over its own directory's files by
+    name in the order fio made them (``f.0`` ...), never listing them; prints ``GLMTIMED <files reached>
+    <nanoseconds>`` (a read counts the bytes read in whole files). A file that is not there is not counted."""
     d = shlex.quote(directory)
     last = int(files) - 1
-    each = " ".join(f"(cd {d}/*files.{k} && seq -f 'f.%.0f' 0 {last} | xargs stat -c . 2>/dev/null) &"
-                    for k in range(threads))
-    return (f"export LC_ALL=C; sleep {wait_s:g}; s=$(date +%s%N); n=$( ( {each} wait ) | grep -c '^[.]$'); "
+    if test == "file_stat":
+        verb, count = "xargs stat -c .", "grep -c '^[.]$'"
+    elif test == "file_read":
+        verb, count = "xargs cat", f"wc -c | awk '{{print int($1 / {int(file_size)})}}'"
+    else:
+        raise ValueError(f"{test}: glmodel times a stat or a read past the caches, not {test}")
+    each = " ".join(f"(cd {d}/*files.{k} && seq -f 'f.%.0f' 0 {last} | {verb} 2>/dev/null) &" for k in range(threads))
+    return (f"export LC_ALL=C; sleep {wait_s:g}; s=$(date +%s%N); n=$( ( {each} wait ) | {count}); "
             "e=$(date +%s%N); echo \"GLMTIMED $n $((e - s))\"")
 
 

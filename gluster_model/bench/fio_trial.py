@@ -1,6 +1,6 @@
 """fio as a trial engine, the side effects: a ``fio --server`` on each client used, one local ``fio --client``
-run per trial (one more after each test glmodel times itself, the listing and the stats, and two around the end
-of every client's write for a shared read: ``fio_jobs.fio_runs``), and the cleanup.
+run per trial (one more after each test glmodel times itself: the listing, the stats, the reads; and two around
+the end of every client's write for a shared read: ``fio_jobs.fio_runs``), and the cleanup.
 
 Each server is bound to its client's own cluster address and lives for one trial only: a fio server takes jobs
 from anyone who reaches its port, so none is left listening after a trial, whatever ended it (its end, a failure,
@@ -25,14 +25,14 @@ from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import EngineResult, TrialRequest, spread, used_clients
 from .fio_jobs import (COLD_WAIT_S, PORT, FioFigures, client_argv, fio_runs, job_file, listing_script,
-                       parse_client_json, parse_timed, server_address, stat_script, timed_before)
+                       parse_client_json, parse_timed, server_address, cold_script, timed_before)
 from .metrics import UNITS
 from .workload import Workload
 
 LISTEN_WAIT_S = 5.0
 FIO_STARTUP_S = 1.0  # servers started, one client run, servers ended (benchmarks/fio_overhead.py measures it)
 FILE_OP_S = 0.001  # one small-file operation through FUSE and the network (lab: about a millisecond)
-_RAW = {"file_list": "listing", "file_stat": "file_stats"}  # the raw output each timed test is kept as
+_RAW = {"file_list": "listing", "file_stat": "file_stats", "file_read": "file_reads"}  # each timed test's raw
 
 
 def _pattern(address: str, port: int) -> str:
@@ -125,7 +125,8 @@ class FioEngine:
                 for part, metric_list in fio_runs(w):
                     timed = timed_before(part)
                     if timed is not None:
-                        figure = self._timed(ex, timed, clients, dirs, per_client, w.files)
+                        figure = self._timed(ex, timed, clients, dirs, per_client, w.files,
+                                             parse_size(w.file_size))
                         raw[_RAW[timed]] = "\n".join(f"{a}: {v:.1f} files/s" for a, v in figure.items())
                         rates = list(figure.values())
                         metrics[timed] = sum(rates)
@@ -174,11 +175,12 @@ class FioEngine:
             raise _Failed(f"{exc}{why}", raw[part], exc.host or refused) from None
 
     def _timed(self, ex: Executor, test: str, clients: list[Host], dirs: dict[str, str],
-               per_client: dict[str, int], files: int) -> dict[str, float]:
-        """A test glmodel times itself (the listing or the stats): each client over its own small-file
+               per_client: dict[str, int], files: int, file_size: int) -> dict[str, float]:
+        """A test glmodel times itself (the listing, the stats or the reads): each client over its own small-file
         directories, all clients at once; files/s per client."""
         scripts = {h.address: (listing_script(dirs[h.address], per_client[h.address]) if test == "file_list" else
-                               stat_script(dirs[h.address], per_client[h.address], files)) for h in clients}
+                               cold_script(dirs[h.address], per_client[h.address], files, file_size, test))
+                   for h in clients}
         results = ex.run_many(list(scripts), lambda a: shell(scripts[a]), timeout=600)
         return {a: parse_timed(res.stdout, a, files * per_client[a], test.replace("_", " "))
                 for a, res in results.items()}
@@ -189,5 +191,5 @@ class FioEngine:
     def overhead_seconds(self, workload: Workload, first_test_s: float) -> float:
         # servers up and down, and a file operation's round trips per small file (the data is counted apart)
         files = workload.files * workload.threads * len(workload.file_tests)
-        cold = COLD_WAIT_S if "file_stat" in workload.tests else 0.0
+        cold = COLD_WAIT_S * len({"file_stat", "file_read"} & set(workload.tests))
         return FIO_STARTUP_S * len(fio_runs(workload)) + files * FILE_OP_S + cold

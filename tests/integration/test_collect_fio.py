@@ -54,6 +54,9 @@ def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, t
     store, run, trials = _done_run(lab, tmp_path, PLAN)
     with open_store(store, create=False) as st:
         listings = [st.raw_output(t.id, "listing") or "" for t in trials]
+        # the stats and the small reads are glmodel's own, each client's figure kept as it timed it
+        cold = [(st.raw_output(t.id, "file_stats") or "") + (st.raw_output(t.id, "file_reads") or "")
+                for t in trials]
         frame = trial_frame(st, "fioci@lab")
     assert len(trials) == 2
     clients = [node_ip(n) for n in (1, 2, 3)]
@@ -77,6 +80,8 @@ def test_fio_campaign_stores_every_metric_with_iops_and_latency(lab: LabState, t
         argv = " ".join(t.argv)
         assert all(f"--client=ip:{c},8765" in argv for c in clients), argv
         assert all(f"{c}: " in listing for c in clients), listing
+    for timed in cold:
+        assert all(timed.count(f"{c}: ") == 2 for c in clients), timed
     assert set(SMALL) <= set(frame.columns) and frame["file_create"].gt(0).all() and len(frame) == 2
     assert frame["files"].eq(FILES).all()
     assert lab_processes(lab, r"fio --server") == []  # none is left listening on any node

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, fio_runs, job_file, listing_script,
-                                          parse_client_json, parse_timed, server_address, stat_script, timed_before)
+                                          parse_client_json, parse_timed, server_address, cold_script, timed_before)
 from gluster_model.bench.workload import Workload
 from gluster_model.errors import ParseError
 
@@ -39,10 +39,10 @@ def test_small_file_tests_need_fio_and_start_with_create() -> None:
     assert fio_runs(w) == [("fio", ["write", "file_create"]), ("fio_after_listing", ["file_delete"])]
     # the stats are glmodel's too, timed before the run after them, as the listing is
     every = Workload(engine="fio", tests=["file_create", "file_stat", "file_list", "file_read", "file_delete"])
-    assert fio_metrics(every) == ["file_create", "file_read", "file_delete"]
-    assert fio_runs(every) == [("fio", ["file_create"]), ("fio_after_stat", []),
-                               ("fio_after_listing", ["file_read", "file_delete"])]
-    assert [timed_before(r) for r, _ in fio_runs(every)] == [None, "file_stat", "file_list"]
+    assert fio_metrics(every) == ["file_create", "file_delete"]
+    assert fio_runs(every) == [("fio", ["file_create"]), ("fio_after_stat", []), ("fio_after_listing", []),
+                               ("fio_after_read", ["file_delete"])]
+    assert [timed_before(r) for r, _ in fio_runs(every)] == [None, "file_stat", "file_list", "file_read"]
     assert fio_runs(Workload(engine="fio", tests=["file_create", "file_list"])) == [
         ("fio", ["file_create"]), ("fio_after_listing", [])]  # the listing is timed after the first run
     # a shared read waits for every client's write: a run of its own from the first shared read on
@@ -156,7 +156,7 @@ def test_real_fio_figures_per_metric_and_client(tmp_path: Path, servers: tuple[i
     assert kept["file_create"][1] == "files/s" and kept["write"][1] == "kB/s"
     assert kept["file_create.iops"][1] == "op/s"
     assert kept["read.p99_us"][0] >= kept["read.p50_us"][0] > 0
-    lo, hi = kept["file_read"][2], kept["file_read"][3]
+    lo, hi = kept["file_delete"][2], kept["file_delete"][3]
     assert lo is not None and hi is not None and lo <= hi
     # a client that reported nothing is named
     with pytest.raises(ParseError, match="no write figure from 10.9.9.9"):
@@ -219,26 +219,32 @@ def test_listing_counts_and_times_every_file(tmp_path: Path) -> None:
         parse_timed("ls: cannot access", "c1", 1, "file listing")
 
 
-def test_stats_wait_then_reach_every_file_by_name_without_listing(tmp_path: Path) -> None:
-    """The cold stats: each thread's files by name (a missing one is not counted, and the count names it), after
-    the wait asked for; never a listing of the files' directories (its readdirp would fill md-cache)."""
+def test_stats_and_reads_wait_then_reach_every_file_by_name_without_listing(tmp_path: Path) -> None:
+    """The cold stats and reads: each thread's files by name (a missing one is not counted, and the count names
+    it), after the wait asked for; never a listing of the files' directories (its readdirp would fill md-cache).
+    A read counts whole files by the bytes read."""
     for k in range(3):
         (tmp_path / f"10.0.0.5.files.{k}").mkdir()
         for i in range(12):
-            (tmp_path / f"10.0.0.5.files.{k}" / f"f.{i}").write_text("x")
-    script = stat_script(str(tmp_path), 3, 12, wait_s=0.3)
-    assert "ls " not in script and "find " not in script and "sleep 0.3;" in script
-    start = time.monotonic()
-    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
-    assert time.monotonic() - start >= 0.3
-    assert parse_timed(out, "c1", 36, "file stats") > 0
+            (tmp_path / f"10.0.0.5.files.{k}" / f"f.{i}").write_text("x" * 100)
+    for test in ("file_stat", "file_read"):
+        script = cold_script(str(tmp_path), 3, 12, 100, test, wait_s=0.3)
+        assert "ls " not in script and "find " not in script and "sleep 0.3;" in script
+        start = time.monotonic()
+        out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
+        assert time.monotonic() - start >= 0.3
+        assert parse_timed(out, "c1", 36, test) > 0, test
     (tmp_path / "10.0.0.5.files.1" / "f.7").unlink()
-    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
-    with pytest.raises(ParseError, match="reached 35 of the 36 files") as err:
-        parse_timed(out, "c1", 36, "file stats")
-    assert err.value.host == "c1"
+    for test in ("file_stat", "file_read"):
+        out = subprocess.run(["sh", "-c", cold_script(str(tmp_path), 3, 12, 100, test, wait_s=0)],
+                             capture_output=True, text=True, check=True).stdout
+        with pytest.raises(ParseError, match="reached 35 of the 36 files") as err:
+            parse_timed(out, "c1", 36, test)
+        assert err.value.host == "c1"
     # file numbers past a million stay names fio gives (f.1000000, not f.1e+06)
-    assert "seq -f 'f.%.0f' 0 1199999" in stat_script("/d", 1, 1_200_000)
+    assert "seq -f 'f.%.0f' 0 1199999" in cold_script("/d", 1, 1_200_000, 4096)
+    with pytest.raises(ValueError, match="a stat or a read"):
+        cold_script("/d", 1, 1, 1, "file_delete")
 
 
 def test_fio_2_json_without_bw_bytes_and_clat_ns_reads_the_same() -> None:
