@@ -351,16 +351,15 @@ def judge(domain: Domain, configs: Sequence[Mapping[str, InputValue]], metric: s
     return bases, flags, at
 
 
-def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, InputValue]], bases: Sequence[Basis], metric: str,
-                stage_names: Sequence[str] = STAGES) -> dict[int, tuple[str, ...]]:
+def upgrades_of(domain: Domain, configs: Sequence[Mapping[str, InputValue]], bases: Sequence[Basis], metric: str
+                ) -> dict[int, tuple[str, ...]]:
     """The candidates that leave the measured data only by a faster link or disk than the baseline's: index →
     the stage inputs it raises. A candidate qualifies when the data varied each input it raises (so how
     throughput follows that resource was measured, if only below), with those inputs put back to the
     baseline's it is inside the data (measured or interpolated), and the baseline itself is inside. The
-    resources are those that feed a stage of the model (``stage_names``): links and disks, and a CPU or a round
-    trip where the model has that stage; and those that feed none of its stages (a link for a stat, which moves no
-    bytes): a resource acts through the stages only, never as a main effect, so raising one no stage uses leaves
-    every stage where it was."""
+    resources are every one a stage can use (``RESOURCE_STAGES``), whether or not the model has that stage: a
+    resource acts through the stages only, never as a main effect, so raising one that no stage of the model uses
+    (a link for a stat, which moves no bytes) leaves every stage where it was."""
     if not configs or bases[0] == "extrapolated":
         return {}
     names = {f.name for f in domain.inputs} & set(RESOURCE_STAGES)
@@ -622,7 +621,7 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         has_stages = "bottleneck" in mf.models(metric)
         stage_names: Sequence[str] = (getattr(mf.model(metric, "bottleneck"), "stages", STAGES) if has_stages
                                       else STAGES)
-        upgrades = upgrades_of(domain, configs, bases, metric, stage_names) if has_stages else {}
+        upgrades = upgrades_of(domain, configs, bases, metric) if has_stages else {}
         answer_with = use or ("bottleneck" if upgrades else None)
         if upgrades and use is None:
             notes.append(f"{metric}: answered by the bottleneck model, as {len(upgrades)} candidate(s) upgrade a "
