@@ -89,3 +89,17 @@ def run_rtt(executor: Executor, progress: Callable[[str], None] | None = None) -
         else:
             out += parse_probe(client, [s for s, _ in pairs], results[client].stdout)
     return out
+
+
+def delay_missing(measured: list[Measured], delay_us: int) -> str | None:
+    """What is wrong where a delay of ``delay_us`` on every host is missing from the round trips measured (its
+    delayer ended, or a host kept its packets from it), or None. A packet each way is held, so twice the delay
+    is the least a round trip can take; under 1.5 times it (a pair only one of whose hosts holds its packets has
+    about one delay) the setting would be measured without its delay."""
+    short = [m for m in measured if m.test == "rtt" and m.value is not None and m.value * 1000 < 1.5 * delay_us]
+    if not short:
+        return None
+    m = short[0]
+    return (f"{m.host} -> {m.target}: round trip {m.value:.3g} ms with {delay_us} us added to every packet a "
+            f"host receives (at least {2 * delay_us / 1000:.3g} ms); {len(short)} of {len(measured)} pair(s) lack "
+            "the delay: is the packet delayer (python3, `glmodel-delay`) running on each host?")

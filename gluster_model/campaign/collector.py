@@ -23,7 +23,7 @@ from ..bench.engine import Measured, TrialEngine, TrialRequest
 from ..bench.engines import TRIAL_ENGINES
 from ..bench.fio import HostDisks, brick_hosts, host_disks, run_disk
 from ..bench.iperf import NET_AT_LIMIT, link_limits, run_iperf, unheld_pairs
-from ..bench.rtt import run_rtt
+from ..bench.rtt import delay_missing, run_rtt
 from ..bench.metrics import show_stored
 from ..bench.workload import Workload
 from ..config.cluster import ClusterSpec
@@ -33,7 +33,9 @@ from ..gluster.apply import (apply_volume, brick_status, heal_pending, remount, 
 from ..gluster.cli import GlusterVersion
 from ..gluster.space import brick_free, shortfall
 from ..gluster.volume import VolumeConfig, VolumePlan, client_keeps_file_data, plan_volume
+from ..hardware.emulation import EmulationError
 from ..hardware.facts import HostFacts
+from ..hardware.knobs.latency import parse_delay
 from ..plan.factors import RunSpec
 from ..plan.file import Expanded, PlanFile
 from ..plan.protocol import next_step
@@ -358,7 +360,9 @@ class Collector:
                 reason = (f"{BESIDE}{len(short)} of {len(matrix.pairs)} pair(s) crossed no link at "
                           f"{NET_AT_LIMIT:.0%} of its limit")
                 return [replace(m, error=m.error or reason) for m in matrix.measured()]
-            return [*matrix.measured(), *run_rtt(self.ex, progress=self.report.status)]
+            rtt = run_rtt(self.ex, progress=self.report.status)
+            self._delay_taken(rtt)
+            return [*matrix.measured(), *rtt]
 
         if "network" in kinds:
             found += again("network baseline", network)
@@ -367,6 +371,17 @@ class Collector:
                                                                             where=where, beside=beside)
                                                      for m in brick.measured()])
         return found
+
+    def _delay_taken(self, rtt: list[Measured]) -> None:
+        """Refuse a setting whose added latency the measured round trips do not have (its delayer ended, or a
+        host kept its packets from it): its runs would be stored under a delay they were measured without."""
+        text = dict(self.setting or ()).get("latency")
+        us = parse_delay(text) if text is not None else None
+        if us is None:
+            return
+        wrong = delay_missing(rtt, us)
+        if wrong:
+            raise EmulationError(wrong)
 
     # -- one run --------------------------------------------------------------------------------------------
     def _run_one(self, run_id: int, run: RunSpec, points: dict[str, str]) -> tuple[str, float, int]:

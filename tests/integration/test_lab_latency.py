@@ -3,11 +3,16 @@ its namespace), round trips measured by TCP connects between nodes, and nothing 
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from gluster_model.hardware.delayer import input_rule
+from gluster_model.bench.rtt import delay_missing, run_rtt
+from gluster_model.hardware.delayer import STATUS_EVERY_S, input_rule
 from gluster_model.lab import LabState
 from gluster_model.lab.lifecycle import lab_pids
 from gluster_model.lab.netns import NIC, in_netns
@@ -44,6 +49,14 @@ def _rtt_ms(lab: LabState, src: int, dst: int) -> float:
     argv = in_netns(lab.nodes[src - 1].netns, [sys.executable, "-c", _RTT, lab.nodes[dst - 1].address,
                                                str(lab.ssh_port)])
     return float(subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout)
+
+
+def _status(path: Path) -> dict[str, float]:
+    """A delayer's status file, once it has written one (every few seconds while it runs)."""
+    deadline = time.monotonic() + 3 * STATUS_EVERY_S
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return dict(json.loads(path.read_text()))
 
 
 def _rules(lab: LabState, index: int) -> str:
@@ -106,6 +119,20 @@ def test_on_a_cluster_the_delay_is_emulated_recorded_and_restored(lab: LabState,
             assert len(lab_processes(lab, r"emulation-10\.213\.\d+\.\d\.delayer\.py --queue")) == len(lab.nodes)
             check = glmodel("check", "--cluster", str(cf), timeout=300)
             assert "packet delay on eth0" in check.stdout + check.stderr
+            # Each delayer holds a packet from the kernel's receive stamp (every packet carries one once the
+            # delayer asks for timestamps), and says how late beyond 1 ms it let them through.
+            for node in lab.nodes:
+                status = records / f"emulation-{node.address}.delayer.status"
+                seen = _status(status)
+                assert seen["delay_us"] == 1000 and seen["packets"] > 0, seen
+                assert seen["stamped"] >= 0.99 * seen["packets"], seen
+                assert 0 <= seen["late_us_mean"] < 1000, seen  # a wake-up late by a whole delay is no emulation
+            # A delayer gone leaves its node's packets undelayed (the rule's --queue-bypass): the campaign's
+            # round trips show it, and the setting is refused, naming a pair.
+            pid = int((records / f"emulation-{lab.nodes[0].address}.delayer.pid").read_text())
+            os.kill(pid, signal.SIGKILL)
+            said = delay_missing(run_rtt(ex), 1000)
+            assert said is not None and lab.nodes[0].address in said.split(":")[0], said
         finally:
             restore(ex)
     assert _rtt_ms(lab, 1, 2) < 1.0

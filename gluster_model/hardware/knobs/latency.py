@@ -28,7 +28,9 @@ from ...processes import terminate_script
 from ..knob import Argv, HostStep, Knob, KnobValue, whole
 
 MAX_DELAY_US = 1_000_000  # a second each way: beyond any network a Gluster volume spans
-SCRIPT, PIDFILE = "delayer.py", "delayer.pid"  # the knob's files on a host, after its files' prefix
+# the knob's files on a host, after its files' prefix: the delayer's source, its process id, how late it let
+# packets through (``delayer.write_status``)
+SCRIPT, PIDFILE, STATUSFILE = "delayer.py", "delayer.pid", "delayer.status"
 
 
 def parse_delay(text: str) -> int | None:
@@ -65,12 +67,12 @@ def _stop(nic: str, files: str) -> Argv:
     """One command that takes away the delay this knob made (the rule first, then the delayer and its files);
     it finds nothing to do where there is none."""
     rule = shlex.join(delayer.input_rule(nic))
-    s, p = shlex.quote(files + SCRIPT), shlex.quote(files + PIDFILE)
+    s, p, st = (shlex.quote(files + f) for f in (SCRIPT, PIDFILE, STATUSFILE))
     # the delayer ends within its loop's 0.2 s wait after SIGTERM; wait for it (up to 5 s)
     end = terminate_script('"$pid"', kill=False)
     return ["sh", "-c", f"while iptables -D {rule} 2>/dev/null; do :; done; pid=$(cat {p} 2>/dev/null); "
                         f'if [ -n "$pid" ]; then {end}; fi; '
-                        f"rm -f {p} {s}"]
+                        f"rm -f {p} {s} {st} {st}.tmp"]
 
 
 def _apply(value: KnobValue, nic: str, files: str) -> list[Argv]:
@@ -79,15 +81,19 @@ def _apply(value: KnobValue, nic: str, files: str) -> list[Argv]:
     us = whole("latency", value)
     if us is None:
         return [_stop(nic, files)]
-    s, p = shlex.quote(files + SCRIPT), shlex.quote(files + PIDFILE)
+    s, p, st = (shlex.quote(files + f) for f in (SCRIPT, PIDFILE, STATUSFILE))
     source = Path(delayer.__file__).read_text()
     return [_stop(nic, files),
             ["sh", "-c", f"umask 077 && rm -f {p} && printf '%s' {shlex.quote(source)} > {s}"],
             ["sh", "-c", f"setsid nohup python3 {s} --queue {delayer.QUEUE} --delay-us {us} --ready {p} "
-                         f"</dev/null >/dev/null 2>&1 &"],
+                         f"--status {st} </dev/null >/dev/null 2>&1 &"],
             ["sh", "-c", f"i=0; while [ ! -s {p} ]; do i=$((i+1)); if [ $i -gt 100 ]; then echo 'the packet "
                          f"delayer (python3) did not start' >&2; exit 1; fi; sleep 0.1; done"],
-            ["iptables", "-A", *delayer.input_rule(nic)]]
+            ["iptables", "-A", *delayer.input_rule(nic)],
+            # a delayer that ended after binding its queue would leave the rule passing packets undelayed
+            # (--queue-bypass): the setting would be measured without its delay
+            ["sh", "-c", f"sleep 0.3; kill -0 \"$(cat {p})\" 2>/dev/null || {{ echo 'the packet delayer "
+                         f"(python3) ended after it started: packets would pass undelayed' >&2; exit 1; }}"]]
 
 
 def _restore(was: str, nic: str, files: str) -> list[Argv]:
