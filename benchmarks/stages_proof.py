@@ -57,7 +57,9 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_binding_intervals": ("iops_cpu_shared_16k", "cpu_shared_write"),
          # stats timed by glmodel past the clients' attribute caches, and a stat's round-trip stage fitted on
          # folds of two settings (7b9e091, 05:31 UTC; the model's form otherwise 37bd377's)
-         "stages_cold_stats": ("round_trip_stat", "round_trip_stat_4k")}
+         "stages_cold_stats": ("round_trip_stat", "round_trip_stat_4k"),
+         # the same form (7129770), the lab's delay held from each packet's receive stamp (1179e73, 08:07 UTC)
+         "stages_stamped_delays": ("round_trip_short", "round_trip_short_4k")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
