@@ -181,12 +181,13 @@ def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
     assert "POST HOC" not in table[0]
     # the stages proofs, a row of their own per form and metric family, counted here from verify's own JSON files
     unit = {"write": "MB/s", "read": "MB/s", "random_write": "IOPS", "random_read": "IOPS", "file_create": "files/s",
-            "file_stat": "files/s"}
+            "file_stat": "files/s", "file_read": "files/s"}
     forms = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
              "stages_from_below": ("iops_8k", "iops_cpu", "round_trip_8k", "link_700"),
              "stages_under_load": ("iops_cpu_shared",), "stages_signed_folds": ("iops_cpu_shared_8k", "cpu_shared_seq"),
              "stages_binding_intervals": ("iops_cpu_shared_16k", "cpu_shared_write"),
-             "stages_cold_stats": ("round_trip_stat", "round_trip_stat_4k")}
+             "stages_cold_stats": ("round_trip_stat", "round_trip_stat_4k"),
+             "stages_stamped_delays": ("round_trip_short", "round_trip_short_4k")}
     shipped = {f.name.removesuffix("-verify.json") for f in (ROOT / "data" / "stages_proof").glob("*-verify.json")}
     assert shipped <= {t for todays in forms.values() for t in todays}
     for form, todays in forms.items():
