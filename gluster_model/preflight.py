@@ -17,6 +17,7 @@ from typing import Any
 from .config.cluster import Host
 from .hardware.cpu_share import machine_notes
 from .hardware.emulation import describe_record, record_path, status_script
+from .hardware.knobs.latency import STATUSFILE as DELAYER_STATUS
 from .hardware.facts import HostFacts
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
 from .gluster.cli import GlusterCommandError, gluster_argv, parse_peer_status_xml, parse_version
@@ -67,9 +68,10 @@ class HostReport:
         return [c for c in self.checks if not c.ok]
 
 
-def probe_script(host: Host, record: str | None = None) -> str:
+def probe_script(host: Host, record: str | None = None, delayer_status: str | None = None) -> str:
     """A POSIX sh script that prints every fact `check` needs about one host, in marked sections (with
-    ``record``, also how many undo commands of emulated hardware the host holds there)."""
+    ``record``, also how many undo commands of emulated hardware the host holds there, and with
+    ``delayer_status`` how late an emulated delay's delayer has let packets through)."""
     parts = [
         section("kernel", ["uname", "-r"]),
         section("boot", ["cat", "/proc/sys/kernel/random/boot_id"]),
@@ -83,7 +85,7 @@ def probe_script(host: Host, record: str | None = None) -> str:
         *(section(t.name, ["sh", "-c", t.script]) for t in host_tools(host)),
     ]
     if record is not None:
-        parts.append(section("emulation", ["sh", "-c", status_script(record)]))
+        parts.append(section("emulation", ["sh", "-c", status_script(record, delayer_status)]))
     if host.is_server:
         parts += [
             section("gluster", ["gluster", "--version"]),
@@ -299,7 +301,8 @@ def run_check(executor: Executor, *, min_free_bytes: int = 1 << 30,
 
     def probe(address: str) -> HostReport:
         host = by_addr[address]
-        result = executor.run(address, shell(probe_script(host, record_path(cluster, host))), timeout=120,
+        status = cluster.emulation_file(address, "") + DELAYER_STATUS
+        result = executor.run(address, shell(probe_script(host, record_path(cluster, host), status)), timeout=120,
                               check=False)
         sections = parse_probe_output(result.stdout, address)
         rep = judge_host(host, sections, servers, min_free_bytes)

@@ -117,10 +117,33 @@ def restore_script(record: str) -> str:
             f"else echo none; fi")
 
 
-def status_script(record: str) -> str:
-    """Shell text that prints the recorded undo commands, one a line (nothing: nothing emulated on the host)."""
+DELAYER_LINE = "# delayer: "  # before a running delayer's status in what ``status_script`` prints
+
+
+def status_script(record: str, delayer_status: str | None = None) -> str:
+    """Shell text that prints the recorded undo commands, one a line (nothing: nothing emulated on the host),
+    and, where ``delayer_status`` (the latency knob's status file) exists, one ``DELAYER_LINE`` with it."""
     r = shlex.quote(record)
-    return f"if [ -f {r} ]; then cat {r}; fi"
+    text = f"if [ -f {r} ]; then cat {r}; fi"
+    if delayer_status is not None:
+        d = shlex.quote(delayer_status)
+        text += f"; if [ -f {d} ]; then printf '\\n%s%s\\n' {shlex.quote(DELAYER_LINE)} \"$(cat {d})\"; fi"
+    return text
+
+
+def delayer_words(line: str) -> str:
+    """A delayer's status (``hardware.delayer.write_status``) in words: "held 1ms, 53 us late a packet on average
+    over 100,362"; empty where the line is not one."""
+    import json
+
+    from .knobs.latency import show_delay
+
+    try:
+        d = json.loads(line.removeprefix(DELAYER_LINE))
+        delay, packets, late = int(d["delay_us"]), int(d["packets"]), float(d["late_us_mean"])
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return f"held {show_delay(delay)}, {late:.0f} us late a packet on average over {packets:,}"
 
 
 _GROUP = re.compile(r"rmdir \S*/(glmodel-emu-[A-Za-z0-9-]+)")
@@ -130,15 +153,17 @@ _THROTTLED = re.compile(r"(\d+:\d+) 0\b.*blkio\.throttle")  # an undo line: the 
 
 def describe_record(text: str) -> tuple[int, str]:
     """(how many undo commands, what they put back in words) from a host's record (pure): "link shaping on eth0;
-    disk throttle on 7:3; RAM/CPU group glmodel-emu-10-0-0-2"."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    packet delay on eth0 (held 1ms, 53 us late a packet on average over 100,362); disk throttle on 7:3; RAM/CPU
+    group glmodel-emu-10-0-0-2" (the delayer's figures where ``status_script`` printed its status)."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(DELAYER_LINE)]
+    held = [w for ln in text.splitlines() if ln.startswith(DELAYER_LINE) and (w := delayer_words(ln))]
     nics = [ln.split(" dev ", 1)[1].split()[0] for ln in lines if ln.startswith("tc qdisc del dev ") and
             ln.endswith(" root")]
     disks = list(dict.fromkeys(m.group(1) for ln in lines if (m := _THROTTLED.search(ln))))
     groups = list(dict.fromkeys(m.group(1) for ln in lines if (m := _GROUP.search(ln))))
     delayed = list(dict.fromkeys(m.group(1) for ln in lines if (m := _DELAYED.search(ln))))
     words = [f"link shaping on {', '.join(nics)}"] if nics else []
-    words += [f"packet delay on {', '.join(delayed)}"] if delayed else []
+    words += [f"packet delay on {', '.join(delayed)}" + (f" ({held[0]})" if held else "")] if delayed else []
     words += [f"disk throttle on {', '.join(disks)}"] if disks else []
     words += [f"RAM/CPU group {', '.join(groups)}"] if groups else []
     return len(lines), "; ".join(words)

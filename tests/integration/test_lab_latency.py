@@ -117,8 +117,6 @@ def test_on_a_cluster_the_delay_is_emulated_recorded_and_restored(lab: LabState,
             assert said == {n.address: "packets received on eth0 held 1ms" for n in lab.nodes}
             assert all(2.0 <= r < SLOW_MS for r in (_rtt_ms(lab, 1, 2), _rtt_ms(lab, 2, 3))), "no delay"
             assert len(lab_processes(lab, r"emulation-10\.213\.\d+\.\d\.delayer\.py --queue")) == len(lab.nodes)
-            check = glmodel("check", "--cluster", str(cf), timeout=300)
-            assert "packet delay on eth0" in check.stdout + check.stderr
             # Each delayer holds a packet from the kernel's receive stamp (every packet carries one once the
             # delayer asks for timestamps), and says how late beyond 1 ms it let them through.
             for node in lab.nodes:
@@ -127,6 +125,10 @@ def test_on_a_cluster_the_delay_is_emulated_recorded_and_restored(lab: LabState,
                 assert seen["delay_us"] == 1000 and seen["packets"] > 0, seen
                 assert seen["stamped"] >= 0.99 * seen["packets"], seen
                 assert 0 <= seen["late_us_mean"] < 1000, seen  # a wake-up late by a whole delay is no emulation
+            # `check` says what is still emulated on each host, and how late its delayer has been
+            check = glmodel("check", "--cluster", str(cf), timeout=300)
+            assert "packet delay on eth0 (held 1ms, " in check.stdout + check.stderr, check.stdout[-2000:]
+            assert "us late a packet on average over" in check.stdout + check.stderr
             # A delayer gone leaves its node's packets undelayed (the rule's --queue-bypass): the campaign's
             # round trips show it, and the setting is refused, naming a pair.
             pid = int((records / f"emulation-{lab.nodes[0].address}.delayer.pid").read_text())

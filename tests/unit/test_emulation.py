@@ -34,6 +34,27 @@ def test_the_record_is_written_before_the_change_and_restore_runs_it_once(tmp_pa
     assert marks.read_text().count("undone") == 2
 
 
+def test_check_says_how_late_a_running_delayer_has_been(tmp_path: Path) -> None:
+    """A record whose delay's delayer is running: its status (``delayer.write_status``) is read with the record
+    and said beside the delay, not counted as an undo command; a garbled or missing status says nothing more."""
+    from gluster_model.hardware import delayer
+    from gluster_model.hardware.emulation import DELAYER_LINE, delayer_words
+
+    record = tmp_path / "emulation-10.0.0.1.undo"
+    record.write_text("iptables -D INPUT -i eth0 -j NFQUEUE --queue-num 27182 --queue-bypass")  # no newline
+    status = tmp_path / "emulation-10.0.0.1.delayer.status"
+    late = delayer.Lateness()
+    for s in (0.00005, 0.00006):
+        late.add(s)
+    delayer.write_status(str(status), late, 1000)
+    count, words = describe_record(_sh(status_script(str(record), str(status))))
+    assert (count, words) == (1, "packet delay on eth0 (held 1ms, 55 us late a packet on average over 2)")
+    status.write_text("{not json")
+    assert describe_record(_sh(status_script(str(record), str(status)))) == (1, "packet delay on eth0")
+    assert describe_record(_sh(status_script(str(record), str(tmp_path / "gone")))) == (1, "packet delay on eth0")
+    assert delayer_words(DELAYER_LINE + '{"delay_us": 500}') == ""
+
+
 def test_a_change_runs_after_its_record(tmp_path: Path) -> None:
     record = str(tmp_path / "r" / "x.undo")
     done = tmp_path / "done"
