@@ -63,19 +63,6 @@ def plan(delays: list[str]) -> dict[str, Any]:
             "baselines": {"iperf": {"seconds": 2, "omit": 0}, "disk": False}}
 
 
-def plain_cluster(lab: Path, out: Path, records: Path) -> Path:
-    """The lab as a user's cluster: no lab state to change hardware with, emulation allowed."""
-    data = yaml.safe_load((lab / "lab.yaml").read_text())
-    del data["lab"]
-    data["name"] = "lab-plain"
-    data["ssh"]["identity_file"] = str(lab / "ssh" / "id_ed25519")
-    data["ssh"]["known_hosts"] = str(lab / "ssh" / "known_hosts")
-    data["emulation"] = {"allow": True, "record_dir": str(records)}
-    data.setdefault("hardware", {})["network"] = {"name": "2G", "gbps": 2}
-    out.write_text(yaml.safe_dump(data))
-    return out
-
-
 def watch_status(records: Path, seen: dict[tuple[str, int], dict[str, Any]], during: dict[int, list[float]],
                  stop: threading.Event) -> None:
     """Keep each delayer's last status per (file, delay) (a setting's restore removes the file), and when each
@@ -102,6 +89,7 @@ def main() -> int:
     from gluster_model.dataset import trial_frame
     from gluster_model.hardware.knobs.latency import parse_delay
     from gluster_model.lab import lab_down, lab_up
+    from gluster_model.lab.clusterfile import write_plain_cluster_file
     from gluster_model.lab.netns import in_netns
     from gluster_model.store import open_store
 
@@ -110,7 +98,8 @@ def main() -> int:
         state = lab_up(d / "lab", nodes=4, client_nodes=2, brick_size=1 << 30)
         try:
             records = d / "records"
-            cluster = plain_cluster(d / "lab", d / "plain.yaml", records)
+            cluster = write_plain_cluster_file(d / "lab", d / "plain.yaml", records, name="lab-plain",
+                                               network={"name": "2G", "gbps": 2})
             (d / "plan.yaml").write_text(yaml.safe_dump(plan(delays)))
             server, client = state.nodes[0], state.nodes[-1]
             probe = subprocess.Popen(in_netns(client.netns, ["python3", "-c", PROBE, server.address]),

@@ -20,22 +20,10 @@ for t in "${todays[@]}"; do case $t in iops*) backing=ext4 ;; esac; done
 [ -e "$lab/lab.yaml" ] || "$glmodel" lab up --nodes 4 --client-nodes 2 --backing "$backing" --dir "$lab"
 plain=$out/plain.yaml
 # the lab as a user's cluster: no lab state to change hardware with, emulation allowed, a veth's speed given
-"$python" - "$lab" "$plain" "$out/records" <<'PY'
-import sys
-from pathlib import Path
-
-import yaml
-
-lab, plain, records = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-data = yaml.safe_load((lab / "lab.yaml").read_text())
-del data["lab"]
-data["name"] = "lab-plain"
-data["ssh"]["identity_file"] = str(lab / "ssh" / "id_ed25519")
-data["ssh"]["known_hosts"] = str(lab / "ssh" / "known_hosts")
-data["emulation"] = {"allow": True, "record_dir": records}
-data.setdefault("hardware", {})["network"] = {"name": "2G", "gbps": 2}
-plain.write_text(yaml.safe_dump(data))
-PY
+"$python" -c 'import sys; from pathlib import Path
+from gluster_model.lab.clusterfile import write_plain_cluster_file
+write_plain_cluster_file(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], name="lab-plain",
+                         network={"name": "2G", "gbps": 2})' "$lab" "$plain" "$out/records"
 plan=$here/experiments/upgrade_proof/plan_stages.yaml
 for today in "${todays[@]}"; do
   store=$out/$today.db

@@ -16,7 +16,7 @@ from typing import Any
 
 from .config.cluster import Host
 from .hardware.cpu_share import machine_notes
-from .hardware.emulation import describe_record, record_path, status_script
+from .hardware.emulation import describe_record, knob_files, record_path, status_script
 from .hardware.knobs.latency import STATUSFILE as DELAYER_STATUS
 from .hardware.facts import HostFacts
 from .errors import ConfigError, ConnectError, GlmodelError, HostKeyError, MultiHostError, ParseError, RemoteError
@@ -301,7 +301,7 @@ def run_check(executor: Executor, *, min_free_bytes: int = 1 << 30,
 
     def probe(address: str) -> HostReport:
         host = by_addr[address]
-        status = cluster.emulation_file(address, "") + DELAYER_STATUS
+        status = knob_files(cluster, address) + DELAYER_STATUS
         result = executor.run(address, shell(probe_script(host, record_path(cluster, host), status)), timeout=120,
                               check=False)
         sections = parse_probe_output(result.stdout, address)

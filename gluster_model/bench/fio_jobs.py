@@ -53,17 +53,19 @@ PERCENTILES = {"p50": "50.000000", "p99": "99.000000"}
 SHARED_METRICS = frozenset({"read", "random_read"})
 
 
-# the tests glmodel times between fio's runs, and the name each fio run after one is kept as
-TIMED: dict[str, str] = {"file_stat": "fio_after_stat", "file_list": "fio_after_listing",
-                         "file_read": "fio_after_read"}
+# the tests glmodel times between fio's runs: (the name its per-client figures are kept as, the name the fio run
+# after it is kept as)
+TIMED: dict[str, tuple[str, str]] = {"file_stat": ("file_stats", "fio_after_stat"),
+                                     "file_list": ("listing", "fio_after_listing"),
+                                     "file_read": ("file_reads", "fio_after_read")}
 # Gluster's md-cache-timeout and the FUSE mount's attribute and entry timeouts are 1 s by default: a stat this long
 # after the last operation on a file pays its round trips
 COLD_WAIT_S = 2.5
 
 
 def fio_metrics(workload: Workload) -> list[str]:
-    """The metrics fio measures for a workload, in the order they run (no re-tests: fio has none; ``file_stat``
-    and ``file_list`` are timed by glmodel between fio's runs)."""
+    """The metrics fio measures for a workload, in the order they run (no re-tests: fio has none; the tests in
+    ``TIMED`` are timed by glmodel between fio's runs)."""
     return [m for t in workload.tests for m in TEST_METRICS[t] if m not in RETESTS and t not in TIMED]
 
 
@@ -76,7 +78,7 @@ def fio_runs(workload: Workload) -> list[tuple[str, list[str]]]:
     runs: list[tuple[str, list[str]]] = [("fio", [])]
     for test in workload.tests:
         if test in TIMED:
-            runs.append((TIMED[test], []))
+            runs.append((TIMED[test][1], []))
             continue
         for metric in TEST_METRICS[test]:
             if metric in RETESTS:
@@ -89,7 +91,7 @@ def fio_runs(workload: Workload) -> list[tuple[str, list[str]]]:
 
 def timed_before(run: str) -> str | None:
     """The test glmodel times just before a fio run of this name, if any."""
-    return next((t for t, name in TIMED.items() if name == run), None)
+    return next((t for t, (_, name) in TIMED.items() if name == run), None)
 
 
 def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str],
@@ -248,8 +250,8 @@ def cold_script(directory: str, threads: int, files: int, file_size: int, test: 
 
 
 def parse_timed(text: str, host: str, expected: int, what: str) -> float:
-    """Files per second of one client's timed pass (a listing or the stats); ParseError naming the host when it
-    reached fewer files than were created."""
+    """Files per second of one client's timed pass (a listing, the stats or the reads); ParseError naming the host
+    when it reached fewer files than were created."""
     for line in text.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] == "GLMTIMED" and parts[1].isdecimal() and parts[2].isdecimal():

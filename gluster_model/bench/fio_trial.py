@@ -24,15 +24,14 @@ from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import EngineResult, TrialRequest, spread, used_clients
-from .fio_jobs import (COLD_WAIT_S, PORT, FioFigures, client_argv, fio_runs, job_file, listing_script,
-                       parse_client_json, parse_timed, server_address, cold_script, timed_before)
+from .fio_jobs import (COLD_WAIT_S, PORT, TIMED, FioFigures, client_argv, cold_script, fio_runs, job_file,
+                       listing_script, parse_client_json, parse_timed, server_address, timed_before)
 from .metrics import UNITS
 from .workload import Workload
 
 LISTEN_WAIT_S = 5.0
 FIO_STARTUP_S = 1.0  # servers started, one client run, servers ended (benchmarks/fio_overhead.py measures it)
 FILE_OP_S = 0.001  # one small-file operation through FUSE and the network (lab: about a millisecond)
-_RAW = {"file_list": "listing", "file_stat": "file_stats", "file_read": "file_reads"}  # each timed test's raw
 
 
 def _pattern(address: str, port: int) -> str:
@@ -127,7 +126,7 @@ class FioEngine:
                     if timed is not None:
                         figure = self._timed(ex, timed, clients, dirs, per_client, w.files,
                                              parse_size(w.file_size))
-                        raw[_RAW[timed]] = "\n".join(f"{a}: {v:.1f} files/s" for a, v in figure.items())
+                        raw[TIMED[timed][0]] = "\n".join(f"{a}: {v:.1f} files/s" for a, v in figure.items())
                         rates = list(figure.values())
                         metrics[timed] = sum(rates)
                         measurements.append((timed, sum(rates), UNITS[timed], min(rates), max(rates)))

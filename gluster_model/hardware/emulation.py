@@ -52,6 +52,7 @@ from .disk import (BrickDevice, devices_script, parse_devices, parse_probe, prob
 from ..units import gluster_size
 from .settings import EMULATED as EMULATED  # the plan factors a cluster can emulate
 from .knob import whole
+from .knobs.latency import status_words
 from .settings import DISK_LIMITS, STEPPED, KnobValue
 
 DISK_KNOBS = DISK_LIMITS  # knob -> its block-throttle limit (``settings.KNOB_LIST``)
@@ -120,6 +121,12 @@ def restore_script(record: str) -> str:
 DELAYER_LINE = "# delayer: "  # before a running delayer's status in what ``status_script`` prints
 
 
+def knob_files(cluster: ClusterSpec, address: str) -> str:
+    """The prefix of the files a knob set by commands keeps on a host (the delayer's source, pid and status),
+    beside the host's record."""
+    return cluster.emulation_file(address, "")
+
+
 def status_script(record: str, delayer_status: str | None = None) -> str:
     """Shell text that prints the recorded undo commands, one a line (nothing: nothing emulated on the host),
     and, where ``delayer_status`` (the latency knob's status file) exists, one ``DELAYER_LINE`` with it."""
@@ -129,21 +136,6 @@ def status_script(record: str, delayer_status: str | None = None) -> str:
         d = shlex.quote(delayer_status)
         text += f"; if [ -f {d} ]; then printf '\\n%s%s\\n' {shlex.quote(DELAYER_LINE)} \"$(cat {d})\"; fi"
     return text
-
-
-def delayer_words(line: str) -> str:
-    """A delayer's status (``hardware.delayer.write_status``) in words: "held 1ms, 53 us late a packet on average
-    over 100,362"; empty where the line is not one."""
-    import json
-
-    from .knobs.latency import show_delay
-
-    try:
-        d = json.loads(line.removeprefix(DELAYER_LINE))
-        delay, packets, late = int(d["delay_us"]), int(d["packets"]), float(d["late_us_mean"])
-    except (ValueError, KeyError, TypeError):
-        return ""
-    return f"held {show_delay(delay)}, {late:.0f} us late a packet on average over {packets:,}"
 
 
 _GROUP = re.compile(r"rmdir \S*/(glmodel-emu-[A-Za-z0-9-]+)")
@@ -156,7 +148,8 @@ def describe_record(text: str) -> tuple[int, str]:
     packet delay on eth0 (held 1ms, 53 us late a packet on average over 100,362); disk throttle on 7:3; RAM/CPU
     group glmodel-emu-10-0-0-2" (the delayer's figures where ``status_script`` printed its status)."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(DELAYER_LINE)]
-    held = [w for ln in text.splitlines() if ln.startswith(DELAYER_LINE) and (w := delayer_words(ln))]
+    held = [w for ln in text.splitlines()
+            if ln.startswith(DELAYER_LINE) and (w := status_words(ln.removeprefix(DELAYER_LINE)))]
     nics = [ln.split(" dev ", 1)[1].split()[0] for ln in lines if ln.startswith("tc qdisc del dev ") and
             ln.endswith(" root")]
     disks = list(dict.fromkeys(m.group(1) for ln in lines if (m := _THROTTLED.search(ln))))
@@ -319,7 +312,7 @@ def _host_plan(executor: Executor, address: str, rate: int | Share | None,
             reads += f'; echo "step {k}: $({step.read(nic.name)})"'
     seen = (executor.run(address, shell(f"{state_script(nic.name)}{reads}; true"), timeout=30).stdout
             if nic is not None else "")
-    files = cluster.emulation_file(address, "")  # the knobs' own files go beside the record
+    files = knob_files(cluster, address)
     for knob, value in stepped.items():  # knobs set by commands: what the host had is put back after
         step = STEPPED[knob].step
         assert step is not None and nic is not None

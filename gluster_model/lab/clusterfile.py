@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import getpass
+from collections.abc import Mapping
+from pathlib import Path
 
 from ..hardware.link import show_rate
 from .run import run
@@ -56,3 +58,25 @@ def write_cluster_file(state: LabState) -> None:
         roles = f"{len(state.server_nodes)} server(s), {len(state.client_only)} client(s) apart from them"
     header = f"# Written by `glmodel lab up`: an ordinary cluster file for the local lab ({roles}).\n"
     state.cluster_file.write_text(header + yaml.safe_dump(data, sort_keys=False))
+
+
+def write_plain_cluster_file(lab_dir: Path, out: Path, record_dir: Path | str, name: str | None = None,
+                             network: Mapping[str, object] | None = None) -> Path:
+    """Write the lab's cluster file as a user's cluster: no ``lab:`` (no lab state to change hardware with), the
+    lab's key and known hosts by absolute path, emulation allowed with its records in ``record_dir``; ``name``
+    and ``network`` (the hardware label) replace the lab's where given. The path a user's collection takes, on
+    the lab's nodes (the stages proofs, the emulation tests)."""
+    import yaml
+
+    lab_dir = lab_dir.absolute()
+    data = yaml.safe_load((lab_dir / "lab.yaml").read_text())
+    del data["lab"]
+    if name is not None:
+        data["name"] = name
+    data["ssh"]["identity_file"] = str(lab_dir / "ssh" / "id_ed25519")
+    data["ssh"]["known_hosts"] = str(lab_dir / "ssh" / "known_hosts")
+    data["emulation"] = {"allow": True, "record_dir": str(record_dir)}
+    if network is not None:
+        data.setdefault("hardware", {})["network"] = dict(network)
+    out.write_text(yaml.safe_dump(data))
+    return out

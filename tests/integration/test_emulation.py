@@ -77,15 +77,11 @@ def _shaped(lab: LabState) -> list[str]:
 
 
 def _real_cluster(lab: LabState, tmp_path: Path) -> tuple[Path, Path]:
-    data = yaml.safe_load(lab.cluster_file.read_text())
-    del data["lab"]  # to glmodel, an ordinary cluster now: no lab state to change hardware with
-    data["ssh"]["identity_file"] = str(lab.path / "ssh" / "id_ed25519")
-    data["ssh"]["known_hosts"] = str(lab.path / "ssh" / "known_hosts")
+    from gluster_model.lab.clusterfile import write_plain_cluster_file
+
     records = tmp_path / "records"
-    data["emulation"] = {"allow": True, "record_dir": str(records)}
-    cf = tmp_path / "real.yaml"
-    cf.write_text(yaml.safe_dump(data))
-    return cf, records
+    # to glmodel, an ordinary cluster now: no lab state to change hardware with
+    return write_plain_cluster_file(lab.path, tmp_path / "real.yaml", records), records
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from gluster_model.lab import LabState
+from gluster_model.lab.clusterfile import write_plain_cluster_file
 from gluster_model.lab.netns import NIC, in_netns
 from gluster_model.store import open_store
 
@@ -39,13 +40,7 @@ def test_the_mtu_knob_sets_lab_nodes_and_emulated_hosts_and_puts_back_what_they_
         assert bad.returncode == 2 and "is not an MTU" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
         # the same knob through emulation: the lab's nodes as a plain cluster's hosts
-        data = yaml.safe_load(lab.cluster_file.read_text())
-        del data["lab"]
-        data["ssh"]["identity_file"] = str(lab.path / "ssh" / "id_ed25519")
-        data["ssh"]["known_hosts"] = str(lab.path / "ssh" / "known_hosts")
-        data["emulation"] = {"allow": True, "record_dir": str(tmp_path / "records")}
-        cf = tmp_path / "plain.yaml"
-        cf.write_text(yaml.safe_dump(data))
+        cf = write_plain_cluster_file(lab.path, tmp_path / "plain.yaml", tmp_path / "records")
         plan = tmp_path / "mtu.yaml"
         plan.write_text(yaml.safe_dump({
             "name": "mtu", "factors": {"mtu": [1400], "file_size": "4MB", "record_size": "1MB", "threads": 2},

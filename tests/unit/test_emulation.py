@@ -38,7 +38,7 @@ def test_check_says_how_late_a_running_delayer_has_been(tmp_path: Path) -> None:
     """A record whose delay's delayer is running: its status (``delayer.write_status``) is read with the record
     and said beside the delay, not counted as an undo command; a garbled or missing status says nothing more."""
     from gluster_model.hardware import delayer
-    from gluster_model.hardware.emulation import DELAYER_LINE, delayer_words
+    from gluster_model.hardware.knobs.latency import status_words
 
     record = tmp_path / "emulation-10.0.0.1.undo"
     record.write_text("iptables -D INPUT -i eth0 -j NFQUEUE --queue-num 27182 --queue-bypass")  # no newline
@@ -52,7 +52,7 @@ def test_check_says_how_late_a_running_delayer_has_been(tmp_path: Path) -> None:
     status.write_text("{not json")
     assert describe_record(_sh(status_script(str(record), str(status)))) == (1, "packet delay on eth0")
     assert describe_record(_sh(status_script(str(record), str(tmp_path / "gone")))) == (1, "packet delay on eth0")
-    assert delayer_words(DELAYER_LINE + '{"delay_us": 500}') == ""
+    assert status_words('{"delay_us": 500}') == ""
 
 
 def test_a_change_runs_after_its_record(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ was asked, the round trip measured (``bench.rtt``) is what the models read.
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -55,6 +56,17 @@ def show_delay(us: int | None) -> str:
     if us is None:
         return "none"
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us / 1000:g}ms" if us % 100 == 0 else f"{us}us"
+
+
+def status_words(text: str) -> str:
+    """A delayer's status file (``delayer.write_status``) in words: "held 1ms, 53 us late a packet on average
+    over 100,362"; empty where the text is not one."""
+    try:
+        d = json.loads(text)
+        delay, packets, late = int(d["delay_us"]), int(d["packets"]), float(d["late_us_mean"])
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return f"held {show_delay(delay)}, {late:.0f} us late a packet on average over {packets:,}"
 
 
 def _read(nic: str) -> str:
