@@ -128,7 +128,9 @@ def whatif(store_path: str, today: str, out: Path) -> dict[str, Any]:
         "currency": template["currency"], "level": template["level"],
         # today named as the measured setting at the template's extremes, or by every input it measured, taken
         # whole (figures given one by one would mix today's with the model's reference setting)
-        "baseline": {"name": "today", "set": baseline, "lab": template["today"]["lab"]},
+        # and the workload asked where the template names one (a level between the plan's)
+        "baseline": {"name": "today", "set": {**baseline, **template["today"].get("workload", {})},
+                     "lab": template["today"]["lab"]},
         "candidates": [{"name": c["name"], "set": {**{k: have[k] * f for k, f in c.get("scale", {}).items()},
                                                    **({"cpu_score": have["cpu_score"] * ratios[float(c["cpu_quota"])]}
                                                       if "cpu_quota" in c else {})},
@@ -180,7 +182,7 @@ def figures(run_dir: Path, today: str, level: float = 0.9) -> dict[str, Any]:
         model.new_campaign_sd = measured_sd
         cols = with_derived(config_columns(configs), metric)
         stage = [model.stages[int(i)] for i in model.binding(cols)]
-        raw = np.exp(np.min(log_capacities(cols, metric, model.stages, model.service_s), axis=0))
+        raw = np.exp(np.min(log_capacities(cols, metric, model.stages, model.trip), axis=0))
         rule = raw * checks["today"]["measured"] / raw[0]  # the rule, anchored at today as measured
         today_measured = checks["today"]["measured"]
         rows = []

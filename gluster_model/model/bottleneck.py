@@ -110,8 +110,8 @@ from .columns import Columns, n_rows, numbers, strings
 from .features import Schema, Term, design_matrix, main_effect_terms
 from ..hardware.settings import MEASURED_INPUTS
 from . import cpu_prior
-from .physics import (ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, has_payload,
-                      model_stages, stages)
+from .physics import (ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, RoundTrip,
+                      has_payload, model_stages, stages)
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
 from ..stats.prediction import predictive_half_width
@@ -139,6 +139,13 @@ LOWER_IS_BETTER = frozenset({"network_rtt_ms"})
 # the design must have moved its input (``features.held_by_design``) and that it must not predict held-out
 # settings worse.
 SERVICE_GRID_S = (0.0, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
+# The shares of the service time tried as a client's queue (``physics.RoundTrip``), where the runs had more than
+# one number of threads a client: only then do the data say whether an operation's service runs beside the other
+# threads' (their rate grows with the threads) or waits for them (it stops growing). With one number of threads a
+# client a share is not identified: the runs below today, at longer round trips, hold any queue well under its
+# load, and each share fits them alike while answering a shorter round trip differently; 0 keeps the asymptotic
+# bound, as every model before the queue had.
+QUEUED_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SELECTION_GAIN = 0.0
 # Where a CPU or round-trip stage starts in the alternating fit: the quantiles of what its efficiency would be
 # if it bound each run (1: it just touches the fastest; lower: it binds more runs at the start).
@@ -195,12 +202,12 @@ def stage_rows(names: Sequence[str]) -> list[int]:
     return [ALL_STAGES.index(n) for n in names]
 
 
-def log_capacities(frame: Columns, metric: str, names: Sequence[str], service_s: float = 0.0) -> np.ndarray:
+def log_capacities(frame: Columns, metric: str, names: Sequence[str], trip: RoundTrip = RoundTrip()) -> np.ndarray:
     """ln of each named stage's capacity (stages × rows), +inf where the frame lacks the stage's input."""
     import numpy as np
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        out: np.ndarray = np.log(model_stages(frame, metric, service_s)[stage_rows(names)])
+        out: np.ndarray = np.log(model_stages(frame, metric, trip)[stage_rows(names)])
     return np.where(np.isnan(out), np.inf, out)
 
 
@@ -220,9 +227,15 @@ class BottleneckModel:
     new_campaign_sd: float = NEW_CAMPAIGN_SD  # the constant log SD of another campaign
     stages: tuple[str, ...] = STAGES  # the stages it fitted, in ``log_eff``'s order (the byte stages first)
     service_s: float = 0.0  # the round-trip stage's service time per operation, seconds
+    queued: float = 0.0  # the share of it that waits in the client's queue (physics.RoundTrip)
     drift: float | None = None  # mean log change of the runs measured again at the plan's end (None: not measured)
     drift_runs: int = 0
     prior_sd: float = 0.0  # log SD of an assumed CPU or round-trip stage's calibrated efficiency (0: none)
+
+    @property
+    def trip(self) -> RoundTrip:
+        """The round-trip stage's service (time and queued share)."""
+        return RoundTrip(self.service_s, self.queued)
 
     @property
     def n_params(self) -> int:
@@ -242,7 +255,7 @@ class BottleneckModel:
         """What each stage lets through for each row, MB/s: stages × rows; the prediction is their minimum."""
         import numpy as np
 
-        logc = log_capacities(frame, self.metric, self.stages, self.service_s)
+        logc = log_capacities(frame, self.metric, self.stages, self.trip)
         out: np.ndarray = np.exp(logc + np.asarray(self.log_eff)[:, None] + self._main(frame)[None, :])
         return out
 
@@ -348,6 +361,7 @@ class BottleneckModel:
                 "assumed": list(self.assumed), "coef": list(self.coef), "centre": list(self.centre),
                 "quantiles": self.quantiles, "new_campaign_per_load": self.new_campaign_per_load,
                 "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s,
+                "queued": self.queued,
                 "drift": self.drift, "drift_runs": self.drift_runs, "prior_sd": self.prior_sd}
 
     @classmethod
@@ -364,6 +378,9 @@ class BottleneckModel:
             if unknown or len(set(names)) != len(names):
                 raise ValueError(f"stages {', '.join(names)} (known: {', '.join(ALL_STAGES)})")
             service_s = float(d.get("service_s", 0.0))
+            queued = float(d.get("queued", 0.0))
+            if not 0 <= queued <= 1:
+                raise ValueError(f"queued {queued} is not a share in [0, 1]")
             drift = None if d.get("drift") is None else float(d["drift"])
             drift_runs = int(d.get("drift_runs", 0))
             prior_sd = float(d.get("prior_sd", 0.0))
@@ -388,7 +405,7 @@ class BottleneckModel:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   per_load, new_campaign_sd, names, service_s, drift, drift_runs, prior_sd)
+                   per_load, new_campaign_sd, names, service_s, queued, drift, drift_runs, prior_sd)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -608,7 +625,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     measured = np.isfinite(model_stages(frame, metric)).all(axis=1)
     base = tuple(n for i, n in enumerate(STAGES) if has_payload(metric) and measured[i])
     candidates = _candidates(frame, metric, setting, {f.name for f in schema.features})
-    chosen = _Choice(base, 0.0, math.inf)
+    chosen = _Choice(base, RoundTrip(), math.inf)
     # A candidate must beat the byte stages where those are fitted (a byte metric). A small-file rate's links and
     # disks carry at most its rate (``byte_prior``) and bind none of its runs, so its best candidate enters
     # unchallenged: judged against links fitted freely, it met a rival that explains anything moving with the
@@ -627,27 +644,27 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     if not chosen.stages:
         raise GlmodelError(f"{metric}: no stage of the bottleneck model has its inputs in every run (a stat or "
                            "a listing needs a CPU score or a round trip that the runs varied)")
-    names, service_s = chosen.stages, chosen.service_s
+    names, trip = chosen.stages, chosen.trip
     prior = byte_prior(metric)
-    terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
+    terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes)
     idle = [n for n, e in zip(names, core.log_eff) if n in OP_STAGES and not math.isfinite(e)]
     if idle and len(idle) < len(names):  # a CPU or round-trip stage that binds nothing is not the model's
         names = tuple(n for n in names if n not in idle)
-        terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
+        terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes)
     # the server CPU stage bound at one setting alone is not pinned (MIN_PINNING_SETTINGS) and has no calibrated
     # cost of its own: left out, the client CPU stage (the clients send every copy) answers for the CPU
     if "server CPU" in names and len(names) > 1:
         x = _design(frame, terms)
-        logc = log_capacities(frame, metric, names, service_s)
+        logc = log_capacities(frame, metric, names, trip)
         if _settings_bound(names.index("server CPU"), core, logc, x, setting) < MIN_PINNING_SETTINGS:
             names = tuple(n for n in names if n != "server CPU")
-            terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes)
+            terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes)
     # the client CPU stage no setting made bind, from its calibrated cost: its score then acts through it alone
     with_prior = "client CPU" not in names and cpu_prior.applies(frame, metric)
     if with_prior and any(t.feature == "cpu_score" for t in terms):
-        terms, core = _signed_fit(frame, ly, metric, names, service_s, schema, log_sizes, ("client CPU",))
+        terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes, ("client CPU",))
     x = _design(frame, terms)
-    logc = log_capacities(frame, metric, names, service_s)
+    logc = log_capacities(frame, metric, names, trip)
     optional = np.array([n in OP_STAGES for n in names])
     quantiles: dict[str, dict[str, float]] = {}
     if intervals:
@@ -660,8 +677,8 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
         quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
     names, log_eff, assumed, prior_sd = _calibrated_cpu(frame, metric, names, core, logc, x, setting, with_prior)
     model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
-                            [float(v) for v in core.centre], quantiles, stages=names, service_s=service_s,
-                            prior_sd=prior_sd)
+                            [float(v) for v in core.centre], quantiles, stages=names, service_s=trip.service_s,
+                            queued=trip.queued, prior_sd=prior_sd)
     measured = campaign_drift(frame, ly)
     if measured is not None:
         sd, model.drift, model.drift_runs = measured
@@ -694,23 +711,24 @@ def _calibrated_cpu(frame: Columns, metric: str, names: tuple[str, ...], core: _
     return names, log_eff, assumed, 0.0
 
 
-def _signed_fit(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[str, ...], service_s: float,
+def _signed_fit(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[str, ...], trip: RoundTrip,
                 schema: Schema, log_sizes: bool, assumed: tuple[str, ...] = ()) -> tuple[list[Term], _Core]:
     """The fit of a model with stages ``names`` whose resources' main effects keep their sign (``RESOURCE_SIGN``);
     the inputs of the ``assumed`` stages (not fitted) are no main effects either."""
     import numpy as np
 
-    logc = log_capacities(frame, metric, names, service_s)
+    logc = log_capacities(frame, metric, names, trip)
     optional = np.array([n in OP_STAGES for n in names])
     terms = main_effect_terms(_schema_without(schema, (*names, *assumed)), log_sizes=log_sizes)
     cols, found = _keep_signs(terms, _design(frame, terms),
-                              lambda x: (_fit_best(logc, x, ly, optional, byte_prior(metric)), math.nan, service_s))
+                              lambda x: (_fit_best(logc, x, ly, optional, byte_prior(metric)), math.nan, trip))
     assert found is not None
     return [terms[c] for c in cols], found[0]
 
 
-# A fit as the sign check takes it: (the fit, its squared error, its service time), or None where none is possible.
-_Found = tuple[_Core, float, float]
+# A fit as the sign check takes it: (the fit, its squared error, its round trip's service), or None where none is
+# possible.
+_Found = tuple[_Core, float, RoundTrip]
 
 
 def _design(frame: Columns, terms: Sequence[Term]) -> np.ndarray:
@@ -795,7 +813,7 @@ def byte_prior(metric: str) -> float | None:
 @dataclass(frozen=True)
 class _Choice:
     stages: tuple[str, ...]
-    service_s: float
+    trip: RoundTrip
     error: float  # held-out mean squared log error (in-sample where the frame names no settings)
 
 
@@ -810,14 +828,30 @@ def _wrong_sign(terms: Sequence[Term], coef: np.ndarray) -> int | None:
     return at
 
 
+def round_trip_grid(frame: Columns) -> list[RoundTrip]:
+    """The round-trip services a fit tries: ``SERVICE_GRID_S``, each with every ``QUEUED_GRID`` share where the
+    runs had two or more numbers of threads a client, else with none queued."""
+    import numpy as np
+
+    shares: tuple[float, ...] = (0.0,)
+    if "threads" in frame and "clients" in frame:
+        per_client = numbers(frame, "threads") / np.maximum(numbers(frame, "clients"), 1)
+        if len(np.unique(per_client[np.isfinite(per_client)])) >= 2:
+            shares = QUEUED_GRID
+    return [RoundTrip(s, q) for s in SERVICE_GRID_S for q in shares if s > 0 or q == 0]
+
+
 def _round_trips_too_fast(names: Sequence[str], core: _Core) -> bool:
     """Whether a fit gives the round-trip stage more than one operation per round trip and thread."""
     return "round trips" in names and core.log_eff[list(names).index("round trips")] > MAX_ROUND_TRIP_LOG_EFF + 1e-9
 
 
 def _schema_without(schema: Schema, names: Sequence[str]) -> Schema:
-    """The main effects of a model with stages ``names``: a stage's input acts through it only."""
+    """The main effects of a model with stages ``names``: a stage's input acts through it only (the round trips'
+    threads too: they are the customers of its closed network)."""
     inputs = {OP_STAGE_INPUTS[n] for n in names if n in OP_STAGE_INPUTS}
+    if "round trips" in names:
+        inputs.add("threads")
     main = main_schema(schema)
     return Schema(main.metric, tuple(f for f in main.features if f.name not in inputs), main.dropped)
 
@@ -883,21 +917,21 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
     import numpy as np
 
     optional = np.array([n in OP_STAGES for n in names])
-    grid = SERVICE_GRID_S if "round trips" in names else (0.0,)
+    grid = round_trip_grid(frame) if "round trips" in names else (RoundTrip(),)
 
     def least(x: np.ndarray) -> _Found | None:
         """The fit at the service time with the least squared error (one that carries more than one operation per
         round trip refused): (its fit, the error, the service time)."""
         best: _Found | None = None
-        for service_s in grid:
-            logc = log_capacities(frame, metric, names, service_s)
+        for trip in grid:
+            logc = log_capacities(frame, metric, names, trip)
             core = _fit_best(logc, x, ly, optional, byte_prior(metric))
             if _round_trips_too_fast(names, core):
                 continue
             pred, _ = _predict_core(core, logc, x)
             sse = float(np.sum((ly - pred) ** 2))
             if best is None or sse < best[1] - 1e-12:
-                best = (core, sse, service_s)
+                best = (core, sse, trip)
         return best
 
     terms = main_effect_terms(_schema_without(schema, names), log_sizes=log_sizes)
@@ -905,15 +939,15 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
     cols, found = _keep_signs(terms, x, least)
     terms, x = [terms[c] for c in cols], x[:, cols]
     if found is None:
-        return _Choice(names, 0.0, math.inf)
-    core, sse, service_s = found
+        return _Choice(names, RoundTrip(), math.inf)
+    core, sse, trip = found
     if setting is None:
-        return _Choice(names, service_s, sse / len(ly))
+        return _Choice(names, trip, sse / len(ly))
     # each fold starts where the fit on all settings ended: many such passes choose the stages
-    resid, _ = out_of_setting(log_capacities(frame, metric, names, service_s), x, ly, setting, optional,
+    resid, _ = out_of_setting(log_capacities(frame, metric, names, trip), x, ly, setting, optional,
                               byte_prior(metric), start=core.log_eff if optional.any() else None, terms=terms)
     ok = np.isfinite(resid)
-    return _Choice(names, service_s, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
+    return _Choice(names, trip, float(np.mean(resid[ok] ** 2)) if ok.any() else math.inf)
 
 
 def runs_of(frame: Columns) -> np.ndarray | None:
@@ -945,7 +979,7 @@ def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.
             core = (_fit_core(logc[:, ~test], xs[~test], ly[~test], start=np.where(np.isfinite(start), start, 1e6),
                               optional=optional, byte_prior=prior) if start is not None
                     else _fit_best(logc[:, ~test], xs[~test], ly[~test], optional, prior))
-            return core, math.nan, math.nan
+            return core, math.nan, RoundTrip()  # the service is in logc already
 
         cols, found = _keep_signs(terms, x, fold) if terms else (list(range(x.shape[1])), fold(x))
         assert found is not None

@@ -4,6 +4,7 @@ the servers files placed by hash reach. Pure functions of a frame's columns (num
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .columns import Columns, n_rows, numbers
@@ -203,15 +204,82 @@ def bytes_per_op(frame: Columns, metric: str) -> np.ndarray:
     return out
 
 
-def op_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray:
+@dataclass(frozen=True)
+class RoundTrip:
+    """How an operation spends its time besides its round trips: ``service_s`` seconds of service, of which the
+    share ``queued`` waits in a queue the operations of one client share (its FUSE process) and the rest runs
+    beside the others'. ``queued`` 0 is the asymptotic bound of a closed system (every thread alone)."""
+
+    service_s: float = 0.0
+    queued: float = 0.0
+
+
+def closed_throughput(customers: np.ndarray, think_s: np.ndarray, demand_s: float) -> np.ndarray:
+    """Operations a second of a closed network of ``customers`` (integers, per row) cycling through a delay of
+    ``think_s`` seconds and one queue of ``demand_s`` seconds a visit: exact mean-value analysis, R(k) = D (1 +
+    Q(k - 1)), X(k) = k / (Z + R(k)), Q(k) = X(k) R(k). With no demand, customers / think time.
+
+    References
+    ----------
+    Reiser, M., Lavenberg, S. S. (1980), "Mean-value analysis of closed multichain queuing networks", *J. ACM*
+    27(2), 313–322.
+    Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
+    Prentice-Hall, ch. 6.
+    """
+    import numpy as np
+
+    n = np.asarray(customers, dtype=float)
+    z = np.asarray(think_s, dtype=float)
+    if demand_s <= 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: np.ndarray = n / z
+        return out
+    finite = np.isfinite(n)
+    top = int(np.max(n[finite])) if finite.any() else 0
+    queue = np.zeros(len(n))
+    x = np.zeros(len(n))
+    for k in range(1, top + 1):
+        active = n >= k
+        r = demand_s * (1 + queue)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xk = k / (z + r)
+        x = np.where(active, xk, x)
+        queue = np.where(active, xk * r, queue)
+    return np.where(finite, x, np.nan)
+
+
+def round_trip_rate(threads: np.ndarray, clients: np.ndarray, rtt_s: np.ndarray, trip: RoundTrip) -> np.ndarray:
+    """Operations a second ``threads`` threads spread over ``clients`` clients complete when each operation waits
+    one round trip (``rtt_s``) and ``trip``'s service: each client a closed network of its threads (the round
+    trip and the unqueued service a delay, the queued service a queue of the client's own;
+    ``closed_throughput``), the clients summed (threads mod clients of them run one thread more). Scaling every
+    time by n scales the rate by 1/n, so an operation of n round trips is this over n: the stage's efficiency."""
+    import numpy as np
+
+    think = rtt_s + trip.service_s * (1 - trip.queued)
+    demand = trip.service_s * trip.queued
+    if demand <= 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: np.ndarray = threads / think
+        return out
+    c = np.maximum(np.nan_to_num(clients, nan=1.0), 1.0)
+    t = np.nan_to_num(threads, nan=0.0)
+    low = np.floor(t / c)
+    more = t - low * c  # clients with one thread more
+    rate = (c - more) * closed_throughput(low, think, demand) + more * closed_throughput(low + 1, think, demand)
+    return np.where(np.isfinite(threads) & np.isfinite(clients), rate, np.nan)
+
+
+def op_stages(frame: Columns, metric: str, trip: RoundTrip = RoundTrip()) -> np.ndarray:
     """What the CPU and round-trip stages let through, in the metric's unit up to a factor each stage's
     efficiency carries: rows ``OP_STAGES`` × frame rows; NaN where the frame lacks the stage's input.
 
     Client CPU: the slowest host's CPU score times the clients, over a write's copies (the FUSE client sends
     each). Server CPU: the score times the servers, over the copies and the placement loss (as the disks).
-    Round trips: ``threads`` operations in flight, each waiting ``n`` round trips plus a service time
-    (``service_s``, fitted), so at most threads / (rtt + service) per ``n`` — the asymptotic bound of a closed
-    system of ``threads`` customers (Lazowska et al. 1984, ch. 5) — times the bytes an operation moves for a
+    Round trips: ``threads`` operations in flight, each waiting ``n`` round trips plus a service time (``trip``,
+    fitted): where none of it queues, at most threads / (rtt + service) per ``n`` — the asymptotic bound of a
+    closed system of ``threads`` customers (Lazowska et al. 1984, ch. 5) — else each client's threads as a
+    closed network with a queue of its own (``round_trip_rate``); times the bytes an operation moves for a
     byte metric (its record). For a byte metric the CPU stages are per MB, for a small-file rate per file.
     """
     import numpy as np
@@ -220,7 +288,8 @@ def op_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray
     amp = write_amplification(frame) if byte_metric(metric) in WRITE_METRICS else np.ones(n)
     cpu = numbers(frame, "cpu_score") if "cpu_score" in frame else np.full(n, np.nan)
     loss = spread_loss(frame, metric) if metric not in OP_METRICS else np.ones(n)
-    client_cpu = cpu * numbers(frame, "clients") / amp
+    clients = numbers(frame, "clients") if "clients" in frame else np.ones(n)
+    client_cpu = cpu * clients / amp
     server_cpu = cpu * numbers(frame, "servers") / amp / loss
     rtt = numbers(frame, "network_rtt_ms") / 1000 if "network_rtt_ms" in frame else np.full(n, np.nan)
     inflight = numbers(frame, "threads") if "threads" in frame else np.ones(n)
@@ -228,8 +297,7 @@ def op_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray
         per_op = np.ones(n)
     else:
         per_op = numbers(frame, "record_size") / (1 << 20) if "record_size" in frame else np.full(n, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        trips = inflight * per_op / (rtt + service_s)
+    trips = round_trip_rate(inflight, clients, rtt, trip) * per_op
     return np.vstack([client_cpu, server_cpu, trips])
 
 
@@ -258,7 +326,7 @@ def disk_ops(frame: Columns, metric: str) -> np.ndarray:
     return out
 
 
-def model_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndarray:
+def model_stages(frame: Columns, metric: str, trip: RoundTrip = RoundTrip()) -> np.ndarray:
     """Every stage's capacity in the metric's unit (rows ``ALL_STAGES``): the byte stages (``stages``) per
     operation's bytes (infinite where an operation moves none), then ``op_stages``."""
     import numpy as np
@@ -270,4 +338,4 @@ def model_stages(frame: Columns, metric: str, service_s: float = 0.0) -> np.ndar
             byte[2] = np.fmin(byte[2], disk_ops(frame, metric))
     else:
         byte = np.full((len(STAGES), n), np.inf)
-    return np.vstack([byte, op_stages(frame, metric, service_s)])
+    return np.vstack([byte, op_stages(frame, metric, trip)])
