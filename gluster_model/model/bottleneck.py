@@ -14,9 +14,14 @@ give": the gain runs until the next measured stage binds (``stage_limits``).
 Stages beyond bytes. Small files, random I/O and fast links are bound elsewhere: by the CPU of the clients (the
 FUSE process, which sends a write's every copy) or of the servers (the brick processes), and by round trips (an
 operation waits for n of them plus a service time, so ``threads`` operations in flight give at most threads /
-(n (rtt + s)) a second: the asymptotic bound of a closed system, Lazowska et al. 1984, ch. 5). Their
-capacities come from inputs each campaign measures (the CPU score, the round trip; ``physics.op_stages``) and
-their efficiencies, like the links', are fitted where they bind; the service time ``s`` from a grid. A small-file
+(n (rtt + s)) a second: the asymptotic bound of a closed system, Lazowska et al. 1984, ch. 5). Past a rate the
+bound cannot see, the threads of a client wait for each other (at 0.66 ms round trips four threads a client took a
+stat in 4.4 ms where one took 2.4; at 4.2 ms, 10.6 and 10.0): where a plan varied the threads a client, a share of
+``s`` is a queue of the client's own, and each client's threads a closed network solved exactly by mean-value
+analysis (``physics.round_trip_rate``; on that lab's four points within 1.5%, where the bound missed the short
+round trip by 25% and 34%). Their capacities come from inputs each campaign measures (the CPU score, the round
+trip; ``physics.op_stages``) and their efficiencies, like the links', are fitted where they bind; the service time
+``s`` and its queued share from a grid (``round_trip_grid``). A small-file
 rate is modelled in files/s: the links and disks carry file size over MB/s files a second, and a stat, a listing
 or a delete crosses only the CPU and round-trip stages. A CPU or round-trip stage enters only where the design
 varied its input and its held-out (leave-one-setting-out) error is no larger; otherwise the
@@ -96,7 +101,8 @@ interval for a new observation from n: t with n - 1 degrees of freedom, variance
 Lawson, C. L., Hanson, R. J. (1974), *Solving Least Squares Problems*, Prentice-Hall, ch. 23 (least squares
 with sign constraints: an active set, a variable of the wrong sign held at zero).
 Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
-Prentice-Hall, ch. 5 (asymptotic bounds: throughput is bounded by the most demanded device).
+Prentice-Hall, ch. 5 (asymptotic bounds: throughput is bounded by the most demanded device) and ch. 6 (mean-value
+analysis of a closed network).
 """
 
 from __future__ import annotations
