@@ -59,7 +59,10 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          # folds of two settings (7b9e091, 05:31 UTC; the model's form otherwise 37bd377's)
          "stages_cold_stats": ("round_trip_stat", "round_trip_stat_4k"),
          # the same form (7129770), the lab's delay held from each packet's receive stamp (1179e73, 08:07 UTC)
-         "stages_stamped_delays": ("round_trip_short", "round_trip_short_4k")}
+         "stages_stamped_delays": ("round_trip_short", "round_trip_short_4k"),
+         # each client's threads a closed network with a queue of its own, where the plan varied the threads a
+         # client (f5e205e, 10:28 UTC)
+         "stages_client_queue": ("round_trip_queue", "round_trip_queue_4k")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.

@@ -106,3 +106,51 @@ def test_small_file_creates_bound_by_round_trips_answer_a_shorter_one_and_not_a_
     # and today's prediction is where today was measured (within a factor of two: the lab's delay is a process
     # in user space, and a busy machine stretches some round trips more than others)
     assert 0.5 < today["value"] / today_creates < 2
+
+
+QUEUE_PLAN = {
+    "name": "rtq",
+    # creates (which make the files) and stats at two delays, each with 1 and 4 threads a client: the numbers of threads a client the fit needs
+    # before it tries a queue the client's threads share (model/physics.py, round_trip_rate)
+    "factors": {"latency": ["2ms", "8ms"], "layout": "replicate", "replica": 2, "servers": 2, "clients": 2,
+                "engine": "fio", "file_size": "4KB", "record_size": "4KB", "threads": [2, 8], "files": 20,
+                "sync": "none"},
+    "design": {"type": "grid", "hardware": {"type": "grid"}},
+    "workload": {"tests": ["file_create", "file_stat"]},
+    "protocol": {"warmups": 0, "repetitions": 2, "outlier_rule": "none", "remount": "never"},
+    "baselines": {"iperf": {"seconds": 1, "omit": 0}, "disk": False},
+}
+
+
+def test_stats_measured_at_two_numbers_of_threads_make_the_threads_customers_of_the_round_trips(
+        lab_put_back: LabState, tmp_path: Path) -> None:
+    """Threads varied at each delay: the store keeps every run with its threads and the round trip its campaign
+    measured; the fitted round-trip stage takes the threads as its customers (no main effect of their own) with a
+    queued share in [0, 1]; and `predict` asked at 4 threads, which no run had, answers between 2 and 8 threads
+    (more threads never fewer stats, four times the threads at most four times the stats), as interpolated."""
+    plan, store, model = tmp_path / "q.yaml", str(tmp_path / "q.db"), tmp_path / "q.json"
+    plan.write_text(yaml.safe_dump(QUEUE_PLAN))
+    glmodel("collect", "--cluster", str(lab_put_back.cluster_file), "--plan", str(plan), "--store", store,
+            timeout=900, check=True)
+    with open_store(store, create=False) as st:
+        frame = trial_frame(st)
+    kept = frame.groupby(["campaign", "threads"], observed=True).agg(n=("file_stat", "size"),
+                                                                      rtt=("network_rtt_ms", "nunique"))
+    assert len(kept) == 4 and (kept["n"] == 2).all() and (kept["rtt"] == 1).all(), kept
+    glmodel("fit", "--store", store, "--family", "hardware", "--out", str(model), timeout=600, check=True)
+    stage = json.loads(model.read_text())["metrics"]["file_stat"]["models"]["bottleneck"]
+    assert "round trips" in stage["stages"] and 0.0 <= stage["queued"] <= 1.0
+    assert not any(t["feature"] == "threads" for t in stage["terms"]), stage["terms"]
+    whatif = {"currency": "EUR", "level": 0.9,
+              "baseline": {"name": "today", "set": {"network_rtt_ms": "min", "threads": 4}},
+              "candidates": [{"name": "2 threads", "set": {"threads": 2}, "price": 1},
+                             {"name": "8 threads", "set": {"threads": 8}, "price": 1}]}
+    scenarios = tmp_path / "q-whatif.yaml"
+    scenarios.write_text(yaml.safe_dump(whatif))
+    out = glmodel("predict", "--model", str(model), "--scenarios", str(scenarios), "--use", "bottleneck", "--json",
+                  timeout=300, check=True)
+    (metric,) = [m for m in json.loads(out.stdout)["metrics"] if m["metric"] == "file_stat"]
+    preds = {p["scenario"]: p for p in metric["predictions"]}
+    two, four, eight = preds["2 threads"]["value"], preds["today"]["value"], preds["8 threads"]["value"]
+    assert two < four < eight <= 4 * two * (1 + 1e-9), (two, four, eight)
+    assert preds["today"]["basis"] != "extrapolated", preds["today"]
