@@ -619,7 +619,8 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     has a held-out (leave-one-setting-out) squared log error no larger (``SELECTION_GAIN``) than the model
     without it. Without that test a stage fitted on noise would bind a few runs and cap every upgrade at them.
     For a small-file rate the first (best) stage enters unchallenged: its links and disks cannot bind it. The
-    round-trip stage's service time is the value of ``SERVICE_GRID_S`` with the least squared error on the
+    round-trip stage's service (``round_trip_grid``: a time and, where the runs had two numbers of threads a
+    client or more, the share of it a client's threads queue for) is the one with the least squared error on the
     training runs, among those that carry at most one operation per round trip and thread. Every fit keeps a
     measured resource's main effect to its sign (``RESOURCE_SIGN``). The client CPU stage that no two settings
     pin takes its calibrated cost where that is faster (``_calibrated_cpu``); a server CPU stage bound at one
@@ -926,8 +927,8 @@ def _evaluate(frame: pd.DataFrame, ly: np.ndarray, schema: Schema, metric: str, 
     grid = round_trip_grid(frame) if "round trips" in names else (RoundTrip(),)
 
     def least(x: np.ndarray) -> _Found | None:
-        """The fit at the service time with the least squared error (one that carries more than one operation per
-        round trip refused): (its fit, the error, the service time)."""
+        """The fit at the round-trip service (time and queued share) with the least squared error (one that carries
+        more than one operation per round trip refused): (its fit, the error, the service)."""
         best: _Found | None = None
         for trip in grid:
             logc = log_capacities(frame, metric, names, trip)
