@@ -61,7 +61,7 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          # the same form (7129770), the lab's delay held from each packet's receive stamp (1179e73, 08:07 UTC)
          "stages_stamped_delays": ("round_trip_short", "round_trip_short_4k"),
          # each client's threads a closed network with a queue of its own, where the plan varied the threads a
-         # client (f5e205e, 10:28 UTC)
+         # client (f5e205e, 10:29 UTC)
          "stages_client_queue": ("round_trip_queue", "round_trip_queue_4k", "round_trip_queue_16k")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
