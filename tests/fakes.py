@@ -40,6 +40,7 @@ class FakeExecutor:
     """
 
     calls: list[tuple[str, str]] = field(default_factory=list)
+    devices: list[tuple[str, str]] = field(default_factory=list)  # the calls that measure a device (``run(device=)``)
     rules: list[Rule] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cluster: Any = None  # the cluster it stands for (an operation on a cluster reads it from the executor)
@@ -67,8 +68,10 @@ class FakeExecutor:
         return [h for h, c in self.calls if rx.search(c)]
 
     def run(self, host: str, command: Command, *, timeout: float | None = None, check: bool = True,
-            stdin: bytes | None = None) -> CommandResult:
+            stdin: bytes | None = None, device: bool = False) -> CommandResult:
         text = quote_command(command)
+        if device:
+            self.devices.append((host, text))
         if host in self.silenced:
             raise ConnectError(host, self.silenced[host])
         with self.lock:
@@ -86,9 +89,9 @@ class FakeExecutor:
         return result
 
     def run_many(self, hosts: Iterable[str], command: Command | Callable[[str], Command], *,
-                 timeout: float | None = None, check: bool = True) -> dict[str, CommandResult]:
+                 timeout: float | None = None, check: bool = True, device: bool = False) -> dict[str, CommandResult]:
         results, errors = self.map(hosts, lambda a: self.run(a, command(a) if callable(command) else command,
-                                                             timeout=timeout, check=check))
+                                                             timeout=timeout, check=check, device=device))
         if errors:
             raise MultiHostError(list(errors.values()))
         return results

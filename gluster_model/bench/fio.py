@@ -247,7 +247,7 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
         while True:
             try:
                 res = executor.run(address, shell(disk_script(path, spec, direct, run_id)), timeout=limit,
-                                   check=False)
+                                   check=False, device=True)
             except GlmodelError as exc:
                 return BrickBaseline(address, path, direct, error=str(exc))
             base = BrickBaseline(address, path, direct, raw=res.stdout + res.stderr, seconds=res.seconds)

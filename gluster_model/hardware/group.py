@@ -9,10 +9,12 @@ quota in cores). Into it go:
 - the host's running glusterd and glusterfsd processes — those in the caller's network namespace, which on a
   real host is all of them and on a lab node its own (a brick started later is glusterd's child and inherits
   the group); FUSE clients of mounts glmodel did not make are left alone;
-- every command glmodel runs on the host afterwards, the FUSE mounts, iozone's children, dd, fio and the CPU
-  score included: the host's *join file* moves the shell that runs a command into the group, and the SSH
-  executor and iozone's RSH wrapper source it first while emulation is allowed
-  (``remote.executor.join_prefix``).
+- every command glmodel runs on the host afterwards, the FUSE mounts, iozone's children, dd and the CPU score
+  included: the host's *join file* moves the shell that runs a command into the group, and the SSH executor
+  and iozone's RSH wrapper source it first while emulation is allowed (``remote.executor.join_prefix``). A
+  device's measurement (fio's disk baseline, iperf3's) joins it for RAM only: the CPU quota is the model's CPU
+  stage, and a capacity measured inside it would fall with it (on v2, where one group holds every controller,
+  it joins ``device_group``, beside the host's, with the same RAM and disk limits and no CPU quota).
 
 Undone by one line of the host's record: every task still in the group goes back to the group it came from
 (recorded in an *origins* file before it was moved) or to the hierarchy's root, and the group is removed.
@@ -38,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import ParseError
+from ..remote.executor import DEVICE_VAR
 from .limits import limits_script, parse_limits as parse_cgroup_limits
 
 V1_ROOTS = {"memory": "/sys/fs/cgroup/memory", "cpu": "/sys/fs/cgroup/cpu"}
@@ -72,6 +75,17 @@ def memory_file(version: int, n: int | None) -> tuple[str, str]:
 def group_name(address: str) -> str:
     """``glmodel-emu-10-0-0-2``: one group per host address (a name only, nothing a shell would read)."""
     return "glmodel-emu-" + re.sub(r"[^A-Za-z0-9]+", "-", address).strip("-")
+
+
+def device_group(address: str) -> str:
+    """The v2 group beside the host's that a device's measurement joins where the host's group has a CPU limit:
+    its RAM and disk limits without the CPU quota (``remote.executor.join_prefix``)."""
+    return group_name(address) + "-dev"
+
+
+def outside_cpu() -> str:
+    """Shell test, in a join file, true while the sourcing shell measures a device."""
+    return f'[ "${{{DEVICE_VAR}:-}}" = 1 ]'
 
 
 def facts_script() -> str:
@@ -197,7 +211,9 @@ def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, j
                     '[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] || continue; '
                     f"o=$(awk -F: '$2 ~ /(^|,){ctl}(,|$)/ {{print $3}}' /proc/$p/cgroup); "
                     f"echo \"$p {ctl} $o\" >> {shlex.quote(origins)} && echo \"$p\" > {q}/cgroup.procs; done"])
-        joins.append(f"echo $$ > {shlex.quote(grp + '/cgroup.procs')} 2>/dev/null")
+        join = f"echo $$ > {shlex.quote(grp + '/cgroup.procs')} 2>/dev/null"
+        # A device's measurement stays where the session was for CPU (``executor.join_prefix``).
+        joins.append(f"{outside_cpu()} || {join}" if ctl == "cpu" else join)
     if joins:
         text = "; ".join(joins)
         out.append(["sh", "-c", f"umask 077; printf '%s\\n' {shlex.quote(text)} > {shlex.quote(join_file)}"])
@@ -218,16 +234,24 @@ def v2_apply_argv(address: str, root: str, limits: Mapping[str, list[str]], orig
     for ctl in dict.fromkeys(f.split(".", 1)[0] for f in limits):
         out.append(["sh", "-c", f"umask 077; grep -qw {ctl} {r}/cgroup.subtree_control || "
                                 f"{{ echo +{ctl} > {r}/cgroup.subtree_control && echo {ctl} >> {e}; }}"])
-    out.append(["mkdir", "-p", grp])
-    for name, lines in limits.items():
-        for line in lines:
-            out.append(["sh", "-c", f"echo {shlex.quote(line)} > {shlex.quote(grp + '/' + name)}"])
+    # A device's measurement joins a group beside it with every limit but the CPU's (none without them).
+    dev = {n: lines for n, lines in limits.items() if not n.startswith("cpu.")} if "cpu.max" in limits else None
+    groups = [(grp, limits), *([(f"{root}/{device_group(address)}", dev)] if dev else [])]
+    for path, files in groups:
+        out.append(["mkdir", "-p", path])
+        for name, lines in files.items():
+            for line in lines:
+                out.append(["sh", "-c", f"echo {shlex.quote(line)} > {shlex.quote(path + '/' + name)}"])
     out.append(["sh", "-c", "me=$(readlink /proc/self/ns/net); "
                 f"for p in $(pgrep -x {shlex.quote(DAEMONS)}); do "
                 '[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] || continue; '
                 "o=$(awk -F: '$1==\"0\" {print $3}' /proc/$p/cgroup); "
                 f"echo \"$p v2 $o\" >> {shlex.quote(origins)} && echo \"$p\" > {q}/cgroup.procs; done"])
     text = f"echo $$ > {shlex.quote(grp + '/cgroup.procs')} 2>/dev/null"
+    if dev is not None:
+        text = (f"if {outside_cpu()}; then "
+                + (f"echo $$ > {shlex.quote(groups[1][0] + '/cgroup.procs')} 2>/dev/null; " if dev else ":; ")
+                + f"else {text}; fi")
     out.append(["sh", "-c", f"umask 077; printf '%s\\n' {shlex.quote(text)} >> {shlex.quote(join_file)}"])
     return out
 
@@ -235,11 +259,11 @@ def v2_apply_argv(address: str, root: str, limits: Mapping[str, list[str]], orig
 def v2_undo_argv(address: str, root: str, origins: str, enabled: str) -> list[list[str]]:
     """The record's lines that put the daemons back where they were, remove the v2 group and take back the
     controllers glmodel handed down (each safe to run twice)."""
-    grp = shlex.quote(f"{root}/{group_name(address)}")
     r, o, e = shlex.quote(root), shlex.quote(origins), shlex.quote(enabled)
-    return [["sh", "-c", f"if [ -d {grp} ]; then for p in $(cat {grp}/cgroup.procs); do "
-                         f"o=$(awk -v p=\"$p\" '$1==p && $2==\"v2\" {{print $3}}' {o} 2>/dev/null | head -n 1); "
-                         f"echo \"$p\" > {r}\"$o\"/cgroup.procs 2>/dev/null || echo \"$p\" > {r}/cgroup.procs; "
-                         f"done; rmdir {grp}; fi"],
+    return [*(["sh", "-c", f"if [ -d {grp} ]; then for p in $(cat {grp}/cgroup.procs); do "
+                           f"o=$(awk -v p=\"$p\" '$1==p && $2==\"v2\" {{print $3}}' {o} 2>/dev/null | head -n 1); "
+                           f"echo \"$p\" > {r}\"$o\"/cgroup.procs 2>/dev/null || echo \"$p\" > {r}/cgroup.procs; "
+                           f"done; rmdir {grp}; fi"]
+              for grp in (shlex.quote(f"{root}/{name}") for name in (group_name(address), device_group(address)))),
             ["sh", "-c", f"if [ -f {e} ]; then for c in $(cat {e}); do echo -$c > {r}/cgroup.subtree_control; "
                          f"done; rm -f {e}; fi"]]

@@ -498,3 +498,36 @@ def test_emulation_on_cgroup_v2_limits_cpu_and_disks_and_is_undone(ext4_bricks: 
     assert scores["v2"] < 0.5 * scores["today"], scores
     # io.max holds fio's O_DIRECT figures at the setting (a ceiling: a busy machine measures less, never more)
     assert len(disks) == 6 and all(v <= 1.1 * settings[h] for h, v in disks), (disks, settings)
+
+
+def test_a_device_measurement_runs_inside_the_emulated_ram_and_outside_the_emulated_cpu_quota(
+        lab: LabState, tmp_path: Path) -> None:
+    """With RAM and CPU emulated on every host (the lab as a plain cluster), a command joins the host's group in
+    both hierarchies, and a device's measurement (fio's disk baseline, iperf3) the memory group only: the CPU
+    quota is the model's CPU stage, which a disk or link capacity measured inside it would carry. Read from the
+    kernel: each shell's own /proc/self/cgroup over the real sshd."""
+    from gluster_model.config.cluster import load_cluster
+    from gluster_model.hardware.emulation import apply_hardware, restore
+    from gluster_model.remote.executor import SSHExecutor
+
+    cf, _ = _real_cluster(lab, tmp_path)
+    show = "cat /proc/self/cgroup"
+
+    def groups(ex: SSHExecutor, address: str, device: bool) -> dict[str, str]:
+        lines = ex.run(address, show, device=device).stdout.splitlines()
+        return {ctl: next(ln.split(":", 2)[2] for ln in lines if ctl in ln.split(":")[1].split(","))
+                for ctl in ("memory", "cpu")}
+
+    with SSHExecutor(load_cluster(cf)) as ex:
+        try:
+            apply_hardware(ex, {"ram": 512 << 20, "cpu": 0.5})
+            for n in lab.nodes:
+                mine = f"glmodel-emu-{n.address.replace('.', '-')}"
+                plain, device = groups(ex, n.address, False), groups(ex, n.address, True)
+                assert plain["memory"].endswith(mine) and plain["cpu"].endswith(mine), (n.address, plain)
+                assert device["memory"].endswith(mine) and "glmodel-emu" not in device["cpu"], (n.address, device)
+        finally:
+            restore(ex)
+        for n in lab.nodes:  # undone: neither joins a group any more
+            assert "glmodel-emu" not in ex.run(n.address, show, device=True).stdout
+            assert "glmodel-emu" not in ex.run(n.address, show).stdout

@@ -266,6 +266,69 @@ def test_the_join_file_moves_the_shell_that_sources_it(tmp_path: Path) -> None:
     assert _sh(join_prefix(str(join)) + "echo ran") == "ran"  # no join file: the command runs as it is
 
 
+def test_a_device_measurement_joins_the_host_group_for_ram_and_stays_out_of_its_cpu_quota(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The join file apply_argv writes, sourced by a shell: an ordinary command's pid goes to the memory and the
+    cpu group; a device's measurement (fio, iperf3: ``join_prefix(device=True)``) to the memory group only."""
+    from gluster_model.hardware import group
+    from gluster_model.remote.executor import join_prefix
+
+    for ctl in ("memory", "cpu"):
+        monkeypatch.setitem(group.V1_ROOTS, ctl, str(tmp_path / ctl))
+        (tmp_path / ctl / "glmodel-emu-10-0-0-2").mkdir(parents=True)
+    join = tmp_path / "j"
+    write_join = group.apply_argv("10.0.0.2", 512 << 20, 0.5, str(tmp_path / "o"), str(join))[-1]
+    subprocess.run(write_join, check=True)
+    procs = {ctl: tmp_path / ctl / "glmodel-emu-10-0-0-2" / "cgroup.procs" for ctl in ("memory", "cpu")}
+    pid = _sh(join_prefix(str(join)) + "echo $$")
+    assert {c: f.read_text().strip() for c, f in procs.items()} == {"memory": pid, "cpu": pid}
+    for f in procs.values():
+        f.unlink()
+    pid = _sh(join_prefix(str(join), device=True) + "echo $$")
+    assert procs["memory"].read_text().strip() == pid and not procs["cpu"].exists()
+
+
+def test_on_cgroup_v2_a_device_measurement_joins_a_group_beside_the_host_s_without_its_cpu_limit(
+        tmp_path: Path) -> None:
+    """One v2 group holds every controller: the device group beside it gets every limit but cpu.max, a device's
+    measurement joins it, and undo removes both; with only a CPU limit a measurement joins no group at all."""
+    from gluster_model.hardware.group import device_group, group_name, v2_apply_argv, v2_undo_argv
+    from gluster_model.remote.executor import join_prefix
+
+    root = tmp_path / "unified"
+    limits = {"cpu.max": ["50000 100000"], "io.max": ["7:0 riops=400 wiops=400"], "memory.max": ["536870912"]}
+    do = v2_apply_argv("10.0.0.2", str(root), limits, str(tmp_path / "o"), str(tmp_path / "j"), str(tmp_path / "e"))
+    text = [a[-1] for a in do]
+    main, dev = root / group_name("10.0.0.2"), root / device_group("10.0.0.2")
+    for name, lines in limits.items():
+        assert any(f"echo {shlex.quote(lines[0])} > {main}/{name}" in t for t in text), name
+        assert any(f"> {dev}/{name}" in t for t in text) == (name != "cpu.max"), name
+    main.mkdir(parents=True)
+    dev.mkdir()
+    subprocess.run(do[-1], check=True)  # the join file
+    pid = _sh(join_prefix(str(tmp_path / "j")) + "echo $$")
+    assert (main / "cgroup.procs").read_text().strip() == pid and not (dev / "cgroup.procs").exists()
+    pid = _sh(join_prefix(str(tmp_path / "j"), device=True) + "echo $$")
+    assert (dev / "cgroup.procs").read_text().strip() == pid
+    undo = [shlex.join(a) for a in v2_undo_argv("10.0.0.2", str(root), str(tmp_path / "o"), str(tmp_path / "e"))]
+    assert [u for u in undo if "rmdir" in u] == [u for u in undo if f"rmdir {main};" in u or f"rmdir {dev};" in u]
+    assert sum("rmdir" in u for u in undo) == 2
+
+    only_cpu = v2_apply_argv("10.0.0.3", str(root), {"cpu.max": ["50000 100000"]}, str(tmp_path / "o3"),
+                             str(tmp_path / "j3"), str(tmp_path / "e3"))
+    assert not any(device_group("10.0.0.3") in a[-1] for a in only_cpu)
+    (root / group_name("10.0.0.3")).mkdir()
+    subprocess.run(only_cpu[-1], check=True)
+    _sh(join_prefix(str(tmp_path / "j3"), device=True) + "echo $$")
+    assert not (root / group_name("10.0.0.3") / "cgroup.procs").exists()
+    no_cpu = v2_apply_argv("10.0.0.4", str(root), {"io.max": ["7:0 riops=400"]}, str(tmp_path / "o4"),
+                           str(tmp_path / "j4"), str(tmp_path / "e4"))
+    (root / group_name("10.0.0.4")).mkdir()
+    subprocess.run(no_cpu[-1], check=True)
+    pid = _sh(join_prefix(str(tmp_path / "j4"), device=True) + "echo $$")
+    assert (root / group_name("10.0.0.4") / "cgroup.procs").read_text().strip() == pid  # its disk limit holds it
+
+
 def test_ram_and_cpu_beyond_the_host_are_refused_naming_it() -> None:
     from gluster_model.hardware.emulation import group_plan
 

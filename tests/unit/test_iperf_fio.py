@@ -245,6 +245,9 @@ def test_a_pass_with_a_client_that_began_late_is_measured_again_and_kept_as_an_e
     ex = client([300_000_000, 5_000_000])  # late once by 300 ms, then on time
     m = run_iperf(ex, IperfSpec(directions=["write"]), said.append)
     assert len(ex.ran(r"iperf3 -c")) == 2 and len(m.ok()) == 2
+    # iperf3 measures the link's capacity: its servers and clients stay out of an emulated CPU quota
+    assert {h for h, c in ex.devices if "iperf3 -c" in c} == {"10.0.0.3"}
+    assert {h for h, c in ex.devices if "iperf3 -s" in c} == {"10.0.0.1", "10.0.0.2"}
     assert any("10.0.0.3 began its pairs 300 ms after the shared start" in line for line in said)
     assert any(line.endswith("again, with a later start") for line in said)
 
@@ -468,3 +471,15 @@ def test_a_carried_figure_names_the_brick_it_was_measured_on_and_is_stored_as_th
     assert [(m.host, m.target, m.test, m.value) for m in carried.measured()] == \
         [("10.0.0.2", "/c", m.test, m.value) for m in measured.measured()]
     assert "10.0.0.1:/b" in (carried.measured()[0].raw or "")
+
+
+def test_fio_measures_each_brick_as_a_device_outside_an_emulated_cpu_quota() -> None:
+    from gluster_model.bench.fio import run_disk
+    from tests.fakes import FakeExecutor
+
+    raw = (DATA / "fio" / "lab-3.33-four-tests.json").read_text()
+    ex = FakeExecutor(cluster=_cluster(["10.0.0.1", "10.0.0.2"], ["10.0.0.3"])).on(r"fio --output-format", raw)
+    bricks = run_disk(ex, DiskSpec())
+    assert [b.error for b in bricks] == [None, None]
+    assert sorted(h for h, c in ex.devices if "fio --output-format" in c) == ["10.0.0.1", "10.0.0.2"]
+    assert not any("boot_id" in c for _, c in ex.devices)  # what the hosts have is read as any command is
