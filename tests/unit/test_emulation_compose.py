@@ -113,7 +113,11 @@ def test_cgroup_v2_controllers_get_a_group_of_their_own_with_its_limits_and_back
     assert words.endswith("(cgroup v2: cpu, io)")
     back = _text(undo)
     # the v2 group goes first (its daemons back to where the origins file says), then what v1 had, then the file
-    assert f"rmdir {grp}" in back[0] and "-$c > /sys/fs/cgroup/unified/cgroup.subtree_control" in back[1]
+    # (and the group a device's measurement joins beside it: the disk limit without the CPU quota)
+    assert f"sh -c echo '7:3 rbps=30000000 wbps=30000000 riops=max wiops=max' > {grp}-dev/io.max" in text
+    assert not any(f"{grp}-dev/cpu.max" in t for t in text)
+    assert f"rmdir {grp};" in back[0] and f"rmdir {grp}-dev;" in back[1]
+    assert "-$c > /sys/fs/cgroup/unified/cgroup.subtree_control" in back[2]
     assert back[-1] == "rm -f /r/emulation-h.origins"
     # a v2 group with limits of its own around the daemons is not nested under: refused in one line
     limited = parse_limits(facts + "cpu.max=50000 100000\n")
