@@ -92,6 +92,8 @@ class Prediction:
 
 
 CEILING_TOL = 0.01  # a prediction within 1% of its hardware's ceiling is at it, not above it
+# A bounded candidate predicted to move its metric by less than this (%) leaves the binding stage as it was.
+UNMOVED_PCT = 0.5
 # Training data that never exceeded their own hardware's ceiling by more than this (uncached I/O) make the
 # ceiling a hard limit for predictions too; data above it (reads from page cache) make it no limit at all.
 CEILING_OBEYED = 1.1
@@ -763,8 +765,12 @@ def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
         p.reason = _why_not_ranked(p, preds[0])
         p.not_ranked = NOT_RANKED[p.reason].format(stage=p.ceiling_stage) if p.reason else ""
         if p.reason == "no effect" and p.basis == "bounded" and p.binds_after:
-            # an upgrade of a stage that does not bind: it says which one still does
-            p.not_ranked = f"no gain: after it the {p.binds_after} still limit (the change's interval includes zero)"
+            if abs(p.delta_pct or 0.0) < UNMOVED_PCT:
+                # an upgrade of a stage that does not bind: it says which one still does
+                p.not_ranked = f"no gain: after it the {p.binds_after} still limit (the change's interval includes zero)"
+            else:  # it moves the stage that binds, by less than the model can vouch for: never "no gain"
+                p.not_ranked = (f"gain not sure: {p.delta_pct:+.0f}% predicted, after it the {p.binds_after} limit, "
+                                "but the change's interval includes zero")
     ranked = sorted((p for p in preds[1:] if not p.reason), key=lambda p: -(p.gain_per_cost or 0.0))
     for r, p in enumerate(ranked, 1):
         p.rank = r

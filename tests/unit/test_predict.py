@@ -234,6 +234,27 @@ def test_a_best_buy_whose_gain_per_price_another_may_reach_is_tied_with_it() -> 
     assert by["b"].tied_with == []
 
 
+def test_an_upgrade_of_the_binding_stage_with_an_unsure_gain_is_never_called_no_gain() -> None:
+    """By hand, two bounded candidates whose change's interval holds zero: one predicted exactly as today (its
+    stage does not bind: "no gain", and which stage still limits), one predicted +50% with an interval from -14%
+    to +140% (it moves the binding stage, by less than the model can vouch for: an unsure gain, never "no gain").
+    Neither is ranked."""
+    scen = [Scenario("base", {}, baseline=True), Scenario("link", {}, price=400.0), Scenario("cpu", {}, price=3000.0)]
+    preds = [Prediction(s.name, v, v * 0.6, v * 1.6, "bounded", 0.0, price=s.price)
+             for s, v in zip(scen, [1000.0, 1000.0, 1500.0])]
+    preds[1].delta_low, preds[1].delta_high = -300.0, 300.0
+    preds[2].delta_low, preds[2].delta_high = -140.0, 1400.0
+    for p in preds:
+        p.binds_after = "client CPU"
+    _costs(preds, scen)
+    by = {p.scenario: p for p in preds}
+    assert by["link"].not_ranked == ("no gain: after it the client CPU still limit (the change's interval includes "
+                                     "zero)")
+    assert by["cpu"].not_ranked == ("gain not sure: +50% predicted, after it the client CPU limit, but the change's "
+                                    "interval includes zero")
+    assert by["link"].rank is None and by["cpu"].rank is None and by["cpu"].reason == "no effect"
+
+
 def _truth(net: float, servers: int, replica: int, fs: str = "ext4") -> float:
     """The formula the fixture's trials were drawn from (median of the noise)."""
     return min(net * 125 * servers / replica, 400.0 * servers / replica) * (1.1 if fs == "xfs" else 1.0)
