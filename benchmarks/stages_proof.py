@@ -62,7 +62,10 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_stamped_delays": ("round_trip_short", "round_trip_short_4k"),
          # each client's threads a closed network with a queue of its own, where the plan varied the threads a
          # client (f5e205e, 10:29 UTC)
-         "stages_client_queue": ("round_trip_queue", "round_trip_queue_4k", "round_trip_queue_16k")}
+         "stages_client_queue": ("round_trip_queue", "round_trip_queue_4k", "round_trip_queue_16k"),
+         # the same form (4ae09e7), each device's capacity (fio, iperf3) measured outside the hosts' emulated CPU
+         # quota (d26aff0, 13:18 UTC)
+         "stages_devices_apart": ("iops_cpu_device", "iops_disk_device", "cpu_seq_device")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
