@@ -70,12 +70,12 @@ class FakeExecutor:
     def run(self, host: str, command: Command, *, timeout: float | None = None, check: bool = True,
             stdin: bytes | None = None, device: bool = False) -> CommandResult:
         text = quote_command(command)
-        if device:
-            self.devices.append((host, text))
         if host in self.silenced:
             raise ConnectError(host, self.silenced[host])
         with self.lock:
             self.calls.append((host, text))
+            if device:
+                self.devices.append((host, text))
             rule = next((r for r in reversed(self.rules) if (r.host is None or r.host == host)
                          and (r.times is None or r.times > 0) and r.pattern.search(text)), None)
             if rule is not None and rule.times is not None:

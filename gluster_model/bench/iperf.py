@@ -257,11 +257,11 @@ def _one_pass(executor: Executor, spec: IperfSpec, pairs: list[Pair], by_client:
     try:
         by_server = {s: sorted({p.port for p in pairs if p.server.address == s}) for s in servers}
         sent = time.monotonic()
+        # iperf3 measures a link's capacity: its servers and clients outside an emulated CPU quota (join_prefix)
         executor.run_many(servers, lambda a: shell(server_script(cluster.host(a), by_server[a], run_id)), timeout=60,
                           device=True)
         limit = spec.seconds + spec.omit + 60
         start = time.time_ns() + start_delay_ns(time.monotonic() - sent, tries)
-        # iperf3 and fio measure a link's and a disk's capacity: outside an emulated CPU quota (join_prefix)
         return executor.map(
             list(by_client), lambda a: executor.run(a, shell(client_script(by_client[a], spec, direction, run_id,
                                                                             start)), timeout=limit, check=False,

@@ -83,9 +83,8 @@ def device_group(address: str) -> str:
     return group_name(address) + "-dev"
 
 
-def outside_cpu() -> str:
-    """Shell test, in a join file, true while the sourcing shell measures a device."""
-    return f'[ "${{{DEVICE_VAR}:-}}" = 1 ]'
+# Shell test, in a join file, true while the sourcing shell measures a device.
+OUTSIDE_CPU = f'[ "${{{DEVICE_VAR}:-}}" = 1 ]'
 
 
 def facts_script() -> str:
@@ -213,7 +212,7 @@ def apply_argv(address: str, ram: int | None, cpu: float | None, origins: str, j
                     f"echo \"$p {ctl} $o\" >> {shlex.quote(origins)} && echo \"$p\" > {q}/cgroup.procs; done"])
         join = f"echo $$ > {shlex.quote(grp + '/cgroup.procs')} 2>/dev/null"
         # A device's measurement stays where the session was for CPU (``executor.join_prefix``).
-        joins.append(f"{outside_cpu()} || {join}" if ctl == "cpu" else join)
+        joins.append(f"{OUTSIDE_CPU} || {join}" if ctl == "cpu" else join)
     if joins:
         text = "; ".join(joins)
         out.append(["sh", "-c", f"umask 077; printf '%s\\n' {shlex.quote(text)} > {shlex.quote(join_file)}"])
@@ -249,7 +248,7 @@ def v2_apply_argv(address: str, root: str, limits: Mapping[str, list[str]], orig
                 f"echo \"$p v2 $o\" >> {shlex.quote(origins)} && echo \"$p\" > {q}/cgroup.procs; done"])
     text = f"echo $$ > {shlex.quote(grp + '/cgroup.procs')} 2>/dev/null"
     if dev is not None:
-        text = (f"if {outside_cpu()}; then "
+        text = (f"if {OUTSIDE_CPU}; then "
                 + (f"echo $$ > {shlex.quote(groups[1][0] + '/cgroup.procs')} 2>/dev/null; " if dev else ":; ")
                 + f"else {text}; fi")
     out.append(["sh", "-c", f"umask 077; printf '%s\\n' {shlex.quote(text)} >> {shlex.quote(join_file)}"])

@@ -77,6 +77,11 @@ class Prediction:
     unit: str = "MB/s"  # the metric's unit (files/s for a small-file rate), of value, delta, bound
 
     @property
+    def unmoved(self) -> bool:
+        """Predicted as the baseline (within ``UNMOVED_PCT``): what it upgrades does not bind."""
+        return abs(self.delta_pct or 0.0) < UNMOVED_PCT
+
+    @property
     def above_ceiling(self) -> bool:
         return self.ceiling is not None and self.value > self.ceiling * (1 + CEILING_TOL)
 
@@ -687,7 +692,7 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
         _costs(preds, q.scenarios)
         if close:
             for k, p in enumerate(preds):
-                if (p.reason == "no effect" and close in stages_fed(upgrades.get(k, ()))
+                if (p.reason == "no effect" and p.unmoved and close in stages_fed(upgrades.get(k, ()))
                         and p.binds_after == preds[0].binds_after):
                     p.not_ranked = (f"no gain if the {p.binds_after} bind today, but the {close} are within the "
                                     "model's error of them: if they bind, it gains")
@@ -765,7 +770,7 @@ def _costs(preds: list[Prediction], scenarios: Sequence[Scenario]) -> None:
         p.reason = _why_not_ranked(p, preds[0])
         p.not_ranked = NOT_RANKED[p.reason].format(stage=p.ceiling_stage) if p.reason else ""
         if p.reason == "no effect" and p.basis == "bounded" and p.binds_after:
-            if abs(p.delta_pct or 0.0) < UNMOVED_PCT:
+            if p.unmoved:
                 # an upgrade of a stage that does not bind: it says which one still does
                 p.not_ranked = f"no gain: after it the {p.binds_after} still limit (the change's interval includes zero)"
             else:  # it moves the stage that binds, by less than the model can vouch for: never "no gain"
