@@ -46,6 +46,17 @@ AT_LIMIT = 0.97  # a figure this close to its device's limit was not held back b
 # 3% in the 303 campaigns of the upgrade proofs, and it moved one answer's prediction by 41%. A throttle's own
 # bursts stay within a few %.
 OVER_LIMIT = 1.05
+# Before fio, a brick's device is given up to ``quiet_wait`` seconds to complete no I/O for QUIET seconds: under a
+# device throttle every writer shares one budget (a volume built beside the baseline, a service's own writes).
+QUIET = 2.0
+# A figure under a device limit short of AT_LIMIT of it is measured again, up to this many more times, and each test
+# keeps its highest figure (what lowers one never raises another). Besides another writer, the throttle itself does
+# it: in the lab's campaigns the first baseline after a 400-IOPS limit was set let 1 MiB sequential writes through at
+# 387/s, twice what they got when measured again (192/s: the loop device splits each in two), and the random writes
+# after them got 284 of 400, as if charged for what the sequential ones overdrew; measured again, 395. The read
+# tests, on a budget of their own, held their limit both times.
+SHORT_AGAIN = 2
+_DEVICE_MARK = "glmodel-device"
 
 
 class DiskSpec(Frozen):
@@ -60,6 +71,8 @@ class DiskSpec(Frozen):
         "on a shared machine, bricks whose device has a limit, re-measured alone when short of it); true: every "
         "host at once, checked the same way (both: hosts of one machine on one device under the same limits "
         "measured once); false: every host, one after another")
+    quiet_wait: float = Field(default=10.0, ge=0, le=600, description="seconds to wait, before fio, for each brick's "
+                              "device to complete no I/O for 2 s (another writer shares a device's limit)")
     steady: bool = Field(default=False, description="run each test for the whole runtime, looping over the file, "
                          "so a disk's (or a throttle's) initial burst does not count; set it where the file "
                          "takes under a second to move")
@@ -87,6 +100,7 @@ class DiskJob:
     write_iops: float
     mean_latency_us: float | None  # completion latency over the job's reads and writes
     processes: int = 1  # entries fio printed under this name (numjobs without group_reporting)
+    ios: int = 0  # reads and writes fio completed in this job
 
     @property
     def bytes_per_s(self) -> float:
@@ -107,9 +121,31 @@ class BrickBaseline:
     seconds: float = 0.0
     error: str | None = None
     measured_on: str | None = None  # "host:path" whose figures these are: same device and limits, one machine
+    device: DeviceIO | None = None  # the brick's device around fio (``disk_script``); None: not a block device
+    runs: int = 1  # fio runs whose highest figure per test these are (``SHORT_AGAIN``)
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "raw"}
+
+    @property
+    def others_ios(self) -> int | None:
+        """I/Os the brick's device completed while fio ran beyond fio's own (None: not known). fio's layout and a
+        device's splitting of large requests count too, so only a count far above fio's says another writer."""
+        if self.device is None or not self.jobs:
+            return None
+        return max(0, self.device.ios - sum(j.ios for j in self.jobs.values()))
+
+    def best_with(self, other: BrickBaseline) -> BrickBaseline:
+        """Each test's highest figure of this run and ``other`` (a re-measurement of the same brick), with both
+        raw outputs; an errored run gives way to the other."""
+        if self.error or not self.jobs:
+            return replace(other, runs=self.runs + other.runs, raw=self.raw + _AGAIN + other.raw)
+        if other.error:
+            return replace(self, runs=self.runs + other.runs, raw=self.raw + _AGAIN + other.raw)
+        jobs = {t: max(j, other.jobs.get(t, j), key=lambda x: x.iops if t.startswith("rand") else x.bytes_per_s)
+                for t, j in self.jobs.items()}
+        return replace(other, jobs=jobs, raw=self.raw + _AGAIN + other.raw, seconds=self.seconds + other.seconds,
+                       runs=self.runs + other.runs)
 
     def carried_to(self, host: str, path: str) -> BrickBaseline:
         """These figures for another brick on the same device under the same limits (``same_device``)."""
@@ -125,6 +161,47 @@ class BrickBaseline:
             out += [Measured("disk", self.host, self.path, test, job.bytes_per_s, "B/s", raw=None if i else self.raw),
                     Measured("disk", self.host, self.path, f"{test}_iops", job.iops, "IO/s")]
         return out
+
+
+_AGAIN = "\n--- measured again: short of its device's limit ---\n"
+
+
+@dataclass(frozen=True)
+class DeviceIO:
+    """A brick's block device around one fio run: seconds waited for it to be quiet, whether it was, and the reads
+    and writes it completed while fio ran (``/proc/diskstats``)."""
+
+    waited_s: float
+    quiet: bool
+    ios: int
+
+
+def device_script(path: str, wait: float) -> str:
+    """Shell text defining ``io`` (the completed reads and writes of the block device under ``path``, empty where
+    it has none in /proc/diskstats) and waiting up to ``wait`` s for ``QUIET`` s without any; prints
+    ``glmodel-device quiet <half-seconds waited> <1|0> <ios>`` to stderr."""
+    need, most = int(QUIET * 2), int(wait * 2)
+    return (f"dev=$(stat -c '%Hd:%Ld' {shlex.quote(path)} 2>/dev/null); "
+            "io() { awk -v d=\"$dev\" '$1\":\"$2 == d { print $4 + $8 }' /proc/diskstats 2>/dev/null; }; "
+            f"w=0; q=0; p=$(io); if [ -n \"$p\" ]; then while [ $q -lt {need} ] && [ $w -lt {most} ]; do "
+            "sleep 0.5; c=$(io); if [ \"$c\" = \"$p\" ]; then q=$((q+1)); else q=0; fi; p=$c; w=$((w+1)); done; "
+            f"echo \"{_DEVICE_MARK} quiet $w $([ $q -ge {need} ] && echo 1 || echo 0) $p\" >&2; fi")
+
+
+def parse_device_io(text: str) -> DeviceIO | None:
+    """The device's figures from ``disk_script``'s stderr lines (None where the brick has no block device or a
+    line is garbled: the figure is then kept without them)."""
+    quiet = after = None
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[0] == _DEVICE_MARK:
+            if words[1] == "quiet" and len(words) == 5 and all(w.isdecimal() for w in words[2:]):
+                quiet = (int(words[2]) / 2, words[3] == "1", int(words[4]))
+            elif words[1] == "after" and words[2].isdecimal():
+                after = int(words[2])
+    if quiet is None or after is None:
+        return None
+    return DeviceIO(quiet[0], quiet[1], max(0, after - quiet[2]))
 
 
 def fio_argv(directory: str, spec: DiskSpec, direct: bool, fio: str = "fio") -> list[str]:
@@ -143,10 +220,11 @@ def fio_argv(directory: str, spec: DiskSpec, direct: bool, fio: str = "fio") -> 
 
 
 def disk_script(brick_path: str, spec: DiskSpec, direct: bool, run_id: str) -> str:
-    """Run fio in a fresh directory under the brick path and remove it whatever happens."""
+    """Run fio in a fresh directory under the brick path, once its device is quiet (``device_script``), and remove
+    the directory whatever happens; the device's I/Os while fio ran go to stderr (``parse_device_io``)."""
     d = f"{brick_path.rstrip('/')}/.glmodel-fio-{run_id}"
-    return (f"mkdir -p {shlex.quote(d)} || exit 1; {shlex.join(fio_argv(d, spec, direct))}; "
-            f"rc=$?; rm -rf -- {shlex.quote(d)}; exit $rc")
+    return (f"mkdir -p {shlex.quote(d)} || exit 1; {device_script(d, spec.quiet_wait)}; {shlex.join(fio_argv(d, spec, direct))}; "
+            f"rc=$?; [ -n \"$p\" ] && echo \"{_DEVICE_MARK} after $(io)\" >&2; rm -rf -- {shlex.quote(d)}; exit $rc")
 
 
 def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
@@ -182,7 +260,7 @@ def parse_fio_json(text: str, host: str | None = None) -> dict[str, DiskJob]:
         wiops = sum(w[1] for _, w in parts)
         ios = sum(r[3] + w[3] for r, w in parts)
         lat = sum(r[2] * r[3] + w[2] * w[3] for r, w in parts) / ios if ios else None
-        out[name] = DiskJob(name, rbps, wbps, riops, wiops, lat, processes=len(parts))
+        out[name] = DiskJob(name, rbps, wbps, riops, wiops, lat, processes=len(parts), ios=ios)
     return out
 
 
@@ -238,7 +316,8 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
     if not by_host:
         raise GlmodelError(f"{executor.cluster.source}: no server has brick paths to measure")
     run_id = uuid.uuid4().hex[:10]
-    limit = spec.runtime * len(spec.tests) + 300  # laying out the file is not bounded by --runtime
+    # laying out the file is not bounded by --runtime; the device's quiet wait is
+    limit = spec.runtime * len(spec.tests) + 300 + int(spec.quiet_wait)
 
     def one(address: str, path: str) -> BrickBaseline:
         if progress:
@@ -250,7 +329,8 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
                                    check=False, device=True)
             except GlmodelError as exc:
                 return BrickBaseline(address, path, direct, error=str(exc))
-            base = BrickBaseline(address, path, direct, raw=res.stdout + res.stderr, seconds=res.seconds)
+            base = BrickBaseline(address, path, direct, raw=res.stdout + res.stderr, seconds=res.seconds,
+                                 device=parse_device_io(res.stderr))
             try:
                 base.jobs = parse_fio_json(res.stdout, address)
             except ParseError as exc:
@@ -312,6 +392,25 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
             carried += 1
     if carried and progress:
         progress(f"fio: {carried} host(s) share a measured host's device and limits")
+    # Where a test's figure still falls short of its device's limit, another writer shared the device's budget.
+    def below() -> list[str]:
+        return [a for a in by_host if any(short_of_limit(out[(a, p)], where[a].limits.get(p), spec.tests)
+                                          for p in by_host[a])]
+
+    for _ in range(SHORT_AGAIN):
+        again = below()
+        if not again:
+            break
+        if progress:
+            progress(f"fio: {len(again)} host(s) short of their disk limit ({short_words(out, again, by_host)}), "
+                     "measured again once their devices are quiet")
+        for a in again:
+            for b in host(a):
+                out[(a, b.path)] = out[(a, b.path)].best_with(b)
+    still = below() if progress else []
+    if still and progress:
+        progress(f"fio: {len(still)} host(s) still short of their disk limit after {1 + SHORT_AGAIN} runs "
+                 f"({short_words(out, still, by_host)}); each test keeps its highest figure")
     # Once more, alone, where a figure is above what its device's limit lets through: that limit did not hold.
     over = [a for a in by_host if any(over_limit(out[(a, p)], where[a].limits.get(p), spec.tests)
                                       for p in by_host[a])]
@@ -404,26 +503,46 @@ def _limit(limits: dict[str, int] | None, test: str) -> float | None:
     return float(value) if value else None
 
 
-def over_limit(brick: BrickBaseline, limits: dict[str, int] | None, tests: list[DiskTest]) -> bool:
-    """Whether a test of a brick moved more than ``OVER_LIMIT`` times what its device's limit lets through (a limit
-    that did not hold while fio ran: the figure is not the device's)."""
+def held_ratios(brick: BrickBaseline, limits: dict[str, int] | None, tests: list[DiskTest]) -> list[float]:
+    """Each measured test's figure over what its device's limit lets it move, for the tests that have one."""
+    out = []
     for t in tests:
         cap = _limit(limits, t)
         if t in brick.jobs and cap is not None:
             job = brick.jobs[t]
-            if (job.bytes_per_s if t.startswith("seq") else job.iops) > OVER_LIMIT * cap:
-                return True
-    return False
+            out.append((job.bytes_per_s if t.startswith("seq") else job.iops) / cap)
+    return out
+
+
+def over_limit(brick: BrickBaseline, limits: dict[str, int] | None, tests: list[DiskTest]) -> bool:
+    """Whether a test of a brick moved more than ``OVER_LIMIT`` times what its device's limit lets through (a limit
+    that did not hold while fio ran: the figure is not the device's)."""
+    return any(r > OVER_LIMIT for r in held_ratios(brick, limits, tests))
+
+
+def short_of_limit(brick: BrickBaseline, limits: dict[str, int] | None, tests: list[DiskTest]) -> bool:
+    """Whether a test with a device limit moved less than ``AT_LIMIT`` of it (an errored brick is not: it has no
+    figure to be short)."""
+    return any(r < AT_LIMIT for r in held_ratios(brick, limits, tests))
+
+
+def short_words(out: Mapping[tuple[str, str], BrickBaseline], hosts: list[str], by_host: dict[str, list[str]]
+                ) -> str:
+    """What the device of each short brick did beside fio, for the progress line."""
+    words = []
+    for a in hosts:
+        for p in by_host[a]:
+            b = out[(a, p)]
+            d, others = b.device, b.others_ios
+            words.append(f"{a}:{p} " + ("device not read" if d is None or others is None else
+                                        f"{others} I/O beside fio's" + ("" if d.quiet else
+                                                                         f", not quiet after {d.waited_s:.0f} s")))
+    return "; ".join(words)
 
 
 def slowed(brick: BrickBaseline, limits: dict[str, int] | None, tests: list[DiskTest]) -> bool:
     """Whether a brick measured beside other hosts of its machine may have been slowed by them: an error, or a
     test short of ``AT_LIMIT`` of its device's limit (or without one)."""
-    if brick.error or not all(t in brick.jobs for t in tests):
+    if brick.error or not all(t in brick.jobs for t in tests) or any(_limit(limits, t) is None for t in tests):
         return True
-    for t in tests:
-        job, cap = brick.jobs[t], _limit(limits, t)
-        figure = job.bytes_per_s if t.startswith("seq") else job.iops
-        if cap is None or figure < AT_LIMIT * cap:
-            return True
-    return False
+    return short_of_limit(brick, limits, tests)

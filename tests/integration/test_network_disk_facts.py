@@ -151,6 +151,55 @@ def test_disk_baseline_measures_a_brick_apart_whose_device_limit_differs(lab_put
     assert one.jobs["seq_write"].bytes_per_s > 40e6 * 1.05  # an unthrottled loop device, not the limited one
 
 
+def test_a_brick_s_figure_short_of_its_iops_limit_beside_another_writer_is_measured_again_once_quiet(
+        lab_put_back: LabState) -> None:
+    """Another process writes to node 3's throttled brick device while its baseline starts: the throttle's budget
+    is shared, the first figure falls short of it, and the brick is measured again once the device is quiet,
+    at its limit. What the device did beside fio is kept with the figure."""
+    import threading
+    import time
+
+    from gluster_model.bench.fio import AT_LIMIT, parse_device_io, parse_fio_json
+
+    lab = lab_put_back
+    limit = 300
+    try:
+        glmodel("lab", "node", "--dir", str(lab.path), "--node", "3", "--backing", "ext4", "--size", "256MB",
+                check=True)
+        glmodel("lab", "node", "--dir", str(lab.path), "--node", "3", "--disk-iops", str(limit), check=True)
+        spec = load_cluster(lab.cluster_file)
+        brick = next(h for h in spec.servers if h.address == node_ip(3)).brick_paths[0]
+        scratch = Path(brick) / ".glmodel-test-writer"
+        with SSHExecutor(spec) as ex:
+            # 8 s of 8 KiB direct writes through the node's own shell: every writer shares the device's budget
+            writer = threading.Thread(target=ex.run, args=(node_ip(3), f"timeout 8 dd if=/dev/zero of={scratch} "
+                                                           "bs=8k oflag=direct count=10000000; true"),
+                                      kwargs={"timeout": 60, "check": False})
+            writer.start()
+            deadline = time.monotonic() + 20
+            while not (scratch.exists() and scratch.stat().st_size > 0) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            try:
+                bricks = {b.host: b for b in run_disk(ex, DiskSpec(size="16MB", runtime=2, steady=True,
+                                                                    tests=["rand_write"], quiet_wait=3))}
+            finally:
+                writer.join()
+                scratch.unlink(missing_ok=True)
+    finally:
+        glmodel("lab", "node", "--dir", str(lab.path), "--disk-iops", "unlimited", check=True)
+        glmodel("lab", "brick", "--dir", str(lab.path), "--backing", "dir", check=True)
+    three = bricks[node_ip(3)]
+    assert three.error is None and three.runs >= 2, three.raw[-2000:]
+    first, *_ = three.raw.split("--- measured again")
+    disturbed, device = parse_fio_json(first)["rand_write"], parse_device_io(first)
+    # the first run shared the budget: short of the limit, and its device did far more than fio's own writes
+    assert disturbed.iops < AT_LIMIT * limit
+    assert device is not None and device.ios > disturbed.ios * 1.3
+    # measured again once the writer had ended: at its limit (held by it, never above)
+    assert AT_LIMIT * limit * 0.97 <= three.jobs["rand_write"].iops <= limit * 1.05
+    assert three.device is not None and three.device.quiet
+
+
 def test_host_facts(lab: LabState) -> None:
     spec = load_cluster(lab.cluster_file)
     with SSHExecutor(spec) as ex:

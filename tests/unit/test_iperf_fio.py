@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -483,3 +484,96 @@ def test_fio_measures_each_brick_as_a_device_outside_an_emulated_cpu_quota() -> 
     assert [b.error for b in bricks] == [None, None]
     assert sorted(h for h, c in ex.devices if "fio --output-format" in c) == ["10.0.0.1", "10.0.0.2"]
     assert not any("boot_id" in c for _, c in ex.devices)  # what the hosts have is read as any command is
+
+
+# -- another writer on a brick's device -------------------------------------------------------------------------
+
+def _fio_json(write_iops: float, seconds: float = 2.0, block: int = 8192) -> str:
+    ios = int(write_iops * seconds)
+    return json.dumps({"jobs": [{"jobname": "rand_write", "error": 0,
+                                 "read": {"bw_bytes": 0, "iops": 0.0, "total_ios": 0},
+                                 "write": {"bw_bytes": int(write_iops * block), "iops": write_iops,
+                                           "total_ios": ios}}]})
+
+
+def test_the_device_script_waits_for_quiet_and_counts_the_device_s_io_around_fio(tmp_path: Path) -> None:
+    import subprocess
+
+    from gluster_model.bench.fio import device_script, parse_device_io
+
+    # A real shell over this machine's /proc/diskstats: the temporary directory's device (or none, on a
+    # filesystem without one, where nothing is printed and nothing waited for).
+    script = device_script(str(tmp_path), 1.0) + '; [ -n "$p" ] && echo "glmodel-device after $(io)" >&2; true'
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
+    got = parse_device_io(done.stderr)
+    dev = os.stat(tmp_path).st_dev
+    listed = any(line.split()[:2] == [str(os.major(dev)), str(os.minor(dev))]
+                 for line in Path("/proc/diskstats").read_text().splitlines())
+    assert (got is not None) == listed, done.stderr
+    if got is not None:
+        assert got.waited_s <= 1.0 and got.ios >= 0  # a 1 s wait can never hold 2 s of quiet
+        assert not got.quiet
+    # the lines themselves, by hand: 7 half-seconds waited, quiet, 1000 I/Os then 1850 after fio
+    text = "fio: warning\nglmodel-device quiet 7 1 1000\nglmodel-device after 1850\n"
+    assert parse_device_io(text) == __import__("gluster_model.bench.fio", fromlist=["DeviceIO"]).DeviceIO(
+        3.5, True, 850)
+    assert parse_device_io("glmodel-device quiet 7 1 1000\n") is None  # fio never ended: no count
+    assert parse_device_io("glmodel-device quiet x 1 1000\nglmodel-device after 9\n") is None
+    script = disk_script("/data/b", DiskSpec(quiet_wait=5), True, "r1")
+    assert script.index("/proc/diskstats") < script.index("fio --output-format") < script.index(" after ")
+    assert "$w -lt 10 " in script  # 5 s in half-seconds
+
+
+def test_a_figure_short_of_its_device_s_limit_is_measured_again_once_quiet_keeping_each_test_s_highest() -> None:
+    from gluster_model.bench.fio import run_disk, short_of_limit
+    from tests.fakes import FakeExecutor
+
+    cluster = _cluster(["10.0.0.1", "10.0.0.2"], ["10.0.0.3"])
+    # each host on a machine of its own, its brick's device throttled to 400 write IOPS (cgroup v1's root)
+    ex = FakeExecutor(cluster=cluster)
+    for i, host in enumerate(["10.0.0.1", "10.0.0.2"]):
+        ex.on("boot_id", f"boot-{i}\ndev /data/b 7:{i}\nblkio.throttle.write_iops_device 7:{i} 400\n", host=host)
+    quiet = "glmodel-device quiet 4 1 100\nglmodel-device after 900\n"
+    busy = "glmodel-device quiet 60 0 100\nglmodel-device after 1300\n"
+    ex.on("fio --output-format", _fio_json(398.0), stderr=quiet)
+    ex.on("fio --output-format", _fio_json(251.0), stderr=busy, host="10.0.0.2", times=1)  # another writer
+    said: list[str] = []
+    bricks = {b.host: b for b in run_disk(ex, DiskSpec(tests=["rand_write"]), said.append)}
+    one, two = bricks["10.0.0.1"], bricks["10.0.0.2"]
+    assert one.runs == 1 and two.runs == 2
+    assert two.jobs["rand_write"].iops == 398.0 and "measured again" in two.raw and two.raw.count("rand_write") == 2
+    assert len([c for h, c in ex.calls if h == "10.0.0.2" and "fio --output-format" in c]) == 2
+    assert any("short of their disk limit" in s and "10.0.0.2:/data/b 698 I/O beside fio's, not quiet after 30 s"
+               in s for s in said), said
+    # each test keeps its highest figure, whichever run it came from; a short figure never replaces a full one
+    first = BrickBaseline("h", "/b", True, {"rand_write": DiskJob("rand_write", 0, 0, 0, 390.0, None),
+                                            "rand_read": DiskJob("rand_read", 0, 0, 240.0, 0, None)})
+    second = BrickBaseline("h", "/b", True, {"rand_write": DiskJob("rand_write", 0, 0, 0, 260.0, None),
+                                             "rand_read": DiskJob("rand_read", 0, 0, 399.0, 0, None)})
+    best = first.best_with(second)
+    assert {t: j.iops for t, j in best.jobs.items()} == {"rand_write": 390.0, "rand_read": 399.0} and best.runs == 2
+    assert first.best_with(BrickBaseline("h", "/b", True, error="lost")).jobs == first.jobs
+    limits = {"read_iops": 400, "write_iops": 400}
+    assert short_of_limit(first, limits, ["rand_write", "rand_read"]) and not short_of_limit(best, limits, [
+        "rand_write", "rand_read"])
+    assert not short_of_limit(first, None, ["rand_read"])  # no limit: nothing says what it could have been
+
+
+def test_a_device_still_short_after_every_re_measurement_keeps_its_best_figure_and_says_so() -> None:
+    from gluster_model.bench.fio import SHORT_AGAIN, run_disk
+    from tests.fakes import FakeExecutor
+
+    ex = FakeExecutor(cluster=_cluster(["10.0.0.1"], ["10.0.0.3"]))
+    ex.on("boot_id", "boot-0\ndev /data/b 7:0\nblkio.throttle.write_iops_device 7:0 400\n")
+    figures = iter([200.0, 310.0, 250.0, 390.0])
+
+    def reply(host: str, command: str) -> tuple[int, str]:
+        return 0, _fio_json(next(figures))
+
+    ex.answer("fio --output-format", reply)
+    said: list[str] = []
+    brick, = run_disk(ex, DiskSpec(tests=["rand_write"]), said.append)
+    assert brick.runs == 1 + SHORT_AGAIN and brick.jobs["rand_write"].iops == 310.0  # never more than that
+    short = [s for s in said if "short of their disk limit" in s]
+    assert len(short) == SHORT_AGAIN + 1 and "still short" in short[-1] and "highest figure" in short[-1]
+    assert all("device not read" in s for s in short)  # no device lines: said, not guessed
