@@ -223,7 +223,8 @@ def disk_script(brick_path: str, spec: DiskSpec, direct: bool, run_id: str) -> s
     """Run fio in a fresh directory under the brick path, once its device is quiet (``device_script``), and remove
     the directory whatever happens; the device's I/Os while fio ran go to stderr (``parse_device_io``)."""
     d = f"{brick_path.rstrip('/')}/.glmodel-fio-{run_id}"
-    return (f"mkdir -p {shlex.quote(d)} || exit 1; {device_script(d, spec.quiet_wait)}; {shlex.join(fio_argv(d, spec, direct))}; "
+    return (f"mkdir -p {shlex.quote(d)} || exit 1; {device_script(d, spec.quiet_wait)}; "
+            f"{shlex.join(fio_argv(d, spec, direct))}; "
             f"rc=$?; [ -n \"$p\" ] && echo \"{_DEVICE_MARK} after $(io)\" >&2; rm -rf -- {shlex.quote(d)}; exit $rc")
 
 
