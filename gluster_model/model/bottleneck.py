@@ -653,23 +653,29 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
                            "a listing needs a CPU score or a round trip that the runs varied)")
     names, trip = chosen.stages, chosen.trip
     prior = byte_prior(metric)
-    terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes)
-    idle = [n for n, e in zip(names, core.log_eff) if n in OP_STAGES and not math.isfinite(e)]
-    if idle and len(idle) < len(names):  # a CPU or round-trip stage that binds nothing is not the model's
-        names = tuple(n for n in names if n not in idle)
-        terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes)
+
+    def fitted(names: tuple[str, ...], assumed: tuple[str, ...] = ()) -> tuple[tuple[str, ...], list[Term], _Core]:
+        # a CPU or round-trip stage that binds nothing is not the model's, after any fit (its efficiency would be
+        # infinite): one that bound under the first stages can idle once another stage is left out or assumed
+        terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes, assumed)
+        idle = [n for n, e in zip(names, core.log_eff) if n in OP_STAGES and not math.isfinite(e)]
+        if idle and len(idle) < len(names):
+            names = tuple(n for n in names if n not in idle)
+            terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes, assumed)
+        return names, terms, core
+
+    names, terms, core = fitted(names)
     # the server CPU stage bound at one setting alone is not pinned (MIN_PINNING_SETTINGS) and has no calibrated
     # cost of its own: left out, the client CPU stage (the clients send every copy) answers for the CPU
     if "server CPU" in names and len(names) > 1:
         x = _design(frame, terms)
         logc = log_capacities(frame, metric, names, trip)
         if _settings_bound(names.index("server CPU"), core, logc, x, setting) < MIN_PINNING_SETTINGS:
-            names = tuple(n for n in names if n != "server CPU")
-            terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes)
+            names, terms, core = fitted(tuple(n for n in names if n != "server CPU"))
     # the client CPU stage no setting made bind, from its calibrated cost: its score then acts through it alone
     with_prior = "client CPU" not in names and cpu_prior.applies(frame, metric)
     if with_prior and any(t.feature == "cpu_score" for t in terms):
-        terms, core = _signed_fit(frame, ly, metric, names, trip, schema, log_sizes, ("client CPU",))
+        names, terms, core = fitted(names, ("client CPU",))
     x = _design(frame, terms)
     logc = log_capacities(frame, metric, names, trip)
     optional = np.array([n in OP_STAGES for n in names])
