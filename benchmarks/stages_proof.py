@@ -65,7 +65,9 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_client_queue": ("round_trip_queue", "round_trip_queue_4k", "round_trip_queue_16k"),
          # the same form (4ae09e7), each device's capacity (fio, iperf3) measured outside the hosts' emulated CPU
          # quota (d26aff0, 13:18 UTC)
-         "stages_devices_apart": ("iops_cpu_device", "iops_disk_device", "cpu_seq_device")}
+         "stages_devices_apart": ("iops_cpu_device", "iops_disk_device", "cpu_seq_device"),
+         # the same form (4ae09e7), a disk figure short of its device's limit measured again (ac185e9, 16:18 UTC)
+         "stages_disk_remeasured": ("iops_disk_again",)}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.

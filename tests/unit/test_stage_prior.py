@@ -180,3 +180,20 @@ def test_a_held_out_miss_counts_for_the_stage_that_binds_its_run() -> None:
     assert {b for b, d in zip(bound, delayed) if d} == {"round trips"}
     assert model.quantiles["all"]["0.9"] > 1.0  # the miss is still in the pooled quantile
     assert model.quantiles["server CPU"]["0.9"] < 0.7
+
+
+def test_a_stage_left_idle_by_a_later_refit_is_left_out_and_the_model_file_reads_back() -> None:
+    """iops_disk_again's training runs: the round-trip stage bound under the first stages chosen, and idled once
+    the client CPU was taken at its calibrated cost; it kept an infinite efficiency, which the model file stores
+    as null and could not read back ("the bottleneck model is damaged"). Left out after every refit now."""
+    import json
+
+    from gluster_model.model.artifact import json_safe
+
+    frame = read_table(ROOT / "data" / "stages_proof" / "iops_disk_again.csv")
+    for metric in ("random_read", "random_write"):
+        rows = with_derived(rows_for(frame[frame["purpose"] == "training"], metric), metric)
+        model = fitted(rows, metric)
+        assert all(np.isfinite(model.log_eff)) and "round trips" not in model.stages
+        again = bn.BottleneckModel.from_json(json.loads(json.dumps(json_safe(model.to_json()))))
+        assert again.stages == model.stages and np.allclose(again.predict(rows), model.predict(rows))
