@@ -67,7 +67,10 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          # quota (d26aff0, 13:18 UTC)
          "stages_devices_apart": ("iops_cpu_device", "iops_disk_device", "cpu_seq_device"),
          # the same form (4ae09e7), a disk figure short of its device's limit measured again (ac185e9, 16:18 UTC)
-         "stages_disk_remeasured": ("iops_disk_again",)}
+         "stages_disk_remeasured": ("iops_disk_again",),
+         # the same form with the idle-stage fix (c9a857e), the plan's CPU below today at two binding settings
+         # (2dc410b, 17:02 UTC)
+         "stages_cpu_pinned": ("iops_disk_pinned",)}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
