@@ -317,7 +317,7 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
     if not by_host:
         raise GlmodelError(f"{executor.cluster.source}: no server has brick paths to measure")
     run_id = uuid.uuid4().hex[:10]
-    # laying out the file is not bounded by --runtime; the device's quiet wait is
+    # neither laying out the file nor waiting for the device to be quiet is bounded by --runtime
     limit = spec.runtime * len(spec.tests) + 300 + int(spec.quiet_wait)
 
     def one(address: str, path: str) -> BrickBaseline:
@@ -393,7 +393,9 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
             carried += 1
     if carried and progress:
         progress(f"fio: {carried} host(s) share a measured host's device and limits")
-    # Where a test's figure still falls short of its device's limit, another writer shared the device's budget.
+    # Where a test's figure still falls short of its device's limit, something shared the device's budget
+    # (another writer, or the throttle charging for an earlier test's overdraw: ``SHORT_AGAIN``).
+
     def below() -> list[str]:
         return [a for a in by_host if any(short_of_limit(out[(a, p)], where[a].limits.get(p), spec.tests)
                                           for p in by_host[a])]
@@ -409,7 +411,7 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
             for b in host(a):
                 out[(a, b.path)] = out[(a, b.path)].best_with(b)
     still = below() if progress else []
-    if still and progress:
+    if still:
         progress(f"fio: {len(still)} host(s) still short of their disk limit after {1 + SHORT_AGAIN} runs "
                  f"({short_words(out, still, by_host)}); each test keeps its highest figure")
     # Once more, alone, where a figure is above what its device's limit lets through: that limit did not hold.
