@@ -411,7 +411,7 @@ def run_disk(executor: Executor, spec: DiskSpec, progress: Callable[[str], None]
             for b in host(a):
                 out[(a, b.path)] = out[(a, b.path)].best_with(b)
     still = below() if progress else []
-    if still:
+    if still and progress is not None:
         progress(f"fio: {len(still)} host(s) still short of their disk limit after {1 + SHORT_AGAIN} runs "
                  f"({short_words(out, still, by_host)}); each test keeps its highest figure")
     # Once more, alone, where a figure is above what its device's limit lets through: that limit did not hold.
