@@ -70,7 +70,11 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_disk_remeasured": ("iops_disk_again",),
          # the same form with the idle-stage fix (c9a857e), the plan's CPU below today at two binding settings
          # (2dc410b, 17:02 UTC)
-         "stages_cpu_pinned": ("iops_disk_pinned",)}
+         "stages_cpu_pinned": ("iops_disk_pinned",),
+         # a round-trip or server CPU stage one setting binds left out, a setting that alone moved an input
+         # calibrating no interval, a client CPU stage two settings pin carrying the calibration's spread (3f11448,
+         # 20:23 UTC)
+         "stages_alone_moved": ("iops_disk_500", "iops_disk_300")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
