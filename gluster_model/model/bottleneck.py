@@ -686,7 +686,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     # 1% under today's) was refitted in the folds without it as a ceiling over today's own runs, and held out that
     # setting 77 times too low: an interval of x/÷77 on every answer the pooled quantile served.
     for name in UNPRICED_STAGES:
-        if name in names and any(n not in OP_STAGES for n in names):
+        if name in names and len(names) > 1:
             x = _design(frame, terms)
             logc = log_capacities(frame, metric, names, trip)
             if _settings_bound(names.index(name), core, logc, x, setting) < MIN_PINNING_SETTINGS:
@@ -1010,11 +1010,8 @@ def alone_moved(frame: pd.DataFrame, setting: np.ndarray, inputs: set[str]) -> n
     import numpy as np
 
     out = np.zeros(len(setting), dtype=bool)
-    settings = np.unique(setting)
-    if len(settings) < 3:
-        return out
     everywhere = set(held_by_design(frame))
-    for s in settings:
+    for s in np.unique(setting):
         rest = setting != s
         if (set(held_by_design(frame[rest])) - everywhere) & inputs:
             out[~rest] = True
