@@ -147,7 +147,9 @@ def upgrade_answers_rest_on_the_measured_stages(frame: "pd.DataFrame", tmp_path:
     assert m["model"] == "bottleneck"
     p = {x["scenario"]: x for x in m["predictions"]}
     assert p["today"]["basis"] in ("measured", "interpolated")
-    assert p["links x2"]["basis"] == "bounded" and p["links x2"]["bound_stage"] == "server disks"
+    # bounded by a stage links do not feed: the disks, or the clients' CPU at its calibrated cost where the CPU score
+    # measured on a busy machine puts it lower (which one is asserted below: the least of the stages not fed)
+    assert p["links x2"]["basis"] == "bounded" and p["links x2"]["bound_stage"] in ("server disks", "client CPU")
     assert p["disks x3"]["basis"] == "bounded" and p["disks x3"]["bound_stage"] in ("client links", "server links")
     assert p["disks x3"]["capacity_from"] == "measured: a datasheet"
     bottleneck = artifact.load(model).model("write", "bottleneck")
@@ -157,7 +159,7 @@ def upgrade_answers_rest_on_the_measured_stages(frame: "pd.DataFrame", tmp_path:
     for name, fed in (("links x2", (0, 1)), ("disks x3", (2,)), ("both", (0, 1, 2))):
         limits = bottleneck.stage_limits(with_derived(config_columns([answer["scenarios"][name]]), "write"))[:, 0]
         unfed = [(float(limits[s]), bottleneck.stages[s]) for s in range(len(limits)) if s not in fed]
-        assert p[name]["bound"] == pytest.approx(min(unfed)[0], rel=1e-6)
+        assert p[name]["bound"] == pytest.approx(min(unfed)[0], rel=1e-6) and p[name]["bound_stage"] == min(unfed)[1]
         assert p[name]["bound_stage"] == min(unfed)[1]
         assert p[name]["value"] <= p[name]["bound"] * (1 + 1e-9)
     # the measured stages the bound rests on: today's disks as fio measured them on this lab
