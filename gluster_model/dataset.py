@@ -30,13 +30,13 @@ if TYPE_CHECKING:
     from .store.store import Store
 
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps",
+           "threads", "files", "large_files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps",
            "disk_randread_iops", "disk_randwrite_iops", "client_ram_gb",
            "cpu_score", *(t.name for t in ADMIN_TUNABLES if t.kind in ("int", "size")))
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime", *(t.name for t in ADMIN_TUNABLES if t.kind == "choice"))
 BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache", "shared_read",
            *(t.name for t in ADMIN_TUNABLES if t.kind in ("bool", "group")))
-_JSON_FEATURES = frozenset({"files", "shared_read", *(t.name for t in ADMIN_TUNABLES)})
+_JSON_FEATURES = frozenset({"files", "large_files", "shared_read", *(t.name for t in ADMIN_TUNABLES)})
 # The study's feature families. "hardware": what is bought and how the cluster is laid out; "gluster": the
 # volume's tuning once the hardware is fixed; "unified": everything, the study's future work.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -55,7 +55,7 @@ FAMILIES["unified"] = tuple(dict.fromkeys((*FAMILIES["hardware"], *FAMILIES["glu
 # different knobs be pooled.
 GLUSTER_DEFAULTS: dict[str, Any] = {**TUNABLE_DEFAULTS, "shard": False, "shard_block_size": 64 << 20}
 # Workload settings a run's features carry only away from their default (Workload.identity)
-_WORKLOAD_DEFAULTS: dict[str, Any] = {"shared_read": False}
+_WORKLOAD_DEFAULTS: dict[str, Any] = {"shared_read": False, "large_files": 1}
 # A metric's column holds throughputs in MB/s and small-file rates in files/s; measurements in other units (per
 # reader seconds, IOPS, latency percentiles) stay out of the table.
 _UNIT_SCALE = {"kB/s": 1 / 1024, "KB/s": 1 / 1024, "MB/s": 1.0, "B/s": 1 / (1 << 20), "files/s": 1.0}

@@ -5,7 +5,8 @@ parser of fio's JSON into per-metric figures. The side effects (servers, the run
 A client's job file holds one section per thread and metric, named ``<metric>.<thread>``; every metric's first
 section starts a group (``stonewall`` + ``new_group``), so with ``group_reporting`` fio reports one entry per
 metric and client, and the metrics run one after the other, as iozone's tests do. Large-file metrics reuse one
-file per thread (``big.<thread>``): the read finds what the write wrote. Small-file metrics work over ``files``
+file per thread (``big.<thread>``), or the workload's ``large_files`` files (``big.<thread>.<n>``) sharing the
+thread's ``file_size``: the read finds what the write wrote. Small-file metrics work over ``files``
 files per thread in ``files.<thread>/`` (fio's server puts the name its client reached it by before each name,
 ``10.0.0.5.files.0``, and makes the directories): ``file_create`` opens (creates), writes and closes each,
 ``file_delete`` unlinks each (filedelete).
@@ -124,10 +125,16 @@ def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence
                           "openfiles=1", "file_service_type=sequential"]
             elif workload.shared_read and metric in SHARED_METRICS:
                 lines += [f"directory={shared_directory}", "filename=big.0", f"size={size}", f"bs={record}"]
+            elif workload.large_files > 1:
+                # fio splits size over nrfiles; a random record goes to a file drawn at random, so each brick's
+                # share of a thread's records follows its share of the thread's files
+                service = "random" if metric.startswith("random") else "sequential"
+                lines += [f"filename_format=big.{k}.$filenum", f"nrfiles={workload.large_files}", f"size={size}",
+                          f"bs={record}", f"file_service_type={service}"]
             else:
                 lines += [f"filename=big.{k}", f"size={size}", f"bs={record}"]
-                if metric == "write" and workload.include_flush:
-                    lines.append("end_fsync=1")  # as iozone -e: the flush to stable storage is timed
+            if not small and metric == "write" and workload.include_flush:
+                lines.append("end_fsync=1")  # as iozone -e: the flush to stable storage is timed
     return "\n".join(lines) + "\n"
 
 

@@ -18,7 +18,7 @@ FILES_DEFAULT = 1000
 # Settings added after the first store format, with their defaults: at the default they stay out of a run's
 # identity (its config hash) and features, so runs stored before them keep both; readers fill them back in.
 LATER_SETTINGS: dict[str, Any] = {"engine": "iozone", "target": "gluster", "degraded": False, "cache": None,
-                                  "files": FILES_DEFAULT, "shared_read": False}
+                                  "files": FILES_DEFAULT, "shared_read": False, "large_files": 1}
 
 
 class FixedWorkload(Frozen):
@@ -55,6 +55,10 @@ class Workload(Frozen):
                                                      "keep them warm (default: the protocol's drop_caches)")
     shared_read: bool = Field(default=False, description="every thread of every client reads one file, the first "
                               "client's first (one dataset many hosts read; engine fio)")
+    large_files: int = Field(default=1, ge=1, le=4096,
+                             description="files each thread's file_size is spread over for the large-file tests, "
+                             "each random record going to one of them drawn at random (several VM images or data "
+                             "files a process works on; engine fio)")
 
     @field_validator("file_size", "record_size")
     @classmethod
@@ -104,10 +108,23 @@ class Workload(Frozen):
         if self.shared_read and (self.engine != "fio" or "write" not in self.tests or "read" not in self.tests):
             raise ValueError("shared_read needs engine fio and the tests write (which lays out the file every "
                              "client then reads) and read")
+        if self.large_files > 1:
+            self._check_large_files()
         files = self.file_tests
         if files and files[0] != "file_create":
             raise ValueError("the small-file tests start with file_create (the others need its files)")
         return self
+
+    def _check_large_files(self) -> None:
+        """Several files a thread: fio's nrfiles, each file a whole number of records."""
+        if self.engine != "fio" or self.shared_read:
+            raise ValueError("large_files above 1 needs engine fio (its nrfiles) and no shared_read (one file every "
+                             "client reads)")
+        size, record = parse_size(self.file_size), parse_size(self.record_size)
+        if size % (self.large_files * record):
+            raise ValueError(f"large_files {self.large_files} splits file_size {self.file_size} into files that "
+                             f"are not whole {self.record_size} records: make file_size a multiple of "
+                             f"{self.large_files} x record_size")
 
     @property
     def identity(self) -> dict[str, object]:

@@ -65,6 +65,8 @@ _F = [
     Factor("degraded", "workload", "bool", help="reads with one replica's brick stopped (layout replicate)"),
     Factor("cache", "workload", "choice", ("dropped", "kept"), "caches dropped before each pass, or kept warm"),
     Factor("shared_read", "workload", "bool", help="every client reads one file, not its own (engine fio)"),
+    Factor("large_files", "workload", "int",
+           help="files each thread's file_size is spread over for the large-file tests (engine fio)"),
     Factor("servers", "cluster", "int", help="servers used for bricks (the first N of the cluster file)"),
     Factor("clients", "cluster", "int", help="clients running iozone (the first N of the cluster file)"),
     # Hardware a plan changes on the local lab (every node; the driver asks the lab between volumes) or, for

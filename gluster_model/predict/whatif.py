@@ -34,6 +34,7 @@ from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
 from ..model.features import Feature, InputValue, Inputs, label, show_value as show_value, with_derived
 from ..model.physics import OP_STAGES, STAGES, model_stages
 from ..model.learners import CHANGE_REFITS
+from ..gluster.read_placement import ReadSpread, read_spread
 from .capacity import layout_of, usable_fraction
 from .scenarios import Question, Scenario
 from ..model.artifact import json_safe
@@ -794,16 +795,37 @@ def tied(first: Prediction, other: Prediction) -> bool:
 
 
 def read_policy_note(base: Mapping[str, InputValue], metric: str) -> str:
-    """For a read of a replicated volume under Gluster's default read policy, what makes its figure a draw."""
+    """For a read of a replicated volume under Gluster's default read policy, what makes its figure a draw, with
+    the draw's levels where the configuration says how many files are read at once (``read_placement``)."""
     if metric not in ("read", "reread", "random_read", "file_read"):
         return ""
     copies = float(base.get("replica") or 1)
     mode = base.get("read_hash_mode")
     if copies <= 1 or (mode is not None and float(mode) not in (1.0, 2.0)):
         return ""
+    spread = _spread(base, metric, int(copies))
+    draw = f" ({spread.describe()})" if spread is not None else ""
     return ("reads: with cluster.read-hash-mode 1 (Gluster's default) each file is read from the copy its GFID "
-            "hashes to, so a run's read rate depends on where its files fell, a placement draw its interval holds; "
-            "read-hash-mode 3 reads from the least busy copy instead")
+            f"hashes to, so a run's read rate depends on where its files fell, a placement draw{draw} its interval "
+            "holds; more files a thread (large_files) narrow it, and read-hash-mode 3 reads from the least busy "
+            "copy instead")
+
+
+def _spread(base: Mapping[str, InputValue], metric: str, copies: int) -> ReadSpread | None:
+    """The placement draw of the files a run reads at once: every thread's files (one shared file when every
+    client reads the same one), over one replica set or every brick of several."""
+    try:
+        threads = int(float(base.get("threads") or 0))
+        per_thread = (float(base.get("files") or 0) if metric == "file_read"
+                      else float(base.get("large_files") or 1))
+        servers = int(float(base.get("servers") or copies))
+    except (TypeError, ValueError):
+        return None
+    shared = str(base.get("shared_read")).lower() in ("1", "1.0", "true")
+    files = 1 if shared and metric in ("read", "random_read") else threads * int(per_thread)
+    if threads < 1 or files < 1:
+        return None
+    return read_spread(files, servers if servers % copies == 0 else copies)
 
 
 IOPS_RECORD_MAX = 64 << 10  # random I/O of records up to this size is read in IOPS, as admins size it
