@@ -46,7 +46,7 @@ class ReadSpread:
             rates = [f"{f:.0%}" for f, _ in self.levels]
             shares = [f"{p:.0%}" for _, p in self.levels]
             return (f"{_files(self.files)} on {self.bricks} bricks read at {_series(rates)} of an even spread "
-                    f"(in {_series(shares)} of runs)")
+                    f"(in {_series(shares, 'and')} of runs)")
         return (f"{_files(self.files)} on {self.bricks} bricks read at {self.quantile(0.05):.0%}-"
                 f"{self.quantile(0.95):.0%} of an even spread in 90% of runs (median {self.quantile(0.5):.0%})")
 
@@ -55,8 +55,8 @@ def _files(n: int) -> str:
     return "1 file" if n == 1 else f"{n} files"
 
 
-def _series(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+def _series(items: list[str], last: str = "or") -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
 def read_spread(files: int, bricks: int, draws: int = DRAWS, seed: int = 0) -> ReadSpread:

@@ -119,6 +119,37 @@ def test_a_shared_read_has_every_client_read_the_first_clients_file(lab: LabStat
     assert lab_processes(lab, r"fio --server") == []
 
 
+def test_large_files_spread_each_threads_random_records_over_its_files(lab: LabState, tmp_path: Path) -> None:
+    """large_files on the lab: each thread's 1 MiB of 16 KiB random records over four files (as a host with
+    several VM images), through `glmodel collect`; the store keeps the setting in the run's features, identity
+    and trial table, and the jobs fio ran, with fio's own account of the files it used."""
+    plan = {**PLAN, "name": "fiospread", "factors": {**PLAN["factors"], "file_size": "1MB", "large_files": 4},
+            "workload": {"tests": ["random"]}, "protocol": {**PLAN["protocol"], "repetitions": 1}}
+    store, run, (trial,) = _done_run(lab, tmp_path, plan)
+    with open_store(store, create=False) as st:
+        jobs = st.raw_output(trial.id, "fio_jobs") or ""
+        report = st.raw_output(trial.id, "fio") or ""
+        frame = trial_frame(st, "fiospread@lab")
+    assert run.features["large_files"] == 4 and frame["large_files"].eq(4).all()
+    per_client = jobs.split("# ")[1:]
+    assert len(per_client) == 3
+    for job in per_client:
+        sections = re.findall(r"^\[(random_\w+)\.(\d+)\]\n(.*?)(?:\n\n|\Z)", job, re.M | re.S)
+        assert len(sections) == 2  # one thread a client, its write then its read
+        for _, k, body in sections:
+            assert f"filename_format=big.{k}.$filenum" in body and "nrfiles=4" in body
+            assert "file_service_type=random" in body and f"size={1 << 20}" in body
+    # fio's report of what each job ran with: four files, a file drawn at random a record
+    options = re.findall(r'"nrfiles"\s*:\s*"(\d+)"', report)
+    assert options and set(options) == {"4"}, report[:2000]
+    m = {x.metric: x for x in trial.measurements}
+    for metric in ("random_write", "random_read"):
+        # one 16 KiB record an operation, summed over the three clients, each of which ran
+        assert m[metric].min_value > 0
+        assert abs(m[f"{metric}.iops"].value * 16 - m[metric].value) <= 0.02 * m[metric].value
+    assert lab_processes(lab, r"fio --server") == []
+
+
 def test_a_fio_server_that_cannot_listen_is_named_in_one_line(lab: LabState, tmp_path: Path) -> None:
     _, node = find_node(lab.path, "2")
     # a foreign listener on fio's port at node 2's address: its server cannot bind

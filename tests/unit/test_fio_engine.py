@@ -86,6 +86,29 @@ def test_a_shared_read_reads_the_first_clients_file_and_writes_its_own() -> None
         job_file(w, "/d", 1, ["read"])
 
 
+def test_large_files_spread_a_threads_records_over_files_of_whole_records() -> None:
+    w = Workload(engine="fio", tests=["write", "read", "random"], file_size="1MB", record_size="8KB",
+                 large_files=4)
+    assert w.identity["large_files"] == 4 and "large_files" not in Workload(engine="fio").identity
+    text = job_file(w, "/m/run/c1", 2, fio_metrics(w))
+    sections = dict(re.findall(r"^\[([a-z_]+\.\d)\]\n(.*?)(?=\n\n|\Z)", text, re.M | re.S))
+    for k in (0, 1):
+        for m in ("write", "read", "random_write", "random_read"):
+            body = sections[f"{m}.{k}"]
+            # the thread's file_size in all, split by fio over its files, the read's the write's names
+            assert f"filename_format=big.{k}.$filenum" in body and "nrfiles=4" in body, body
+            assert f"size={1 << 20}" in body and "filename=" not in body
+            service = "random" if m.startswith("random") else "sequential"
+            assert f"file_service_type={service}" in body
+    assert text.count("end_fsync=1") == 2  # the sequential write's flush, as with one file
+    with pytest.raises(ValueError, match="needs engine fio"):
+        Workload(tests=["write", "read"], large_files=2)
+    with pytest.raises(ValueError, match="needs engine fio"):
+        Workload(engine="fio", tests=["write", "read"], shared_read=True, large_files=2)
+    with pytest.raises(ValueError, match="not whole 8k records"):
+        Workload(engine="fio", file_size="1MB", record_size="8KB", large_files=3)
+
+
 def test_server_addresses_in_fios_forms() -> None:
     assert server_address("10.0.0.5", 9000) == "ip:10.0.0.5,9000"
     assert server_address("fd00::5") == "ip6:fd00::5,8765"
@@ -189,6 +212,22 @@ def test_real_fio_shared_read_reads_only_the_first_clients_file(tmp_path: Path,
     # both clients read 2 x 64 KB; the second read none of its own (a read of its own would have laid it out)
     assert all(c.rate > 0 for c in figures.by_metric["read"].values())
     assert not list(second.iterdir())
+
+
+@needs_fio
+def test_real_fio_spreads_each_threads_records_over_its_files(tmp_path: Path,
+                                                              servers: tuple[int, list[str]]) -> None:
+    port, addresses = servers
+    w = Workload(engine="fio", tests=["random"], file_size="256KB", record_size="8KB", large_files=4)
+    metrics = fio_metrics(w)
+    out, dirs = _run(tmp_path, port, addresses, w, metrics)
+    figures = parse_client_json(out, metrics, addresses, 256 << 10)
+    assert all(c.iops > 0 for per in figures.by_metric.values() for c in per.values())
+    for a, d in dirs.items():
+        for k in (0, 1):  # each thread's 256 KiB as four files of 64 KiB, laid out, written and read
+            files = sorted(d.glob(f"{a}.big.{k}.*"))
+            assert [f.name for f in files] == [f"{a}.big.{k}.{n}" for n in range(4)]
+            assert all(f.stat().st_size == 64 << 10 for f in files)
 
 
 @needs_fio
