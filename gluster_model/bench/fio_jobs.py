@@ -11,6 +11,14 @@ files per thread in ``files.<thread>/`` (fio's server puts the name its client r
 ``10.0.0.5.files.0``, and makes the directories): ``file_create`` opens (creates), writes and closes each,
 ``file_delete`` unlinks each (filedelete).
 
+fio lays out the files a job reads or overwrites before it times the job, each client on its own: on the lab,
+iops_spread_500's clients laid out their 8 KiB random files at different speeds and then ran their timed jobs
+partly or wholly apart, each alone at the bricks' full rate, so the sum of their rates read up to twice what the
+bricks gave both at once (random writes at 1,021-1,062 IOPS in some trials, 520-582 in others, on bricks of 500).
+So a trial whose first large-file metric is not a write lays its files out first, in a fio run of its own with
+``create_only`` (``layout_metrics``), and every client starts the timed jobs together, as iozone's children wait
+at a barrier.
+
 Three small-file tests are timed by glmodel between fio's runs, not by fio: ``file_list`` (``ls -l`` of each
 client's directories), ``file_stat`` and ``file_read``. A stat or a small read fio times is a draw between the
 clients' caches and the round trips: fio stats every file of a job while setting it up, just before it times the
@@ -90,20 +98,30 @@ def fio_runs(workload: Workload) -> list[tuple[str, list[str]]]:
     return runs
 
 
+def layout_metrics(workload: Workload) -> list[str]:
+    """The metric whose files a layout run makes before the timed runs: the trial's first large-file metric when
+    it is not a write (a read, a random read or write needs its files laid out; a write makes them as it is timed,
+    and every later metric finds them)."""
+    large = [m for _, metrics in fio_runs(workload) for m in metrics if m not in FILE_TESTS]
+    if not large or large[0] == "write":
+        return []
+    return [large[0]]
+
+
 def timed_before(run: str) -> str | None:
     """The test glmodel times just before a fio run of this name, if any."""
     return next((t for t, (_, name) in TIMED.items() if name == run), None)
 
 
 def job_file(workload: Workload, directory: str, threads: int, metrics: Sequence[str],
-             shared_directory: str | None = None) -> str:
+             shared_directory: str | None = None, layout: bool = False) -> str:
     """The job file one client's fio server runs: ``threads`` sections per metric in ``directory``. With the
     workload's ``shared_read``, the read metrics of every section read ``shared_directory/big.0`` (the first
     client's first file) instead of their own, and no name is prefixed with the client's (so that path is
-    known)."""
+    known). With ``layout``, fio only lays out the jobs' files (``create_only``) and times nothing."""
     size, record = parse_size(workload.file_size), parse_size(workload.record_size)
     lines = ["[global]", "ioengine=psync", f"directory={directory}", "group_reporting=1", "fallocate=none",
-             "invalidate=1", "percentile_list=50:99"]
+             "invalidate=1", "percentile_list=50:99", *(["create_only=1"] if layout else [])]
     if workload.shared_read:
         if shared_directory is None:
             raise ValueError("a shared read needs the directory of the file every client reads")
@@ -225,6 +243,26 @@ def parse_client_json(text: str, metrics: Sequence[str], clients: Sequence[str],
         if missing:
             raise ParseError("fio client output", f"no {metric} figure from {', '.join(missing)}")
     return FioFigures(out)
+
+
+def check_layout(text: str, metrics: Sequence[str], clients: Sequence[str]) -> None:
+    """A layout run's JSON (``create_only``: nothing timed): every client must report each metric's jobs (fio
+    drops a job it cannot set up and says so only on its stderr), and a job fio marks as failed is a ParseError
+    naming its client and errno."""
+    data = find_json_object(text, "fio layout output")
+    seen: set[tuple[str, str]] = set()
+    for e in data.get("client_stats") or []:
+        if not isinstance(e, dict):
+            continue
+        name, host = str(e.get("jobname", "")), str(e.get("hostname", ""))
+        if e.get("error"):
+            raise ParseError("fio layout output", f"laying out {name} failed with error {e['error']} "
+                             f"({errno_name(e['error'])})", host or None)
+        seen.add((name.rsplit(".", 1)[0], host))
+    for metric in metrics:
+        missing = [c for c in clients if (metric, c) not in seen]
+        if missing:
+            raise ParseError("fio layout output", f"no layout of {metric}'s files", missing[0])
 
 
 def listing_script(directory: str, threads: int) -> str:

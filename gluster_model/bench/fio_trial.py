@@ -1,6 +1,7 @@
 """fio as a trial engine, the side effects: a ``fio --server`` on each client used, one local ``fio --client``
-run per trial (one more after each test glmodel times itself: the listing, the stats, the reads; and two around
-the end of every client's write for a shared read: ``fio_jobs.fio_runs``), and the cleanup.
+run per trial (one more after each test glmodel times itself: the listing, the stats, the reads; two around
+the end of every client's write for a shared read: ``fio_jobs.fio_runs``; a layout run before them when the first
+metric reads or overwrites files: ``fio_jobs.layout_metrics``), and the cleanup.
 
 Each server is bound to its client's own cluster address and lives for one trial only: a fio server takes jobs
 from anyone who reaches its port, so none is left listening after a trial, whatever ended it (its end, a failure,
@@ -24,8 +25,9 @@ from ..gluster.apply import drop_caches
 from ..remote.executor import Executor, shell
 from ..units import parse_size
 from .engine import EngineResult, TrialRequest, spread, used_clients
-from .fio_jobs import (COLD_WAIT_S, PORT, TIMED, FioFigures, client_argv, cold_script, fio_runs, job_file,
-                       listing_script, parse_client_json, parse_timed, server_address, timed_before)
+from .fio_jobs import (COLD_WAIT_S, PORT, TIMED, FioFigures, check_layout, client_argv, cold_script, fio_runs,
+                       job_file, layout_metrics, listing_script, parse_client_json, parse_timed, server_address,
+                       timed_before)
 from .metrics import UNITS
 from .workload import Workload
 
@@ -121,6 +123,10 @@ class FioEngine:
             ex.run_many([h.address for h in clients], lambda a: shell(start_script(
                 a, self.port, made if a == first.address else [])), timeout=60)
             with tempfile.TemporaryDirectory(prefix="glmodel-fio-") as tmp:
+                first_read = layout_metrics(w)
+                if first_read:  # every client's files laid out before any client times a job
+                    self._fio(Path(tmp), "fio_layout", w, clients, dirs, shared, per_client, first_read,
+                              r.timeout, raw, argvs, layout=True)
                 for part, metric_list in fio_runs(w):
                     timed = timed_before(part)
                     if timed is not None:
@@ -155,11 +161,12 @@ class FioEngine:
 
     def _fio(self, tmp: Path, part: str, w: Workload, clients: list[Host], dirs: dict[str, str],
              shared: dict[str, str], per_client: dict[str, int], metrics: list[str], timeout: float,
-             raw: dict[str, str], argvs: list[list[str]]) -> FioFigures:
+             raw: dict[str, str], argvs: list[list[str]], layout: bool = False) -> FioFigures:
         files: dict[str, str] = {}
         for h in clients:
             path = tmp / f"{part}-{h.name}.fio"
-            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics, shared[h.address]))
+            path.write_text(job_file(w, dirs[h.address], per_client[h.address], metrics, shared[h.address],
+                                     layout=layout))
             files[h.address] = str(path)
         argv = client_argv(files, self.port)
         argvs.append(argv)
@@ -167,6 +174,9 @@ class FioEngine:
         out, err, rc = _run_client(argv, timeout)
         raw[part] = out + (("\n[stderr]\n" + err) if err.strip() else "")
         try:
+            if layout:
+                check_layout(out, metrics, [h.address for h in clients])
+                return FioFigures({})
             return parse_client_json(out, metrics, [h.address for h in clients], parse_size(w.file_size))
         except ParseError as exc:
             refused = next((h.address for h in clients if h.address in err), None)
@@ -191,4 +201,5 @@ class FioEngine:
         # servers up and down, and a file operation's round trips per small file (the data is counted apart)
         files = workload.files * workload.threads * len(workload.file_tests)
         cold = COLD_WAIT_S * len({"file_stat", "file_read"} & set(workload.tests))
-        return FIO_STARTUP_S * len(fio_runs(workload)) + files * FILE_OP_S + cold
+        runs = len(fio_runs(workload)) + (1 if layout_metrics(workload) else 0)
+        return FIO_STARTUP_S * runs + files * FILE_OP_S + cold

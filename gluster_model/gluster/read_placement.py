@@ -5,7 +5,7 @@ hashes to; mode 2 hashes the GFID with the reader's PID. A GFID is random, so ea
 uniform draw. When every file is read equally and each brick serves at its own limit, a run ends when the
 busiest brick has served its files: the run reads at ``files / (bricks * max files on one brick)`` of the
 rate an even spread would give. Four files on two copies read at 50%, 67% or 100% of it; the lab's 8 KiB
-random reads at 300 IOPS a brick measured 300, 405-413 and 598-617 IOPS (data/stages_proof/iops_disk_300.csv).
+random reads at 300 IOPS a brick measured 304-309, 404-435 and 599-618 IOPS (data/stages_proof/iops_disk_300.csv).
 
 References
 ----------

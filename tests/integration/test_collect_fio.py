@@ -128,6 +128,7 @@ def test_large_files_spread_each_threads_random_records_over_its_files(lab: LabS
     store, run, (trial,) = _done_run(lab, tmp_path, plan)
     with open_store(store, create=False) as st:
         jobs = st.raw_output(trial.id, "fio_jobs") or ""
+        layout = st.raw_output(trial.id, "fio_layout_jobs") or ""
         report = st.raw_output(trial.id, "fio") or ""
         frame = trial_frame(st, "fiospread@lab")
     assert run.features["large_files"] == 4 and frame["large_files"].eq(4).all()
@@ -139,6 +140,11 @@ def test_large_files_spread_each_threads_random_records_over_its_files(lab: LabS
         for _, k, body in sections:
             assert f"filename_format=big.{k}.$filenum" in body and "nrfiles=4" in body
             assert "file_service_type=random" in body and f"size={1 << 20}" in body
+    # the random read comes first and reads files: every client laid them out in a run of its own before any
+    # client timed a job (otherwise a client done laying out first would run its jobs alone)
+    assert len(trial.argv) == 2 and "fio_layout" in trial.argv[0] and "fio_layout" not in trial.argv[1]
+    assert layout.count("create_only=1") == 3 and layout.count("[random_read.0]") == 3
+    assert "[random_write." not in layout and "create_only" not in jobs
     # fio's report of what each job ran with: four files, a file drawn at random a record
     options = re.findall(r'"nrfiles"\s*:\s*"(\d+)"', report)
     assert options and set(options) == {"4"}, report[:2000]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gluster_model.bench.fio_jobs import (client_argv, fio_metrics, fio_runs, job_file, listing_script,
-                                          parse_client_json, parse_timed, server_address, cold_script, timed_before)
+from gluster_model.bench.fio_jobs import (check_layout, client_argv, cold_script, fio_metrics, fio_runs, job_file,
+                                          layout_metrics, listing_script, parse_client_json, parse_timed,
+                                          server_address, timed_before)
 from gluster_model.bench.workload import Workload
 from gluster_model.errors import ParseError
 
@@ -107,6 +108,20 @@ def test_large_files_spread_a_threads_records_over_files_of_whole_records() -> N
         Workload(engine="fio", tests=["write", "read"], shared_read=True, large_files=2)
     with pytest.raises(ValueError, match="not whole 8k records"):
         Workload(engine="fio", file_size="1MB", record_size="8KB", large_files=3)
+
+
+def test_a_trial_that_starts_on_files_lays_them_out_in_a_run_of_its_own() -> None:
+    random = Workload(engine="fio", tests=["random"], file_size="1MB", record_size="8KB")
+    assert fio_metrics(random)[0] == "random_read" and layout_metrics(random) == ["random_read"]
+    assert layout_metrics(Workload(engine="fio", tests=["read"])) == ["read"]
+    # a write makes its files as it is timed, and every later metric finds them
+    assert layout_metrics(Workload(engine="fio", tests=["write", "read", "random"])) == []
+    assert layout_metrics(Workload(engine="fio", tests=["write", "read"], shared_read=True)) == []
+    assert layout_metrics(Workload(engine="fio", tests=["file_create", "file_stat"], file_size="4KB",
+                                   record_size="4KB")) == []
+    text = job_file(random, "/m/run/c1", 2, ["random_read"], layout=True)
+    assert "create_only=1" in text.split("\n\n")[0]  # in [global]: every job only lays out
+    assert "create_only" not in job_file(random, "/m/run/c1", 2, ["random_read"])
 
 
 def test_server_addresses_in_fios_forms() -> None:
@@ -228,6 +243,31 @@ def test_real_fio_spreads_each_threads_records_over_its_files(tmp_path: Path,
             files = sorted(d.glob(f"{a}.big.{k}.*"))
             assert [f.name for f in files] == [f"{a}.big.{k}.{n}" for n in range(4)]
             assert all(f.stat().st_size == 64 << 10 for f in files)
+
+
+@needs_fio
+def test_real_fio_layout_run_makes_the_files_and_times_nothing(tmp_path: Path,
+                                                              servers: tuple[int, list[str]]) -> None:
+    port, addresses = servers
+    w = Workload(engine="fio", tests=["random"], file_size="256KB", record_size="8KB", large_files=4)
+    files = {}
+    for i, a in enumerate(addresses):
+        (tmp_path / f"c{i}").mkdir()
+        (tmp_path / f"j{i}.fio").write_text(job_file(w, str(tmp_path / f"c{i}"), 2, layout_metrics(w),
+                                                     layout=True))
+        files[a] = str(tmp_path / f"j{i}.fio")
+    done = subprocess.run(client_argv(files, port), capture_output=True, text=True, timeout=120)
+    check_layout(done.stdout, ["random_read"], addresses)
+    for i, a in enumerate(addresses):  # every thread's files at their full size before anything is timed
+        made = sorted((tmp_path / f"c{i}").glob(f"{a}.big.*"))
+        assert len(made) == 8 and all(f.stat().st_size == 64 << 10 for f in made)
+    # a job fio cannot set up is dropped, with a line on stderr only: the client that laid out nothing is named
+    with pytest.raises(ParseError, match=f"{addresses[0]}: cannot parse fio layout output: no layout of random_read"):
+        (tmp_path / "plain").write_text("a file where a directory should be")
+        (tmp_path / "bad.fio").write_text(job_file(w, str(tmp_path / "plain"), 1, ["random_read"], layout=True))
+        bad = subprocess.run(client_argv({addresses[0]: str(tmp_path / "bad.fio")}, port), capture_output=True,
+                             text=True, timeout=120)
+        check_layout(bad.stdout, ["random_read"], addresses[:1])
 
 
 @needs_fio
