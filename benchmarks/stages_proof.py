@@ -77,7 +77,10 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_alone_moved": ("iops_disk_500", "iops_disk_300"),
          # the same form, the workload's records spread over 16 files a thread so that a read is less of a
          # placement draw (large_files; declared in a4551bc, ee5eac5 and 33a951c, 23:12-23:19 UTC)
-         "stages_spread_files": ("iops_spread_500", "iops_spread_300", "link_spread_700", "cpu_spread_seq")}
+         "stages_spread_files": ("iops_spread_500", "iops_spread_300", "link_spread_700", "cpu_spread_seq"),
+         # the same form and workload, every client's files laid out before any client times a job (e1234bc,
+         # declared 23:37 UTC)
+         "stages_layout_first": ("iops_sync_500", "iops_sync_300")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
