@@ -21,6 +21,8 @@ import numpy as np
 
 DRAWS = 100_000  # placements drawn: the probabilities are good to about 0.3 percentage points
 MAX_LEVELS = 4   # up to this many distinct rates are named one by one; more as a range
+# What a model file keeps of a run's workload so that `predict` can say how many files its reads draw from
+READ_INPUTS = ("large_files", "files", "shared_read")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class ReadSpread:
     files: int
     bricks: int
     levels: tuple[tuple[float, float], ...]  # (fraction of an even spread, probability), fraction ascending
+    rounds: int = 1  # sets of files read one after the other (a sequential pass through each thread's files)
 
     def quantile(self, q: float) -> float:
         """The fraction at or below which a share ``q`` of runs read."""
@@ -42,13 +45,15 @@ class ReadSpread:
 
     def describe(self) -> str:
         """One phrase: the levels with their shares of runs, or the central 90% range and median."""
+        what = f"{_files(self.files)} on {self.bricks} bricks"
+        if self.rounds > 1:
+            what += f", {self.rounds} such sets one after the other,"
         if len(self.levels) <= MAX_LEVELS:
             rates = [f"{f:.0%}" for f, _ in self.levels]
             shares = [f"{p:.0%}" for _, p in self.levels]
-            return (f"{_files(self.files)} on {self.bricks} bricks read at {_series(rates)} of an even spread "
-                    f"(in {_series(shares, 'and')} of runs)")
-        return (f"{_files(self.files)} on {self.bricks} bricks read at {self.quantile(0.05):.0%}-"
-                f"{self.quantile(0.95):.0%} of an even spread in 90% of runs (median {self.quantile(0.5):.0%})")
+            return f"{what} read at {_series(rates)} of an even spread (in {_series(shares, 'and')} of runs)"
+        return (f"{what} read at {self.quantile(0.05):.0%}-{self.quantile(0.95):.0%} of an even spread in 90% of "
+                f"runs (median {self.quantile(0.5):.0%})")
 
 
 def _files(n: int) -> str:
@@ -59,7 +64,7 @@ def _series(items: list[str], last: str = "or") -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
-def read_spread(files: int, bricks: int, draws: int = DRAWS, seed: int = 0) -> ReadSpread:
+def read_spread(files: int, bricks: int, rounds: int = 1, draws: int = DRAWS, seed: int = 0) -> ReadSpread:
     """The distribution of a read's rate over the placements of ``files`` equally read files on ``bricks``
     copies, each file's copy drawn uniformly (a seeded draw: the same answer every time).
 
@@ -70,12 +75,18 @@ def read_spread(files: int, bricks: int, draws: int = DRAWS, seed: int = 0) -> R
     bricks : int
         Bricks a file's reading copy is drawn from: the replica count, or every brick when the distribute
         hash spreads files over several replica sets as uniformly.
+    rounds : int
+        Sets of ``files`` read one after the other, each placed anew (threads passing through their files in
+        order, taken as keeping step): a run's time is the sum of each set's busiest brick's.
     """
-    if files < 1 or bricks < 1:
-        raise ValueError("files and bricks are at least 1")
+    if files < 1 or bricks < 1 or rounds < 1:
+        raise ValueError("files, bricks and rounds are at least 1")
     if bricks == 1:
-        return ReadSpread(files, 1, ((1.0, 1.0),))
-    counts = np.random.default_rng(seed).multinomial(files, [1.0 / bricks] * bricks, size=draws)
-    busiest, freq = np.unique(counts.max(axis=1), return_counts=True)
-    levels = sorted((files / (bricks * int(m)), float(n) / draws) for m, n in zip(busiest, freq))
-    return ReadSpread(files, bricks, tuple(levels))
+        return ReadSpread(files, 1, ((1.0, 1.0),), rounds)
+    rng = np.random.default_rng(seed)
+    busiest = np.zeros(draws, dtype=np.int64)
+    for _ in range(rounds):
+        busiest += rng.multinomial(files, [1.0 / bricks] * bricks, size=draws).max(axis=1)
+    values, freq = np.unique(busiest, return_counts=True)
+    levels = sorted((files * rounds / (bricks * int(m)), float(n) / draws) for m, n in zip(values, freq))
+    return ReadSpread(files, bricks, tuple(levels), rounds)

@@ -10,6 +10,7 @@ from ..dataset import FAMILIES
 from ..errors import GlmodelError
 from .diagnostics import Diagnostics, diagnose
 from .domain import Domain, build_domain
+from ..gluster.read_placement import READ_INPUTS
 from .features import DERIVED, DERIVED_INPUTS, Schema, main_effect_terms, schema_from_frame, with_derived
 from .groups import GROUP
 from .importance import Importance, NotFinite, additive_vi, bootstrap_vi, sobol_indices, with_intervals
@@ -181,7 +182,7 @@ def fit_metric(frame: pd.DataFrame, metric: str, family: str = "unified", *, mod
     replication = _replication(fitted, rows, y)
     if n_configs < 3:
         notes.append(f"only {n_configs} configuration(s): grouped cross-validation needs 3 or more")
-    domain = build_domain(rows, (*FAMILIES[family], *DERIVED_INPUTS), metric, seed=seed)
+    domain = build_domain(rows, (*FAMILIES[family], *DERIVED_INPUTS, *READ_INPUTS), metric, seed=seed)
     return MetricFit(metric, family, schema, len(rows), n_configs, coefficients, diagnostics, scores, selected,
                      importance, domain, fitted, notes, explained, replication)
 

@@ -812,20 +812,27 @@ def read_policy_note(base: Mapping[str, InputValue], metric: str) -> str:
 
 
 def _spread(base: Mapping[str, InputValue], metric: str, copies: int) -> ReadSpread | None:
-    """The placement draw of the files a run reads at once: every thread's files (one shared file when every
-    client reads the same one), over one replica set or every brick of several."""
+    """The placement draw of the files a run reads: every thread's file, or with ``large_files`` its files (at once
+    for random records, one after another for a sequential pass), one shared file when every client reads the
+    same one, the small files of a small-file read; over one replica set or every brick of several."""
     try:
         threads = int(float(base.get("threads") or 0))
-        per_thread = (float(base.get("files") or 0) if metric == "file_read"
-                      else float(base.get("large_files") or 1))
+        spread = int(float(base.get("large_files") or 1))
+        small = int(float(base.get("files") or 0))
         servers = int(float(base.get("servers") or copies))
     except (TypeError, ValueError):
         return None
     shared = str(base.get("shared_read")).lower() in ("1", "1.0", "true")
-    files = 1 if shared and metric in ("read", "random_read") else threads * int(per_thread)
-    if threads < 1 or files < 1:
+    if threads < 1:
         return None
-    return read_spread(files, servers if servers % copies == 0 else copies)
+    bricks = servers if servers % copies == 0 else copies
+    if metric == "file_read":
+        return read_spread(threads * small, bricks) if small >= 1 else None
+    if shared:
+        return read_spread(1, bricks)
+    if metric == "random_read":
+        return read_spread(threads * spread, bricks)
+    return read_spread(threads, bricks, rounds=spread)
 
 
 IOPS_RECORD_MAX = 64 << 10  # random I/O of records up to this size is read in IOPS, as admins size it

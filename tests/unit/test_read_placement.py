@@ -14,24 +14,26 @@ from gluster_model.gluster.read_placement import read_spread
 from gluster_model.predict.whatif import read_policy_note
 
 
-def _exact(files: int, bricks: int) -> dict[Fraction, Fraction]:
-    """Every assignment of files to bricks, equally likely: the rate each gives over an even spread's."""
+def _exact(files: int, bricks: int, rounds: int = 1) -> dict[Fraction, Fraction]:
+    """Every assignment of each round's files to bricks, equally likely: the rate each gives over an even
+    spread's (each round's time its busiest brick's)."""
     tally: Counter[Fraction] = Counter()
-    for placed in itertools.product(range(bricks), repeat=files):
-        busiest = max(Counter(placed).values())
-        tally[Fraction(files, bricks * busiest)] += 1
-    total = bricks ** files
+    for placed in itertools.product(range(bricks), repeat=files * rounds):
+        busiest = sum(max(Counter(placed[r * files:(r + 1) * files]).values()) for r in range(rounds))
+        tally[Fraction(files * rounds, bricks * busiest)] += 1
+    total = bricks ** (files * rounds)
     return {f: Fraction(n, total) for f, n in tally.items()}
 
 
-@pytest.mark.parametrize(("files", "bricks"), [(4, 2), (3, 3), (6, 2), (5, 3), (8, 2), (4, 4)])
-def test_the_draw_matches_an_exact_count_of_every_placement(files: int, bricks: int) -> None:
-    spread = read_spread(files, bricks)
-    exact = _exact(files, bricks)
+@pytest.mark.parametrize(("files", "bricks", "rounds"),
+                         [(4, 2, 1), (3, 3, 1), (6, 2, 1), (5, 3, 1), (8, 2, 1), (4, 4, 1), (2, 2, 3), (3, 2, 2)])
+def test_the_draw_matches_an_exact_count_of_every_placement(files: int, bricks: int, rounds: int) -> None:
+    spread = read_spread(files, bricks, rounds)
+    exact = _exact(files, bricks, rounds)
     assert [f for f, _ in spread.levels] == pytest.approx(sorted(float(f) for f in exact))
     for f, p in spread.levels:
         want = next(float(q) for g, q in exact.items() if abs(float(g) - f) < 1e-9)
-        assert p == pytest.approx(want, abs=0.005), (files, bricks, f)
+        assert p == pytest.approx(want, abs=0.005), (files, bricks, rounds, f)
     assert sum(p for _, p in spread.levels) == pytest.approx(1.0)
 
 
@@ -60,6 +62,9 @@ def test_the_note_names_the_draw_of_the_files_a_run_reads() -> None:
     assert "4 files on 2 bricks read at 50%, 67% or 100%" in read_policy_note(base, "random_read")
     spread = read_policy_note({**base, "large_files": 16.0}, "random_read")
     assert "64 files on 2 bricks" in spread and "in 90% of runs" in spread
+    # a sequential pass reads each thread's files one after another: sets of four, each placed anew
+    assert "4 files on 2 bricks, 16 such sets one after the other, read at" in read_policy_note(
+        {**base, "large_files": 16.0}, "read")
     # every client reading one file reads it from one copy; two replica sets spread files over four bricks
     assert "1 file on 2 bricks" in read_policy_note({**base, "shared_read": True}, "read")
     assert "4 files on 4 bricks" in read_policy_note({**base, "servers": 4.0}, "read")
