@@ -83,7 +83,8 @@ def test_dd_argv_and_script_quote_paths() -> None:
 def test_workload_engines_and_identity() -> None:
     # Defaults stay out of the config hash, so runs stored before engines existed keep theirs.
     assert set(Workload().identity) == set(Workload().model_dump()) - {"engine", "target", "degraded",
-                                                                                   "cache", "files", "shared_read"}
+                                                                                   "cache", "files", "shared_read",
+                                                                                   "large_files"}
     assert Workload(engine="fio", tests=["file_create"], files=50).identity["files"] == 50
     assert Workload(engine="dd", tests=["read"], target="local").identity["target"] == "local"
     with pytest.raises(ValueError, match="use engine dd below"):
