@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from .store.store import Store
 
 NUMERIC = ("replica", "disperse", "redundancy", "shard_block_size", "cache_size", "file_size", "record_size",
-           "threads", "files", "large_files", "servers", "clients", "network_gbps", "disk_read_mbps", "disk_write_mbps",
-           "disk_randread_iops", "disk_randwrite_iops", "client_ram_gb",
+           "threads", "files", "large_files", "servers", "clients", "network_gbps", "disk_read_mbps",
+           "disk_write_mbps", "disk_randread_iops", "disk_randwrite_iops", "client_ram_gb",
            "cpu_score", *(t.name for t in ADMIN_TUNABLES if t.kind in ("int", "size")))
 CATEGORICAL = ("layout", "sync", "base_filesystem", "regime", *(t.name for t in ADMIN_TUNABLES if t.kind == "choice"))
 BOOLEAN = ("shard", "write_behind", "read_ahead", "io_cache", "quick_read", "md_cache", "shared_read",

@@ -1,6 +1,6 @@
 """Where a replicated volume's reads land under Gluster's default read policy, as a distribution.
 
-With ``cluster.read-hash-mode`` 1 (the default since GlusterFS 6) AFR reads a file from the copy its GFID
+With ``cluster.read-hash-mode`` 1 (Gluster's default) AFR reads a file from the copy its GFID
 hashes to; mode 2 hashes the GFID with the reader's PID. A GFID is random, so each file's reading copy is a
 uniform draw. When every file is read equally and each brick serves at its own limit, a run ends when the
 busiest brick has served its files: the run reads at ``files / (bricks * max files on one brick)`` of the
