@@ -32,7 +32,7 @@ from ..model.domain import EXACT, Domain
 from ..bench.metrics import shown_unit
 from ..model.bottleneck import LOWER_IS_BETTER, NEW_CAMPAIGN_SD, RESOURCE_STAGES
 from ..model.features import Feature, InputValue, Inputs, label, show_value as show_value, with_derived
-from ..model.physics import OP_STAGES, STAGES, model_stages
+from ..model.physics import OP_STAGES, STAGES, model_stages, read_bins
 from ..model.learners import CHANGE_REFITS
 from ..gluster.read_placement import ReadSpread, read_spread
 from .capacity import layout_of, usable_fraction
@@ -815,17 +815,21 @@ def _spread(base: Mapping[str, InputValue], metric: str, copies: int) -> ReadSpr
     """The placement draw of the files a run reads: every thread's file, or with ``large_files`` its files (at once
     for random records, one after another for a sequential pass), one shared file when every client reads the
     same one, the small files of a small-file read; over one replica set or every brick of several."""
+    import numpy as np
+
     try:
         threads = int(float(base.get("threads") or 0))
         spread = int(float(base.get("large_files") or 1))
         small = int(float(base.get("files") or 0))
-        servers = int(float(base.get("servers") or copies))
+        shape = {k: np.array([float(base[k])]) for k in ("replica", "servers", "disperse", "read_hash_mode")
+                 if base.get(k) is not None}
     except (TypeError, ValueError):
         return None
     shared = str(base.get("shared_read")).lower() in ("1", "1.0", "true")
     if threads < 1:
         return None
-    bricks = servers if servers % copies == 0 else copies
+    # the bins a read's files are hashed onto, as the bottleneck's placement loss counts them
+    bricks = int(read_bins(shape)[0]) if "servers" in shape else copies
     if metric == "file_read":
         return read_spread(threads * small, bricks) if small >= 1 else None
     if shared:
