@@ -162,6 +162,25 @@ def test_verify_measures_each_scenario_on_its_own_hardware(lab: LabState, model:
         assert f"| {num(c['measured'])} (n=2) |" in table, table
 
 
+def test_verify_says_which_build_measured_another_question(lab: LabState, model: Path, tmp_path: Path) -> None:
+    """A baseline that asks 0.2 Gbit/s but whose `lab:` builds 400 Mbit/s (as `link: 100%` leaves a link unshaped
+    by emulation): verify checks it at the link measured and says, in one note, that the build missed what the
+    scenario asked; the candidate built at the link it asks gets no such note."""
+    scenarios = {**SCENARIOS, "baseline": {**SCENARIOS["baseline"], "lab": {"link": "400mbit"}}}
+    plan, q = _files(tmp_path, scenarios)
+    out = glmodel("verify", "--cluster", client_apart(lab, tmp_path), "--model", str(model), "--scenarios", q,
+                  "--plan", plan, "--store", str(tmp_path / "b.db"), "--metric", "write", "--json", timeout=900)
+    assert out.returncode in (0, 1), out.stderr
+    v = json.loads(out.stdout)
+    got = v["measured_hardware"]["today"]["network_gbps"]
+    assert 0.33 < got < 0.44  # built at its `lab:` link, not at what it asks
+    notes = [n for n in v["notes"] if "built with" in n]
+    assert notes == [f"today: built with network link (Gbit/s) {got:.4g} where it asks 0.2 (x{got / 0.2:.2f}): its "
+                     "check is of the hardware built, and the ranking checked is of the question as asked"], v["notes"]
+    check = next(c for c in v["metrics"][0]["checks"] if c["scenario"] == "today")
+    assert check["predicted"] > 1.4 * 0.2 * 110 / 2  # predicted at the link measured, twice the one asked
+
+
 @pytest.mark.parametrize("change, field, problem", [
     ({"candidates": [{"name": "8 servers", "set": {"servers": 8}}]}, "candidates[0] (8 servers)",
      ("lab cannot build it: asks for 8 servers but", "lab.yaml has 3")),

@@ -20,6 +20,7 @@ from gluster_model.plan.file import PlanFile
 from gluster_model.predict.scenarios import Question, Scenario
 from gluster_model.predict.whatif import what_if
 from gluster_model.verify import compare, lab_settings, scenario_point, targets
+from gluster_model.verify.compare import BUILT_RATIO, BUILT_RTT_MS, built_apart
 
 
 def _trials() -> pd.DataFrame:
@@ -217,6 +218,8 @@ def test_compare_hand_checked(model: artifact.ModelFile) -> None:
     # The labels are predict's for the question as asked.
     asked = what_if(model, q)
     assert {c.scenario: c.basis for c in m.checks} == {p.scenario: p.basis for p in asked.metrics[0].predictions}
+    # Every build measured within BUILT_RATIO of what its scenario asked: no note says otherwise.
+    assert not [n for n in v.notes if "built with" in n]
     # A scenario without trials is reported, not silently dropped.
     partial = compare(model, q, found, pd.DataFrame([r for r in rows if r["config_hash"] != found[2].run.config_hash]),
                       ["write"], 0.9)
@@ -365,3 +368,37 @@ def test_an_unpriced_question_recommends_the_clearest_largest_gain_or_keeps_the_
     assert _fastest_predicted([base, p("pitfall", -20, -30, -10)]) == ("defaults", [])
     assert _fastest_predicted([]) == (None, [])
 
+
+
+def test_a_build_that_missed_its_scenario_s_figures_is_named_input_by_input() -> None:
+    """A note per input a scenario set that its build measured more than BUILT_RATIO apart (a round trip also
+    more than BUILT_RTT_MS); inputs it did not set, levels, flags and missing figures say nothing."""
+    asked = Scenario("x2.9", {"network_gbps": 2.0, "cpu_score": 100.0, "network_rtt_ms": 0.05, "servers": 2.0,
+                              "client_ram_gb": 8.0, "disk_write_mbps": 500.0, "shard": True}, price=900.0)
+    measured = {"network_gbps": 11.7, "cpu_score": 100.0 * BUILT_RATIO * 0.99, "network_rtt_ms": 0.05 + BUILT_RTT_MS,
+                "client_ram_gb": None, "disk_write_mbps": 500.0 / BUILT_RATIO / 1.01, "disk_read_mbps": 5.0}
+    notes = built_apart(asked, measured)
+    assert notes == ["x2.9: built with network link (Gbit/s) 11.7 where it asks 2 (x5.85): its check is of the "
+                     "hardware built, and the ranking checked is of the question as asked",
+                     "x2.9: built with disk write (MB/s) 396 where it asks 500 (x0.79): its check is of the "
+                     "hardware built, and the ranking checked is of the question as asked"]
+    # a round trip past both bounds is named; one past the ratio alone is not
+    assert len(built_apart(Scenario("rt", {"network_rtt_ms": 1.0}), {"network_rtt_ms": 2.0})) == 1
+    assert built_apart(Scenario("rt", {"network_rtt_ms": 0.05}), {"network_rtt_ms": 0.25}) == []
+
+
+def test_compare_notes_a_build_that_measured_another_question(model: artifact.ModelFile) -> None:
+    """verify's comparison carries the note beside its checks, which stay at the hardware measured."""
+    base = Scenario("today", {"network_gbps": 0.2, "servers": 2.0, "replica": 2.0, "cpu_score": 80.0},
+                    baseline=True, lab={"cpu": "0.25"})
+    q = Question(base, [Scenario("1G", {"network_gbps": 1.0}, price=100.0)], source="q.yaml")
+    found = targets(model, q, _plan(), _lab(), ["write"])
+    net = {"today": 0.2, "1G": 0.6}  # the 1G build gave 600 Mbit/s
+    rows = [{"config_hash": t.run.config_hash, "write": w, "network_gbps": net[t.scenario.name], "cpu_score": 80.0,
+             "disk_read_mbps": 118.0, "disk_write_mbps": 119.0, "client_ram_gb": 1.0, "servers": 2, "replica": 2}
+            for t in found for w in (11.0, 12.0)]
+    v = compare(model, q, found, pd.DataFrame(rows), ["write"], 0.9)
+    assert [n for n in v.notes if "built with" in n] == [
+        "1G: built with network link (Gbit/s) 0.6 where it asks 1 (x0.60): its check is of the hardware built, and "
+        "the ranking checked is of the question as asked"]
+    assert v.measured_hardware["1G"]["network_gbps"] == 0.6
