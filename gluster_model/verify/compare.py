@@ -251,8 +251,8 @@ def built_apart(scenario: Scenario, measured: Mapping[str, InputValue | None]) -
 
 
 def _figure(value: InputValue | None) -> float | None:
-    """A positive number, or None (a level, a flag, nothing)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    """A positive finite number, or None (a level, a flag, nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         return None
     return float(value)
 

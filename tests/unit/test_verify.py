@@ -369,7 +369,6 @@ def test_an_unpriced_question_recommends_the_clearest_largest_gain_or_keeps_the_
     assert _fastest_predicted([]) == (None, [])
 
 
-
 def test_a_build_that_missed_its_scenario_s_figures_is_named_input_by_input() -> None:
     """A note per input a scenario set that its build measured more than BUILT_RATIO apart (a round trip also
     more than BUILT_RTT_MS); inputs it did not set, levels, flags and missing figures say nothing."""
@@ -385,6 +384,8 @@ def test_a_build_that_missed_its_scenario_s_figures_is_named_input_by_input() ->
     # a round trip past both bounds is named; one past the ratio alone is not
     assert len(built_apart(Scenario("rt", {"network_rtt_ms": 1.0}), {"network_rtt_ms": 2.0})) == 1
     assert built_apart(Scenario("rt", {"network_rtt_ms": 0.05}), {"network_rtt_ms": 0.25}) == []
+    # a figure that is no number (NaN) says nothing, rather than a note of "nan"
+    assert built_apart(Scenario("n", {"network_gbps": math.nan}), {"network_gbps": 1.0}) == []
 
 
 def test_compare_notes_a_build_that_measured_another_question(model: artifact.ModelFile) -> None:
