@@ -46,6 +46,21 @@ main effect), and the setting that alone moved such a stage's input or a main ef
 a measured resource's main effect keeps its sign (``RESOURCE_SIGN``: more CPU never predicts less), and a round
 trip carries at most one operation a thread (``MAX_ROUND_TRIP_LOG_EFF``).
 
+Stages that hold a run back together. The least stage alone is the asymptotic bound: right where one stage is
+far the slowest, too high where two are close (a thread's megabyte waits for the FUSE process's CPU and then for
+the wire, and a run of few threads keeps neither busy all the time). On the lab a CPU quota and a link shaped near
+each other's rate gave 15-23% more at link x1.4 where the least stage alone said "no gain", and CPU x4 wrote past
+the links' ceiling fitted from runs both held back. Where two or more stages that serve one request at a time
+(``JOINT_STAGES``: the links and the CPU stages) are each pinned by ``MIN_PINNING_SETTINGS`` settings, the fit
+also tries them as one closed network (each stage a queue whose demand per unit of work is 1/limit, the run's
+threads its customers, solved exactly by mean-value analysis: ``physics.joint_log_rate``; Lazowska et al. 1984,
+ch. 6), their efficiencies and the main effects fitted again by nonlinear least squares from the least-stage fit.
+It is kept where its held-out (leave-one-setting-out) squared log error is less than the least stage's alone;
+every other stage stays a ceiling, as does a stage the data do not pin: a soft knee puts an unpinned stage to
+work, and its efficiency is then a guess (fitted freely on a plan the CPU never bound, a joint CPU stage
+gave link_700's write upgrades a verify MAPE of 33%, against 4% as a ceiling). The stage named as binding is still the
+least limit; an upgrade of a joint stage that does not bind still gains, as on the lab.
+
 Intervals: split-conformal over hardware settings, by binding stage (Mondrian). Every run's log residual comes
 from a fit that never saw its hardware setting (leave one setting out) and counts for the stage the model binds
 its run at, as a new answer is given the quantile of the stage it binds at; each setting weighs the same whatever
@@ -119,7 +134,7 @@ from .features import Schema, Term, design_matrix, held_by_design, main_effect_t
 from ..hardware.settings import MEASURED_INPUTS
 from . import cpu_prior
 from .physics import (ALL_STAGES, OP_METRICS as _OP_METRICS, OP_STAGE_INPUTS, OP_STAGES, STAGES, RoundTrip,
-                      has_payload, model_stages, stages)
+                      has_payload, joint_log_rate, model_stages, stages)
 from .groups import GROUP, cv_groups
 from ..errors import GlmodelError
 from ..stats.prediction import predictive_half_width
@@ -185,6 +200,13 @@ MIN_PINNING_SETTINGS = 2
 # The CPU and round-trip stages with no calibrated cost: one that fewer than MIN_PINNING_SETTINGS settings pin is
 # left out of the model (the client CPU stage takes its calibrated cost instead).
 UNPRICED_STAGES = ("server CPU", "round trips")
+# The stages that can hold a run back together (``_choose_joint``): each serves one request at a time, as a queue
+# does (a link sends one frame after another; a FUSE or brick process's CPU runs its threads' work in turn). Not
+# the disks: a device serves many requests at once (its queue depth) and a throttle's token bucket holds no queue
+# of its own, so either is a ceiling; on the earlier IOPS todays a joint disk stage moved the verify MAPE by
+# -3 to +2.5 points, within their noise. Not the round trips: a delay every thread waits out beside the others,
+# whose stage is a closed network of its own already.
+JOINT_STAGES = ("client links", "server links", "client CPU", "server CPU")
 # The least spread (max / min) of a CPU or round-trip stage's input over the settings for it to be a candidate
 # (``_candidates``): less, and the fit cannot tell the stage from a constant.
 MIN_SPREAD = 1.25
@@ -247,6 +269,9 @@ class BottleneckModel:
     prior_sd: float = 0.0  # log SD of an assumed CPU or round-trip stage's calibrated efficiency (0: none)
     # the stages whose answers carry that spread; None (a model file before it): the assumed CPU and round-trip ones
     widened: tuple[str, ...] | None = None
+    # the stages that hold a run back together (module docstring, "Stages that hold a run back together"): solved
+    # as one closed network with the run's threads as customers; () (every model before it): the least stage alone
+    joint: tuple[str, ...] = ()
 
     @property
     def trip(self) -> RoundTrip:
@@ -268,12 +293,20 @@ class BottleneckModel:
         return out
 
     def stage_limits(self, frame: Columns) -> np.ndarray:
-        """What each stage lets through for each row, MB/s: stages × rows; the prediction is their minimum."""
+        """What each stage lets through alone for each row, MB/s: stages × rows; the prediction is their minimum,
+        or less where stages hold a run back together (``joint``)."""
         import numpy as np
 
         logc = log_capacities(frame, self.metric, self.stages, self.trip)
         out: np.ndarray = np.exp(logc + np.asarray(self.log_eff)[:, None] + self._main(frame)[None, :])
         return out
+
+    def _stages_core(self) -> _Core:
+        """The stages' part of the model as a fit holds it (the main effects apart: ``_main``)."""
+        import numpy as np
+
+        return _Core(np.asarray(self.log_eff), np.asarray(self.assumed), np.zeros(0), np.zeros(0),
+                     np.array([n in self.joint for n in self.stages]))
 
     def binding(self, frame: Columns) -> np.ndarray:
         """Index into ``stages`` of the stage each row is limited by."""
@@ -285,7 +318,12 @@ class BottleneckModel:
     def predict(self, frame: Columns) -> np.ndarray:
         import numpy as np
 
-        out: np.ndarray = np.min(self.stage_limits(frame), axis=0)
+        if len(self.joint) < 2:
+            out: np.ndarray = np.min(self.stage_limits(frame), axis=0)
+            return out
+        logc = log_capacities(frame, self.metric, self.stages, self.trip)
+        pred, _ = _predict_core(self._stages_core(), logc, np.zeros((n_rows(frame), 0)), customers_of(frame))
+        out = np.exp(pred + self._main(frame))
         return out
 
     def quantile(self, stage: str, level: float, trials: float = 1) -> float:
@@ -380,7 +418,8 @@ class BottleneckModel:
                 "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s,
                 "queued": self.queued,
                 "drift": self.drift, "drift_runs": self.drift_runs, "prior_sd": self.prior_sd,
-                **({"widened": list(self.widened)} if self.widened is not None else {})}
+                **({"widened": list(self.widened)} if self.widened is not None else {}),
+                **({"joint": list(self.joint)} if self.joint else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BottleneckModel:
@@ -405,6 +444,9 @@ class BottleneckModel:
             widened = None if d.get("widened") is None else tuple(str(n) for n in d["widened"])
             if widened is not None and not set(widened) <= set(names):
                 raise ValueError(f"widened stages {', '.join(widened)} are not among its stages")
+            joint = tuple(str(n) for n in d.get("joint", ()))
+            if not set(joint) <= set(names) or len(set(joint)) != len(joint) or len(joint) == 1:
+                raise ValueError(f"joint stages {', '.join(joint)} are not two or more of its stages")
             if not 0 <= prior_sd < 1:
                 raise ValueError(f"prior_sd {prior_sd} is not a log SD in [0, 1)")
             if drift is not None and not math.isfinite(drift):
@@ -426,7 +468,7 @@ class BottleneckModel:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   per_load, new_campaign_sd, names, service_s, queued, drift, drift_runs, prior_sd, widened)
+                   per_load, new_campaign_sd, names, service_s, queued, drift, drift_runs, prior_sd, widened, joint)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -437,6 +479,7 @@ class _Core:
     assumed: np.ndarray
     coef: np.ndarray
     centre: np.ndarray
+    joint: np.ndarray | None = None  # which stages hold a run back together (None: the least one alone)
 
 
 def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray | None = None,
@@ -496,12 +539,64 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray
     return _Core(log_eff, assumed, coef, centre)
 
 
-def _predict_core(core: _Core, logc: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _predict_core(core: _Core, logc: np.ndarray, x: np.ndarray, customers: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """ln of the prediction and the index of the stage that binds (the least limit) per row; with a ``joint``
+    core and the rows' ``customers`` (threads), the joint stages as one closed network and the least of that
+    and the other stages' limits."""
     import numpy as np
 
     limits = logc + core.log_eff[:, None]
     main = (x - core.centre) @ core.coef if len(core.coef) else np.zeros(logc.shape[1])
-    return np.min(limits, axis=0) + main, np.argmin(limits, axis=0)
+    least = np.min(limits, axis=0)
+    if core.joint is not None and core.joint.sum() >= 2 and customers is not None:
+        rest = limits[~core.joint]
+        together = joint_log_rate(limits[core.joint], customers)
+        least = np.minimum(together, np.min(rest, axis=0)) if len(rest) else together
+    return least + main, np.argmin(limits, axis=0)
+
+
+def customers_of(frame: Columns) -> np.ndarray | None:
+    """The threads each row's run kept in flight (the closed network's customers), or None where the frame does
+    not say."""
+    return numbers(frame, "threads") if "threads" in frame else None
+
+
+def _joint_refit(core: _Core, logc: np.ndarray, x: np.ndarray, ly: np.ndarray, customers: np.ndarray,
+                 joint: np.ndarray) -> _Core:
+    """``core`` (a fit of the least stage alone) fitted again with the ``joint`` stages as one closed network:
+    nonlinear least squares on ln y over their efficiencies and the main effects, started from ``core``; the
+    other stages keep theirs."""
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    joint = joint & np.isfinite(core.log_eff)  # a stage a fold left idle takes no time
+    if joint.sum() < 2:
+        return core
+    k = int(joint.sum())
+    start = np.concatenate([core.log_eff[joint], core.coef])
+    # an assumed stage bound no run: it stays out of the fit, and after it is raised, where it must be, to bind
+    # none again (a server link of the client links' capacity, at their efficiency, would otherwise take over)
+    idle = core.assumed & ~joint
+    base = np.where(idle, np.inf, core.log_eff)
+
+    def unpack(v: np.ndarray) -> _Core:
+        log_eff = base.copy()
+        log_eff[joint] = v[:k]
+        return _Core(log_eff, core.assumed, v[k:], core.centre, joint)
+
+    def resid(v: np.ndarray) -> np.ndarray:
+        pred, _ = _predict_core(unpack(v), logc, x, customers)
+        out: np.ndarray = ly - pred
+        return out
+
+    found = unpack(least_squares(resid, start).x)
+    log_eff = found.log_eff
+    others = np.min(logc[~idle] + log_eff[~idle, None], axis=0)
+    for s in np.flatnonzero(idle & np.isfinite(core.log_eff)):
+        log_eff[s] = max(float(core.log_eff[s]), float(np.max(others - logc[s])) + 1e-9)
+    log_eff[idle & ~np.isfinite(core.log_eff)] = core.log_eff[idle & ~np.isfinite(core.log_eff)]
+    return _Core(log_eff, core.assumed, found.coef, core.centre, joint)
 
 
 # Keys of a stage's table that are not levels: the variance components its quantiles are scaled by, the number
@@ -695,13 +790,16 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     with_prior = "client CPU" not in names and cpu_prior.applies(frame, metric)
     if with_prior and any(t.feature == "cpu_score" for t in terms):
         names, terms, core = fitted(names, ("client CPU",))
+    terms, core = _choose_joint(frame, ly, metric, names, trip, terms, core, setting)
     x = _design(frame, terms)
     logc = log_capacities(frame, metric, names, trip)
     optional = np.array([n in OP_STAGES for n in names])
+    customers = customers_of(frame)
     quantiles: dict[str, dict[str, float]] = {}
     if intervals:
         where = setting if setting is not None else np.arange(len(y))
-        resid, _ = out_of_setting(logc, x, ly, where, optional, prior, terms=terms)
+        resid, _ = out_of_setting(logc, x, ly, where, optional, prior, terms=terms, joint=core.joint,
+                                  customers=customers)
         if setting is not None:
             inputs = {OP_STAGE_INPUTS[n] for n in names if n in OP_STAGE_INPUTS} | {t.feature for t in terms}
             resid[alone_moved(frame, setting, inputs)] = np.nan
@@ -713,12 +811,52 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     names, log_eff, assumed, widened = _calibrated_cpu(frame, metric, names, core, logc, x, setting, with_prior)
     model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
                             [float(v) for v in core.centre], quantiles, stages=names, service_s=trip.service_s,
-                            queued=trip.queued, prior_sd=cpu_prior.SD if widened else 0.0, widened=widened)
+                            queued=trip.queued, prior_sd=cpu_prior.SD if widened else 0.0, widened=widened,
+                            joint=() if core.joint is None else tuple(n for n, j in zip(names, core.joint) if j))
     measured = campaign_drift(frame, ly)
     if measured is not None:
         sd, model.drift, model.drift_runs = measured
         model.new_campaign_sd = max(NEW_CAMPAIGN_SD, sd)
     return model
+
+
+def _choose_joint(frame: Columns, ly: np.ndarray, metric: str, names: tuple[str, ...], trip: RoundTrip,
+                  terms: list[Term], core: _Core, setting: np.ndarray | None) -> tuple[list[Term], _Core]:
+    """The fit with the ``JOINT_STAGES`` that two settings or more pin (``MIN_PINNING_SETTINGS``) holding each run
+    back together, where its held-out squared log error
+    (leave one setting out) is less than the least stage's alone; else ``terms`` and ``core`` as they are.
+    The main effects keep their signs; a joint fit in which a stage pins fewer settings is refused."""
+    import numpy as np
+
+    customers = customers_of(frame)
+    if customers is None or setting is None or not np.isfinite(customers).all():
+        return terms, core
+    logc = log_capacities(frame, metric, names, trip)
+    x = _design(frame, terms)
+
+    def pinned(c: _Core, xs: np.ndarray) -> np.ndarray:
+        return np.array([n in JOINT_STAGES and bool(np.isfinite(c.log_eff[i])) and not c.assumed[i]
+                         and _settings_bound(i, c, logc, xs, setting) >= MIN_PINNING_SETTINGS
+                         for i, n in enumerate(names)])
+
+    mask = pinned(core, x)
+    if mask.sum() < 2:
+        return terms, core
+    optional = np.array([n in OP_STAGES for n in names])
+    prior = byte_prior(metric)
+    alone, _ = out_of_setting(logc, x, ly, setting, optional, prior, terms=terms)
+    together, _ = out_of_setting(logc, x, ly, setting, optional, prior, terms=terms, joint=mask,
+                                 customers=customers)
+    ok = np.isfinite(alone) & np.isfinite(together)
+    if not ok.any() or float(np.mean(together[ok] ** 2)) >= float(np.mean(alone[ok] ** 2)):
+        return terms, core
+    cols, found = _keep_signs(terms, x, lambda xs: (_joint_refit(_fit_best(logc, xs, ly, optional, prior), logc,
+                                                                 xs, ly, customers, mask), math.nan, trip))
+    assert found is not None
+    joint = found[0]
+    if joint.joint is None or (pinned(joint, x[:, cols]) < joint.joint).any():
+        return terms, core
+    return [terms[c] for c in cols], joint
 
 
 def _calibrated_cpu(frame: Columns, metric: str, names: tuple[str, ...], core: _Core, logc: np.ndarray,
@@ -1027,16 +1165,21 @@ def runs_of(frame: Columns) -> np.ndarray | None:
 
 def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.ndarray,
                    optional: np.ndarray | None = None, prior: float | None = None, start: np.ndarray | None = None,
-                   terms: Sequence[Term] = ()) -> tuple[np.ndarray, np.ndarray]:
+                   terms: Sequence[Term] = (), joint: np.ndarray | None = None, customers: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Every run's log residual and binding stage from a fit without its setting (NaN where the rest cannot
     be fitted). Each fold starts from ``start`` (log efficiencies) where given, as a single alternating fit;
     else afresh (``_fit_best``), as the intervals' pass does. Given the main effects' ``terms`` (the columns of
     ``x``), each fold keeps their resources' signs as the fit on all settings does (``_keep_signs``): the
     held-out error is that of the model as it is fitted, not of one free to extrapolate a wrong sign (a round
-    trip's noise over 0.026-0.036 ms, free, answered 4.2 ms with writes 3.9 times those measured)."""
+    trip's noise over 0.026-0.036 ms, free, answered 4.2 ms with writes 3.9 times those measured). With ``joint``
+    stages and the rows' ``customers`` each fold is fitted and answers as a model of stages that hold a run back
+    together (``_joint_refit``)."""
     import numpy as np
 
     optional = np.zeros(len(logc), dtype=bool) if optional is None else optional
+    joint_mask = joint if joint is not None and joint.sum() >= 2 else np.zeros(len(logc), dtype=bool)
+    together = customers if joint_mask.any() else None
     resid = np.full(len(ly), np.nan)
     bound = np.zeros(len(ly), dtype=int)
     for s in np.unique(setting):
@@ -1047,10 +1190,13 @@ def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.
             core = (_fit_core(logc[:, ~test], xs[~test], ly[~test], start=np.where(np.isfinite(start), start, 1e6),
                               optional=optional, byte_prior=prior) if start is not None
                     else _fit_best(logc[:, ~test], xs[~test], ly[~test], optional, prior))
+            if together is not None:
+                core = _joint_refit(core, logc[:, ~test], xs[~test], ly[~test], together[~test], joint_mask)
             return core, math.nan, RoundTrip()  # the service is in logc already
 
         cols, found = _keep_signs(terms, x, fold) if terms else (list(range(x.shape[1])), fold(x))
         assert found is not None
-        pred, bound[test] = _predict_core(found[0], logc[:, test], x[test][:, cols])
+        pred, bound[test] = _predict_core(found[0], logc[:, test], x[test][:, cols],
+                                          None if together is None else together[test])
         resid[test] = ly[test] - pred
     return resid, bound

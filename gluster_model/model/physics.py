@@ -248,6 +248,32 @@ def closed_throughput(customers: np.ndarray, think_s: np.ndarray, demand_s: floa
     return np.where(finite, x, np.nan)
 
 
+def joint_log_rate(log_limits: np.ndarray, customers: np.ndarray) -> np.ndarray:
+    """ln of what ``customers`` threads get through stages that each hold them back (rows of ``log_limits``: ln
+    of what each lets through alone, stages × rows; +inf: a stage that takes no time), each stage one queue of a
+    closed network whose demand per unit of work is 1/limit: exact mean-value analysis per row (Reiser and
+    Lavenberg 1980; ``closed_throughput`` with several queues and no delay). Never above the least limit (the
+    asymptotic bound, reached as the customers grow); with two equal stages and four customers 4/5 of it.
+    Computed on demands scaled by each row's least limit, so that a rate in kB/s or in files/s alike stays in
+    range. ``customers`` below 1 or not finite count as 1."""
+    import numpy as np
+
+    lead = np.min(log_limits, axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        demand = np.where(np.isfinite(log_limits), np.exp(-(log_limits - lead[None, :])), 0.0)
+    n = np.maximum(np.nan_to_num(np.asarray(customers, dtype=float), nan=1.0, posinf=1.0), 1.0).round()
+    queue = np.zeros_like(demand)
+    x = np.zeros(demand.shape[1])
+    for k in range(1, int(n.max(initial=1.0)) + 1):
+        active = n >= k
+        resid = demand * (1 + queue)
+        xk = k / resid.sum(axis=0)
+        x = np.where(active, xk, x)
+        queue = np.where(active[None, :], xk[None, :] * resid, queue)
+    out: np.ndarray = np.log(x) + lead
+    return out
+
+
 def round_trip_rate(threads: np.ndarray, clients: np.ndarray, rtt_s: np.ndarray, trip: RoundTrip) -> np.ndarray:
     """Operations a second ``threads`` threads spread over ``clients`` clients complete when each operation waits
     one round trip (``rtt_s``) and ``trip``'s service: each client a closed network of its threads (the round

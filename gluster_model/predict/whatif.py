@@ -636,6 +636,11 @@ def what_if(mf: ModelFile, q: Question, *, metrics: Sequence[str] | None = None,
                          "resource beyond the measured hardware (throughput follows the slowest stage until the "
                          "next measured one binds)")
             stage_model = mf.model(metric, "bottleneck")
+            joint = tuple(getattr(stage_model, "joint", ()))
+            if joint:
+                notes.append(f"{metric}: the {' and the '.join(joint)} hold the runs back together (fitted as one "
+                             "closed network of the run's threads): an upgrade of one of them gains less than in "
+                             "full, and one of another gains something")
             drift = getattr(stage_model, "drift", None)
             if drift is not None:
                 notes.append(f"{metric}: today measured again at the plan's end moved {math.expm1(drift):+.1%} "
