@@ -80,7 +80,10 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_spread_files": ("iops_spread_500", "iops_spread_300", "link_spread_700", "cpu_spread_seq"),
          # the same form and workload, every client's files laid out before any client times a job (e1234bc,
          # declared 23:37 UTC)
-         "stages_layout_first": ("iops_sync_500", "iops_sync_300")}
+         "stages_layout_first": ("iops_sync_500", "iops_sync_300"),
+         # the links and CPU stages that two settings pin may hold a run back together (one closed network of the
+         # run's threads, kept where it predicts held-out settings better; 1b63cce, declared 05:50 UTC 2026-12-02)
+         "stages_joint": ("cpu_link_seq", "link_cpu_600")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
 # unthrottled link for 1 MiB writes, each on half a core per node.
