@@ -216,13 +216,11 @@ class RoundTrip:
 
 def closed_throughput(customers: np.ndarray, think_s: np.ndarray, demand_s: float) -> np.ndarray:
     """Operations a second of a closed network of ``customers`` (integers, per row) cycling through a delay of
-    ``think_s`` seconds and one queue of ``demand_s`` seconds a visit: exact mean-value analysis, R(k) = D (1 +
-    Q(k - 1)), X(k) = k / (Z + R(k)), Q(k) = X(k) R(k). With no demand, customers / think time.
+    ``think_s`` seconds and one queue of ``demand_s`` seconds a visit (``mean_value_analysis`` with one queue).
+    With no demand, customers / think time.
 
     References
     ----------
-    Reiser, M., Lavenberg, S. S. (1980), "Mean-value analysis of closed multichain queuing networks", *J. ACM*
-    27(2), 313–322.
     Lazowska, E. D., Zahorjan, J., Graham, G. S., Sevcik, K. C. (1984), *Quantitative System Performance*,
     Prentice-Hall, ch. 6.
     """
@@ -235,24 +233,41 @@ def closed_throughput(customers: np.ndarray, think_s: np.ndarray, demand_s: floa
             out: np.ndarray = n / z
         return out
     finite = np.isfinite(n)
-    top = int(np.max(n[finite])) if finite.any() else 0
-    queue = np.zeros(len(n))
-    x = np.zeros(len(n))
-    for k in range(1, top + 1):
-        active = n >= k
-        r = demand_s * (1 + queue)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            xk = k / (z + r)
-        x = np.where(active, xk, x)
-        queue = np.where(active, xk * r, queue)
+    x = mean_value_analysis(np.full((1, len(n)), demand_s), np.where(finite, n, 0.0), z)
     return np.where(finite, x, np.nan)
+
+
+def mean_value_analysis(demand: np.ndarray, customers: np.ndarray, think_s: np.ndarray | float = 0.0) -> np.ndarray:
+    """Throughput per row of a closed network: ``customers`` (whole numbers ≥ 0, per row) cycling through a delay
+    of ``think_s`` and the queues whose demands per visit are the rows of ``demand`` (queues × rows). Exact
+    mean-value analysis: R_i(k) = D_i (1 + Q_i(k - 1)), X(k) = k / (Z + Σ R_i(k)), Q_i(k) = X(k) R_i(k); a row
+    with no customers gets 0. The one recursion ``closed_throughput`` and ``joint_log_rate`` share.
+
+    References
+    ----------
+    Reiser, M., Lavenberg, S. S. (1980), "Mean-value analysis of closed multichain queuing networks", *J. ACM*
+    27(2), 313–322.
+    """
+    import numpy as np
+
+    z = np.broadcast_to(np.asarray(think_s, dtype=float), customers.shape)
+    queue = np.zeros_like(demand, dtype=float)
+    x = np.zeros(demand.shape[1])
+    for k in range(1, int(np.max(customers, initial=0.0)) + 1):
+        active = customers >= k
+        resid = demand * (1 + queue)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xk = k / (z + resid.sum(axis=0))
+        x = np.where(active, xk, x)
+        queue = np.where(active[None, :], xk[None, :] * resid, queue)
+    return x
 
 
 def joint_log_rate(log_limits: np.ndarray, customers: np.ndarray) -> np.ndarray:
     """ln of what ``customers`` threads get through stages that each hold them back (rows of ``log_limits``: ln
     of what each lets through alone, stages × rows; +inf: a stage that takes no time), each stage one queue of a
     closed network whose demand per unit of work is 1/limit: exact mean-value analysis per row (Reiser and
-    Lavenberg 1980; ``closed_throughput`` with several queues and no delay). Never above the least limit (the
+    Lavenberg 1980; ``mean_value_analysis`` with no delay). Never above the least limit (the
     asymptotic bound, reached as the customers grow); with two equal stages and four customers 4/5 of it.
     Computed on demands scaled by each row's least limit, so that a rate in kB/s or in files/s alike stays in
     range. ``customers`` below 1 or not finite count as 1."""
@@ -262,15 +277,7 @@ def joint_log_rate(log_limits: np.ndarray, customers: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         demand = np.where(np.isfinite(log_limits), np.exp(-(log_limits - lead[None, :])), 0.0)
     n = np.maximum(np.nan_to_num(np.asarray(customers, dtype=float), nan=1.0, posinf=1.0), 1.0).round()
-    queue = np.zeros_like(demand)
-    x = np.zeros(demand.shape[1])
-    for k in range(1, int(n.max(initial=1.0)) + 1):
-        active = n >= k
-        resid = demand * (1 + queue)
-        xk = k / resid.sum(axis=0)
-        x = np.where(active, xk, x)
-        queue = np.where(active[None, :], xk[None, :] * resid, queue)
-    out: np.ndarray = np.log(x) + lead
+    out: np.ndarray = np.log(mean_value_analysis(demand, n)) + lead
     return out
 
 
