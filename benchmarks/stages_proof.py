@@ -15,10 +15,10 @@ nothing (each stage's measured capacity with every efficiency 1, their minimum, 
 gives today as measured); MAPE and coverage of both, the upgrades that moved throughput by under 3% apart; the
 best buy per price predicted and measured.
 
-``cpu-prior``: the client CPU stage's calibrated cost (model/cpu_prior.py, ``PER_OP``, ``PER_MB`` and
-``SD``) recomputed from the shipped runs it was calibrated on (``CPU_PRIOR_RUNS``: the runs of the earlier
-stages proofs bound beyond their links and disks at half a core), with arithmetic of its own: each run's MB/s per
-unit of CPU score on the clients (score x clients, over the copies a write sends), and the curve r / (per_op +
+``cpu-prior``: the client CPU stage's calibrated cost (model/cpu_prior.py, ``COST`` and ``SD``) recomputed from
+the shipped runs it was calibrated on (``CPU_PRIOR_RUNS``: the runs of the earlier stages proofs bound beyond their
+links and disks at half a core), with arithmetic of its own: each run's MB/s per unit of CPU score on the clients
+(score x clients, over the copies a write sends), and for writes and for reads apart the curve r / (per_op +
 per_mb r) through them by least squares in logs, r the MB an operation moves.
 
 Run: .venv/bin/python benchmarks/stages_proof.py whatif --store rt.db --today round_trip --out whatif.yaml
@@ -85,15 +85,21 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          # run's threads, kept where it predicts held-out settings better; 1b63cce, declared 05:50 UTC 2026-12-02)
          "stages_joint": ("cpu_link_seq", "link_cpu_600")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
-# the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link today's
-# unthrottled link for 1 MiB writes, each on half a core per node.
+# the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link todays' links
+# that emulation leaves unshaped (link 100%) for 1 MiB writes and reads, each on half a core per node.
 # The machine those runs' labs shared: four nodes, each with a quota of its CPU setting, on two cores.
 PRIOR_LAB_CORES, PRIOR_LAB_NODES = 2, 4
+UNSHAPED = {"setting_link": "100%", "setting_cpu": "50%"}
 CPU_PRIOR_RUNS = (("iops", "random_read", {"setting_disk_iops": "unlimited"}),
                   ("iops", "random_write", {"setting_disk_iops": "unlimited"}),
                   ("iops_descent", "random_read", {"setting_disk_iops": "unlimited"}),
                   ("iops_descent", "random_write", {"setting_disk_iops": "unlimited"}),
-                  ("link", "write", {"setting_link": "100%", "setting_cpu": "50%"}))
+                  ("link", "write", UNSHAPED), ("link_700", "write", UNSHAPED), ("link_700", "read", UNSHAPED),
+                  ("link_spread_700", "write", UNSHAPED), ("link_spread_700", "read", UNSHAPED))
+# The todays whose CSVs keep each host's score alone (collected before the models took the score under load,
+# d32289f); the later ones keep the score under load already.
+SCORE_ALONE = frozenset({"iops", "iops_descent", "link", "link_700"})
+WRITES = frozenset({"write", "random_write"})
 
 
 def setting_of(lab: dict[str, Any]) -> dict[str, str]:
@@ -310,8 +316,8 @@ def show(result: dict[str, Any]) -> None:
 
 
 def cpu_prior(run_dir: Path) -> dict[str, Any]:
-    """The client CPU stage's cost per operation and per MB (score-unit seconds) and the log SD of the runs about
-    it, from ``CPU_PRIOR_RUNS`` (module docstring)."""
+    """The client CPU stage's cost per operation and per MB (score-unit seconds) for writes and for reads, and the
+    log SD of the runs about the two curves, from ``CPU_PRIOR_RUNS`` (module docstring)."""
     from scipy.optimize import least_squares
 
     points = []
@@ -323,24 +329,31 @@ def cpu_prior(run_dir: Path) -> dict[str, Any]:
         if rows.empty:
             raise SystemExit(f"{today}.csv: no verification run of {metric} at {where}")
         mbps = rows[metric].astype(float).mean()
-        copies = float(rows["replica"].astype(float).iloc[0]) if metric.endswith("write") else 1.0
-        # the score alone (as the CSVs keep it) to the part a node keeps with all of them busy on the machine
+        copies = float(rows["replica"].astype(float).iloc[0]) if metric in WRITES else 1.0
+        # the score alone (as the early CSVs keep it) to the part a node keeps with all of them busy on the machine
         quota = float(where.get("setting_cpu", rows["setting_cpu"].iloc[0]).rstrip("%")) / 100 * PRIOR_LAB_CORES
         busy = min(1.0, PRIOR_LAB_CORES / PRIOR_LAB_NODES / min(quota, 1.0)) \
-            if quota * PRIOR_LAB_NODES > PRIOR_LAB_CORES else 1.0
+            if quota * PRIOR_LAB_NODES > PRIOR_LAB_CORES and today in SCORE_ALONE else 1.0
         capacity = rows["cpu_score"].astype(float).mean() * busy * rows["clients"].astype(float).iloc[0] / copies
         mb = float(rows["record_size"].astype(float).iloc[0]) / 2 ** 20
-        points.append({"today": today, "metric": metric, "mb_per_op": mb, "mbps_per_unit": mbps / capacity})
-    r = np.array([p["mb_per_op"] for p in points])
-    eff = np.array([p["mbps_per_unit"] for p in points])
+        points.append({"today": today, "metric": metric, "mb_per_op": mb, "mbps_per_unit": mbps / capacity,
+                       "direction": "write" if metric in WRITES else "read"})
+    out: dict[str, Any] = {}
+    resid = []
+    for direction in ("write", "read"):
+        part = [p for p in points if p["direction"] == direction]
+        r = np.array([p["mb_per_op"] for p in part])
+        eff = np.array([p["mbps_per_unit"] for p in part])
 
-    def resid(v: np.ndarray) -> np.ndarray:
-        return np.log(eff) - np.log(r / (v[0] + v[1] * r))
+        def miss(v: np.ndarray, r: np.ndarray = r, eff: np.ndarray = eff) -> np.ndarray:
+            return np.log(eff) - np.log(r / (v[0] + v[1] * r))
 
-    fit = least_squares(resid, x0=np.array([0.1, 1.0]), bounds=([1e-9, 1e-9], [np.inf, np.inf]))
-    dof = len(points) - 2
-    return {"per_op": float(fit.x[0]), "per_mb": float(fit.x[1]),
-            "sd": float(np.sqrt(np.sum(fit.fun ** 2) / dof)), "dof": dof, "runs": points}
+        fit = least_squares(miss, x0=np.array([0.1, 1.0]), bounds=([1e-9, 1e-9], [np.inf, np.inf]))
+        out[direction] = {"per_op": float(fit.x[0]), "per_mb": float(fit.x[1])}
+        resid.append(fit.fun)
+    every = np.concatenate(resid)
+    dof = len(every) - 4
+    return {**out, "sd": float(np.sqrt(np.sum(every ** 2) / dof)), "dof": dof, "runs": points}
 
 
 def main() -> None:
@@ -364,10 +377,12 @@ def main() -> None:
             print(json.dumps(prior, indent=1))
             return
         for p in prior["runs"]:
-            print(f"{p['today']:<14} {p['metric']:<13} {p['mb_per_op']:.4g} MB an operation: "
+            print(f"{p['today']:<16} {p['metric']:<13} {p['mb_per_op']:.4g} MB an operation: "
                   f"{p['mbps_per_unit']:.4g} MB/s per score unit")
-        print(f"per operation {prior['per_op']:.4g}, per MB {prior['per_mb']:.4g} score-unit seconds; "
-              f"log SD {prior['sd']:.3f} on {prior['dof']} degrees of freedom")
+        for direction in ("write", "read"):
+            cost = prior[direction]
+            print(f"{direction}s: per operation {cost['per_op']:.4g}, per MB {cost['per_mb']:.4g} score-unit seconds")
+        print(f"log SD {prior['sd']:.3f} on {prior['dof']} degrees of freedom")
         return
     if args.command == "whatif":
         print(yaml.safe_dump(whatif(args.store, args.today, args.out), sort_keys=False))

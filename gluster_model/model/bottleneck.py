@@ -59,7 +59,10 @@ It is kept where its held-out (leave-one-setting-out) squared log error is less 
 every other stage stays a ceiling, as does a stage the data do not pin: a soft knee puts an unpinned stage to
 work, and its efficiency is then a guess (fitted freely on a plan the CPU never bound, a joint CPU stage
 gave link_700's write upgrades a verify MAPE of 33%, against 4% as a ceiling). The stage named as binding is still the
-least limit; an upgrade of a joint stage that does not bind still gains, as on the lab.
+least limit; an upgrade of a joint stage that does not bind still gains, as on the lab. A client CPU stage taken
+at its calibrated cost (below) is a queue of known demand: it joins the pinned links in such a network, its
+efficiency not refitted (``_joint_choice``), as the lab's writes at link x2 ran into the clients' CPU that no
+setting below today made bind.
 
 Intervals: split-conformal over hardware settings, by binding stage (Mondrian). Every run's log residual comes
 from a fit that never saw its hardware setting (leave one setting out) and counts for the stage the model binds
@@ -267,6 +270,7 @@ class BottleneckModel:
     drift: float | None = None  # mean log change of the runs measured again at the plan's end (None: not measured)
     drift_runs: int = 0
     prior_sd: float = 0.0  # log SD of an assumed CPU or round-trip stage's calibrated efficiency (0: none)
+    prior_dof: int = 3  # its degrees of freedom (a model file without them was fitted on the first calibration)
     # the stages whose answers carry that spread; None (a model file before it): the assumed CPU and round-trip ones
     widened: tuple[str, ...] | None = None
     # the stages that hold a run back together (module docstring, "Stages that hold a run back together"): solved
@@ -378,7 +382,7 @@ class BottleneckModel:
                           for n, a in zip(self.stages, self.assumed)])
         if self.prior_sd <= 0 or not prior.any():
             return np.zeros(len(bound))
-        half = cpu_prior.half_width(level, self.prior_sd)
+        half = cpu_prior.half_width(level, self.prior_sd, self.prior_dof)
         out: np.ndarray = np.where(prior[bound], half, 0.0)
         return out
 
@@ -418,6 +422,7 @@ class BottleneckModel:
                 "new_campaign_sd": self.new_campaign_sd, "stages": list(self.stages), "service_s": self.service_s,
                 "queued": self.queued,
                 "drift": self.drift, "drift_runs": self.drift_runs, "prior_sd": self.prior_sd,
+                "prior_dof": self.prior_dof,
                 **({"widened": list(self.widened)} if self.widened is not None else {}),
                 **({"joint": list(self.joint)} if self.joint else {})}
 
@@ -441,6 +446,9 @@ class BottleneckModel:
             drift = None if d.get("drift") is None else float(d["drift"])
             drift_runs = int(d.get("drift_runs", 0))
             prior_sd = float(d.get("prior_sd", 0.0))
+            prior_dof = int(d.get("prior_dof", 3))
+            if prior_dof not in cpu_prior.LEVERAGE:
+                raise ValueError(f"prior_dof {prior_dof} is none of the calibrations' ({sorted(cpu_prior.LEVERAGE)})")
             widened = None if d.get("widened") is None else tuple(str(n) for n in d["widened"])
             if widened is not None and not set(widened) <= set(names):
                 raise ValueError(f"widened stages {', '.join(widened)} are not among its stages")
@@ -468,7 +476,8 @@ class BottleneckModel:
             raise GlmodelError(f"model file: the bottleneck model is damaged ({str(exc).splitlines()[0][:120]}); "
                                "fit the model again") from None
         return cls(str(d.get("name", "bottleneck")), metric, terms, log_eff, assumed, coef, centre, quantiles,
-                   per_load, new_campaign_sd, names, service_s, queued, drift, drift_runs, prior_sd, widened, joint)
+                   per_load, new_campaign_sd, names, service_s, queued, drift, drift_runs, prior_sd, prior_dof,
+                   widened, joint)
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -539,21 +548,28 @@ def _fit_core(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, start: np.ndarray
     return _Core(log_eff, assumed, coef, centre)
 
 
-def _predict_core(core: _Core, logc: np.ndarray, x: np.ndarray, customers: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _predict_core(core: _Core, logc: np.ndarray, x: np.ndarray, customers: np.ndarray | None = None,
+                  fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """ln of the prediction and the index of the stage that binds (the least limit) per row; with a ``joint``
     core and the rows' ``customers`` (threads), the joint stages as one closed network and the least of that
-    and the other stages' limits."""
+    and the other stages' limits. ``fixed`` (log limits, stages × rows) are queues of that network the fit does not
+    fit: the client CPU at its calibrated cost."""
     import numpy as np
 
     limits = logc + core.log_eff[:, None]
     main = (x - core.centre) @ core.coef if len(core.coef) else np.zeros(logc.shape[1])
     least = np.min(limits, axis=0)
-    if core.joint is not None and core.joint.sum() >= 2 and customers is not None:
+    if core.joint is not None and _queues(core.joint, fixed) >= 2 and customers is not None:
         rest = limits[~core.joint]
-        together = joint_log_rate(limits[core.joint], customers)
+        queues = limits[core.joint] if fixed is None else np.vstack([limits[core.joint], fixed])
+        together = joint_log_rate(queues, customers)
         least = np.minimum(together, np.min(rest, axis=0)) if len(rest) else together
     return least + main, np.argmin(limits, axis=0)
+
+
+def _queues(joint: np.ndarray, fixed: np.ndarray | None) -> int:
+    """How many queues a closed network of the ``joint`` stages and the ``fixed`` ones has."""
+    return int(joint.sum()) + (0 if fixed is None else len(fixed))
 
 
 def customers_of(frame: Columns) -> np.ndarray | None:
@@ -563,15 +579,15 @@ def customers_of(frame: Columns) -> np.ndarray | None:
 
 
 def _joint_refit(core: _Core, logc: np.ndarray, x: np.ndarray, ly: np.ndarray, customers: np.ndarray,
-                 joint: np.ndarray) -> _Core:
-    """``core`` (a fit of the least stage alone) fitted again with the ``joint`` stages as one closed network:
-    nonlinear least squares on ln y over their efficiencies and the main effects, started from ``core``; the
-    other stages keep theirs."""
+                 joint: np.ndarray, fixed: np.ndarray | None = None) -> _Core:
+    """``core`` (a fit of the least stage alone) fitted again with the ``joint`` stages and the ``fixed`` queues
+    (log limits, not fitted) as one closed network: nonlinear least squares on ln y over the joint stages'
+    efficiencies and the main effects, started from ``core``; the other stages keep theirs."""
     import numpy as np
     from scipy.optimize import least_squares
 
     joint = joint & np.isfinite(core.log_eff)  # a stage a fold left idle takes no time
-    if joint.sum() < 2:
+    if _queues(joint, fixed) < 2 or not joint.any():
         return core
     k = int(joint.sum())
     start = np.concatenate([core.log_eff[joint], core.coef])
@@ -586,7 +602,7 @@ def _joint_refit(core: _Core, logc: np.ndarray, x: np.ndarray, ly: np.ndarray, c
         return _Core(log_eff, core.assumed, v[k:], core.centre, joint)
 
     def resid(v: np.ndarray) -> np.ndarray:
-        pred, _ = _predict_core(unpack(v), logc, x, customers)
+        pred, _ = _predict_core(unpack(v), logc, x, customers, fixed)
         out: np.ndarray = ly - pred
         return out
 
@@ -790,7 +806,8 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     with_prior = "client CPU" not in names and cpu_prior.applies(frame, metric)
     if with_prior and any(t.feature == "cpu_score" for t in terms):
         names, terms, core = fitted(names, ("client CPU",))
-    terms, core = _choose_joint(frame, ly, metric, names, trip, terms, core, setting)
+    names, terms, core, fixed = _joint_choice(frame, ly, metric, names, trip, terms, core, setting, with_prior,
+                                              fitted)
     x = _design(frame, terms)
     logc = log_capacities(frame, metric, names, trip)
     optional = np.array([n in OP_STAGES for n in names])
@@ -799,7 +816,7 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
     if intervals:
         where = setting if setting is not None else np.arange(len(y))
         resid, _ = out_of_setting(logc, x, ly, where, optional, prior, terms=terms, joint=core.joint,
-                                  customers=customers)
+                                  customers=customers, fixed=None if fixed is None else fixed[1])
         if setting is not None:
             inputs = {OP_STAGE_INPUTS[n] for n in names if n in OP_STAGE_INPUTS} | {t.feature for t in terms}
             resid[alone_moved(frame, setting, inputs)] = np.nan
@@ -808,11 +825,17 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
         # reads, 3.3 times too high) told the stage the fold fell back to nothing about its own error
         _, bound = _predict_core(core, logc, x)
         quantiles = conformal_quantiles(resid, bound, where, run=runs_of(frame), names=names)
-    names, log_eff, assumed, widened = _calibrated_cpu(frame, metric, names, core, logc, x, setting, with_prior)
+    joint = () if core.joint is None else tuple(n for n, j in zip(names, core.joint) if j)
+    if fixed is None:
+        names, log_eff, assumed, widened = _calibrated_cpu(frame, metric, names, core, logc, x, setting, with_prior)
+    else:  # the client CPU at its calibrated cost, one of the stages that hold the runs back together
+        names, log_eff = (*names, "client CPU"), [*(float(v) for v in core.log_eff), fixed[0]]
+        assumed, widened, joint = [*(bool(v) for v in core.assumed), True], ("client CPU",), (*joint, "client CPU")
     model = BottleneckModel("bottleneck", metric, terms, log_eff, assumed, [float(v) for v in core.coef],
                             [float(v) for v in core.centre], quantiles, stages=names, service_s=trip.service_s,
                             queued=trip.queued, prior_sd=cpu_prior.SD if widened else 0.0, widened=widened,
-                            joint=() if core.joint is None else tuple(n for n, j in zip(names, core.joint) if j))
+                            prior_dof=cpu_prior.DOF,
+                            joint=joint)
     measured = campaign_drift(frame, ly)
     if measured is not None:
         sd, model.drift, model.drift_runs = measured
@@ -821,16 +844,17 @@ def fit_bottleneck(frame: pd.DataFrame, y: np.ndarray, schema: Schema, metric: s
 
 
 def _choose_joint(frame: Columns, ly: np.ndarray, metric: str, names: tuple[str, ...], trip: RoundTrip,
-                  terms: list[Term], core: _Core, setting: np.ndarray | None) -> tuple[list[Term], _Core]:
-    """The fit with the ``JOINT_STAGES`` that two settings or more pin (``MIN_PINNING_SETTINGS``) holding each run
-    back together, where its held-out squared log error
-    (leave one setting out) is less than the least stage's alone; else ``terms`` and ``core`` as they are.
+                  terms: list[Term], core: _Core, setting: np.ndarray | None, fixed: np.ndarray | None = None
+                  ) -> tuple[list[Term], _Core] | None:
+    """The fit with the ``JOINT_STAGES`` that two settings or more pin (``MIN_PINNING_SETTINGS``) and the ``fixed``
+    queues (the client CPU at its calibrated cost: log limits per row) holding each run back together, where its
+    held-out squared log error (leave one setting out) is less than the least stage's alone; else None.
     The main effects keep their signs; a joint fit in which a stage pins fewer settings is refused."""
     import numpy as np
 
     customers = customers_of(frame)
     if customers is None or setting is None or not np.isfinite(customers).all():
-        return terms, core
+        return None
     logc = log_capacities(frame, metric, names, trip)
     x = _design(frame, terms)
 
@@ -840,23 +864,53 @@ def _choose_joint(frame: Columns, ly: np.ndarray, metric: str, names: tuple[str,
                          for i, n in enumerate(names)])
 
     mask = pinned(core, x)
-    if mask.sum() < 2:
-        return terms, core
+    if _queues(mask, fixed) < 2 or not mask.any():
+        return None
     optional = np.array([n in OP_STAGES for n in names])
     prior = byte_prior(metric)
     alone, _ = out_of_setting(logc, x, ly, setting, optional, prior, terms=terms)
     together, _ = out_of_setting(logc, x, ly, setting, optional, prior, terms=terms, joint=mask,
-                                 customers=customers)
+                                 customers=customers, fixed=fixed)
     ok = np.isfinite(alone) & np.isfinite(together)
     if not ok.any() or float(np.mean(together[ok] ** 2)) >= float(np.mean(alone[ok] ** 2)):
-        return terms, core
+        return None
     cols, found = _keep_signs(terms, x, lambda xs: (_joint_refit(_fit_best(logc, xs, ly, optional, prior), logc,
-                                                                 xs, ly, customers, mask), math.nan, trip))
+                                                                 xs, ly, customers, mask, fixed), math.nan, trip))
     assert found is not None
     joint = found[0]
     if joint.joint is None or (pinned(joint, x[:, cols]) < joint.joint).any():
-        return terms, core
+        return None
     return [terms[c] for c in cols], joint
+
+
+def _joint_choice(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple[str, ...], trip: RoundTrip,
+                  terms: list[Term], core: _Core, setting: np.ndarray | None, with_prior: bool,
+                  fitted: Callable[[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, ...], list[Term], _Core]]
+                  ) -> tuple[tuple[str, ...], list[Term], _Core, tuple[float, np.ndarray] | None]:
+    """The stages, main effects and fit after ``_choose_joint``, and where the client CPU at its calibrated cost is
+    one of the stages that hold the runs back together, its log efficiency and log limits (1 × rows).
+
+    A client CPU stage the model takes at its calibrated cost (``_calibrated_cpu``: added, or raised from one
+    setting's figure) is a queue of known demand, so it joins the links that two settings pin in the closed
+    network; a stage that one setting bound is left out of that fit, as the calibrated cost replaces it. That
+    network tried first, then the pinned links alone; each kept only where it predicts held-out settings better
+    than the least stage alone. Without it a link upgrade ran up to the calibrated CPU's full capacity:
+    link_cpu_600's writes, link x2 answered 116.6 MB/s where the lab wrote 84.6."""
+    import numpy as np
+
+    logc = log_capacities(frame, metric, names, trip)
+    cal_names, cal_eff, cal_assumed, _ = _calibrated_cpu(frame, metric, names, core, logc, _design(frame, terms),
+                                                         setting, with_prior)
+    if "client CPU" in cal_names and cal_assumed[cal_names.index("client CPU")]:
+        eff = cal_eff[cal_names.index("client CPU")]
+        base = (names, terms, core) if with_prior else fitted(tuple(n for n in names if n != "client CPU"),
+                                                              ("client CPU",))
+        row = log_capacities(frame, metric, ("client CPU",)) + eff
+        found = _choose_joint(frame, ly, metric, base[0], trip, base[1], base[2], setting, row)
+        if found is not None:
+            return base[0], found[0], found[1], (eff, row)
+    found = _choose_joint(frame, ly, metric, names, trip, terms, core, setting)
+    return (names, terms, core, None) if found is None else (names, found[0], found[1], None)
 
 
 def _calibrated_cpu(frame: Columns, metric: str, names: tuple[str, ...], core: _Core, logc: np.ndarray,
@@ -1165,8 +1219,8 @@ def runs_of(frame: Columns) -> np.ndarray | None:
 
 def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.ndarray,
                    optional: np.ndarray | None = None, prior: float | None = None, start: np.ndarray | None = None,
-                   terms: Sequence[Term] = (), joint: np.ndarray | None = None, customers: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   terms: Sequence[Term] = (), joint: np.ndarray | None = None, customers: np.ndarray | None = None,
+                   fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every run's log residual and binding stage from a fit without its setting (NaN where the rest cannot
     be fitted). Each fold starts from ``start`` (log efficiencies) where given, as a single alternating fit;
     else afresh (``_fit_best``), as the intervals' pass does. Given the main effects' ``terms`` (the columns of
@@ -1174,11 +1228,11 @@ def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.
     held-out error is that of the model as it is fitted, not of one free to extrapolate a wrong sign (a round
     trip's noise over 0.026-0.036 ms, free, answered 4.2 ms with writes 3.9 times those measured). With ``joint``
     stages and the rows' ``customers`` each fold is fitted and answers as a model of stages that hold a run back
-    together (``_joint_refit``)."""
+    together (``_joint_refit``), with the ``fixed`` queues (log limits per row) among them."""
     import numpy as np
 
     optional = np.zeros(len(logc), dtype=bool) if optional is None else optional
-    joint_mask = joint if joint is not None and joint.sum() >= 2 else np.zeros(len(logc), dtype=bool)
+    joint_mask = joint if joint is not None and _queues(joint, fixed) >= 2 else np.zeros(len(logc), dtype=bool)
     together = customers if joint_mask.any() else None
     resid = np.full(len(ly), np.nan)
     bound = np.zeros(len(ly), dtype=int)
@@ -1191,12 +1245,14 @@ def out_of_setting(logc: np.ndarray, x: np.ndarray, ly: np.ndarray, setting: np.
                               optional=optional, byte_prior=prior) if start is not None
                     else _fit_best(logc[:, ~test], xs[~test], ly[~test], optional, prior))
             if together is not None:
-                core = _joint_refit(core, logc[:, ~test], xs[~test], ly[~test], together[~test], joint_mask)
+                core = _joint_refit(core, logc[:, ~test], xs[~test], ly[~test], together[~test], joint_mask,
+                                    None if fixed is None else fixed[:, ~test])
             return core, math.nan, RoundTrip()  # the service is in logc already
 
         cols, found = _keep_signs(terms, x, fold) if terms else (list(range(x.shape[1])), fold(x))
         assert found is not None
         pred, bound[test] = _predict_core(found[0], logc[:, test], x[test][:, cols],
-                                          None if together is None else together[test])
+                                          None if together is None else together[test],
+                                          None if fixed is None else fixed[:, test])
         resid[test] = ly[test] - pred
     return resid, bound

@@ -4,15 +4,17 @@ settings measured make it bind.
 Data measured at or below today know such a stage from below only (it let every run through), yet an upgrade of
 the links or disks runs into it (the IOPS proof's NVMe-class writes: +268% with no stage beyond the disks). It
 takes the lab's calibrated cost of an operation instead, in seconds of a CPU-score unit (one MB/s of the score's
-SHA-256): ``PER_OP`` per operation plus ``PER_MB`` per MB it moves, so a unit of score carries
-1 / (per_op + per_mb r) operations of r MB a second per client (the service demand of an operation as a fixed
-part plus a part per byte: Lazowska et al. 1984, ch. 4). Calibrated (data/README.md, "The CPU stage's prior";
-``benchmarks/stages_proof.py cpu-prior`` recomputes it) on the lab's runs bound beyond their disks and links at
-half a core a node: 4 KiB random reads and writes on NVMe-class bricks (0.082-0.109 MB/s per score unit, four
-runs) and 1 MiB writes on an unthrottled link (1.59). The score is the one a host keeps under load
-(``hardware/cpu_share.py``; those runs' four nodes asked a core each of two); recalibrated so on 2026-12-01,
-which halved both costs from 0.0778 and 1.177 (the score alone). The log SD of those runs about the curve, on
-``DOF`` degrees of freedom, widens every answer it bounds (``half_width``).
+SHA-256): a part per operation plus a part per MB it moves, so a unit of score carries 1 / (per_op + per_mb r)
+operations of r MB a second per client (the service demand of an operation as a fixed part plus a part per byte:
+Lazowska et al. 1984, ch. 4). A write and a read cost apart (``COST``): a write's client sends each copy and a
+1 MiB write took 2.4 times a read's score per MB and copy, where one curve through both missed each run by x/÷
+1.41. Operations that change a volume (creates, deletes) take the writes' cost, the others the reads'.
+
+Calibrated (data/README.md, "The CPU stage's prior"; ``benchmarks/stages_proof.py cpu-prior`` recomputes it) on
+the lab's runs bound beyond their disks and links at half a core a node: 4 KiB random reads and writes on
+NVMe-class bricks (four runs) and 1 MiB writes and reads on a link emulation leaves unshaped (five runs). The
+score is the one a host keeps under load (``hardware/cpu_share.py``). The log SD of those runs about the two
+curves, on ``DOF`` degrees of freedom, widens every answer it bounds (``half_width``).
 
 References
 ----------
@@ -28,15 +30,19 @@ import math
 from typing import TYPE_CHECKING
 
 from .columns import Columns, n_rows, numbers
-from .physics import ALL_STAGES, OP_METRICS, bytes_per_op, has_payload, model_stages
+from .physics import ALL_STAGES, OP_METRICS, WRITE_METRICS, bytes_per_op, has_payload, model_stages
 
 if TYPE_CHECKING:
     import numpy as np
 
-PER_OP = 0.0389  # score-unit seconds an operation costs the client
-PER_MB = 0.5883  # and each MB it moves
-SD = 0.133  # log SD of the calibration's runs about the curve
-DOF = 3  # five runs, two parameters
+# score-unit seconds an operation costs the client: (per operation, per MB it moves), for writes and for reads
+COST = {"write": (0.0347, 0.5487), "read": (0.0451, 0.2306)}
+CHANGES = WRITE_METRICS | {"file_create", "file_delete"}  # the metrics that take the writes' cost
+SD = 0.136  # log SD of the calibration's runs about the curves
+DOF = 5  # nine runs, four parameters
+# A calibration's degrees of freedom -> the share of its SD a new run's curve adds (the curves over the runs):
+# this one's two curves through nine runs, and the first's one through five (a model file fitted on it says 3).
+LEVERAGE = {DOF: 2 / 9, 3: 1 / 5}
 
 
 def applies(frame: Columns, metric: str) -> bool:
@@ -60,6 +66,11 @@ def mb_per_op(frame: Columns, metric: str) -> np.ndarray:
     return out
 
 
+def direction(metric: str) -> str:
+    """Which of ``COST``'s curves a metric takes: "write" for one that changes the volume, else "read"."""
+    return "write" if metric in CHANGES else "read"
+
+
 def log_efficiency(frame: Columns, metric: str) -> float:
     """ln of the client CPU stage's efficiency from the calibrated cost, at the median size an operation moves in
     the data, in the metric's unit (files/s, or MB/s of its records) per unit of the stage's capacity (CPU score
@@ -67,12 +78,14 @@ def log_efficiency(frame: Columns, metric: str) -> float:
     import numpy as np
 
     r = float(np.median(mb_per_op(frame, metric)))
-    ops = 1.0 / (PER_OP + PER_MB * r)  # operations a second per score unit and client
+    per_op, per_mb = COST[direction(metric)]
+    ops = 1.0 / (per_op + per_mb * r)  # operations a second per score unit and client
     return math.log(ops if metric in OP_METRICS else ops * r)
 
 
-def half_width(level: float, sd: float = SD) -> float:
-    """Log half-width at ``level`` of the t interval of a new run about the calibration."""
+def half_width(level: float, sd: float = SD, dof: int = DOF) -> float:
+    """Log half-width at ``level`` of the t interval of a new run about the calibration of ``dof`` degrees of
+    freedom (``LEVERAGE``: this one, or the first, whose model files keep its figures)."""
     from scipy.stats import t
 
-    return float(t.ppf(0.5 + level / 2, DOF)) * sd * math.sqrt(1 + 1 / (DOF + 2))
+    return float(t.ppf(0.5 + level / 2, dof)) * sd * math.sqrt(1 + LEVERAGE[dof])

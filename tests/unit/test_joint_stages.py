@@ -132,3 +132,36 @@ def test_predict_says_the_stages_hold_the_runs_back_together_and_an_upgrade_of_t
         # each upgrade gains, less than in full: the other stage still holds the threads back part of the time
         assert p[name].value == pytest.approx(truth_write(link, cpu), rel=0.03)
         assert 1.05 * p["today"].value < p[name].value < 1.9 * p["today"].value
+
+
+def test_the_client_cpu_at_its_calibrated_cost_holds_runs_back_with_the_links() -> None:
+    """A plan that varied the links alone, the CPU held at a score of 70: no setting pins the client CPU, which
+    the model takes at the lab's calibrated cost. The truth is a closed network of the links and the CPU at that
+    cost (written out here from ``cpu_prior.COST``), so the CPU slows every run a little and link x2 gains less
+    than in full: the calibrated CPU joins the links' network, and link x2 and x4 are answered within 3%."""
+    from gluster_model.model import cpu_prior
+
+    per_op, per_mb = cpu_prior.COST["write"]
+    cpu_cap = 70 * 2 / 2 / (per_op + per_mb)  # score x clients / copies, 1 MB an operation
+
+    def truth(link_gbps: float) -> float:
+        return buzen_rate([1 / (0.94 * link_gbps * 125), 1 / cpu_cap], THREADS)
+
+    rng = np.random.default_rng(4)
+    parts = []
+    for link in (0.8, 0.7, 0.6, 0.5, 0.4, 0.3):
+        part = rows(link, 70, 3, rng)
+        part["write"] = truth(link) * np.exp(rng.normal(0, 0.01, size=3))
+        parts.append(part)
+    model = fitted(pd.concat(parts, ignore_index=True))
+    assert set(model.joint) == {"client links", "client CPU"}
+    i = model.stages.index("client CPU")
+    assert model.assumed[i] and model.widened == ("client CPU",)
+    assert np.exp(model.log_eff[i]) == pytest.approx(1 / (per_op + per_mb), rel=1e-6)
+    today = rows(0.8, 70, 1, rng)
+    for link in (1.6, 3.2):
+        got = float(model.predict(today.assign(network_gbps=link))[0])
+        assert got == pytest.approx(truth(link), rel=0.03), link
+    # the least stage alone, fitted on the same runs, ran link x2 up to the CPU's full capacity or the link's
+    alone = BottleneckModel.from_json({k: v for k, v in model.to_json().items() if k != "joint"})
+    assert float(alone.predict(today.assign(network_gbps=1.6))[0]) > 1.05 * truth(1.6)

@@ -41,11 +41,12 @@ def fitted(frame: pd.DataFrame, metric: str) -> bn.BottleneckModel:
     return bn.fit_bottleneck(frame, frame[metric].to_numpy(float), schema, metric)
 
 
-def calibrated_mbps(score: float, clients: int = 2, record: float = RECORD) -> float:
+def calibrated_mbps(score: float, clients: int = 2, record: float = RECORD, direction: str = "read") -> float:
     """What the calibrated cost lets through, written out: operations a second per score unit and client, times
     the score, the clients and the record."""
     mb = record / 2 ** 20
-    return score * clients / (cpu_prior.PER_OP + cpu_prior.PER_MB * mb) * mb
+    per_op, per_mb = cpu_prior.COST[direction]
+    return score * clients / (per_op + per_mb * mb) * mb
 
 
 def test_a_cpu_fall_at_one_setting_defers_to_the_calibrated_cost() -> None:
@@ -68,13 +69,13 @@ def test_a_cpu_fall_at_one_setting_defers_to_the_calibrated_cost() -> None:
 
 def test_an_answer_bound_by_the_calibrated_cost_carries_its_spread() -> None:
     """The interval of an answer the calibrated cost bounds is at least the t interval of a new run about the
-    calibration (3 degrees of freedom, its log SD; written out here); one the disks bound has no such term."""
+    calibration (5 degrees of freedom, its log SD; written out here); one the disks bound has no such term."""
     frame = pd.concat([random_reads(400, 340), random_reads(300, 340), random_reads(200, 340)], ignore_index=True)
     model = fitted(frame, "random_read")
     nvme = frame.iloc[:1].assign(disk_randread_iops=1e6, disk_randwrite_iops=1e6)
     low, high = model.interval(nvme, 0.9)
     half = math.log(float(high[0]) / float(model.predict(nvme)[0]))
-    least = float(t.ppf(0.95, cpu_prior.DOF)) * cpu_prior.SD * math.sqrt(1 + 1 / (cpu_prior.DOF + 2))
+    least = float(t.ppf(0.95, 5)) * cpu_prior.SD * math.sqrt(1 + 2 / 9)  # two curves through nine runs
     assert half >= least - 1e-12
     bound = np.array([model.stages.index("client CPU"), 0])
     assert model.prior_q(bound, 0.9)[0] == pytest.approx(least) and model.prior_q(bound, 0.9)[1] == 0.0
@@ -129,17 +130,23 @@ def test_the_shipped_descents_round_trips_carry_at_most_one_operation_each() -> 
 
 
 def test_the_calibrated_cost_is_what_the_shipped_runs_give() -> None:
-    """``cpu_prior.PER_OP``, ``PER_MB`` and ``SD`` recomputed from the shipped runs they were calibrated
-    on by benchmarks/stages_proof.py (its own arithmetic: MB/s over score x clients / copies, and the curve)."""
+    """``cpu_prior.COST`` and ``SD`` recomputed from the shipped runs they were calibrated on by
+    benchmarks/stages_proof.py (its own arithmetic: MB/s over score x clients / copies, and a curve each for writes
+    and reads); a 1 MiB write costs the client more than twice a read's score per MB and copy."""
     spec = importlib.util.spec_from_file_location("stages_proof", ROOT / "benchmarks" / "stages_proof.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     prior = module.cpu_prior(ROOT / "data" / "stages_proof")
-    assert len(prior["runs"]) == 5 and prior["dof"] == cpu_prior.DOF
-    assert prior["per_op"] == pytest.approx(cpu_prior.PER_OP, abs=5e-5)
-    assert prior["per_mb"] == pytest.approx(cpu_prior.PER_MB, abs=5e-4)
+    assert len(prior["runs"]) == 9 and prior["dof"] == cpu_prior.DOF
+    for direction in ("write", "read"):
+        per_op, per_mb = cpu_prior.COST[direction]
+        assert prior[direction]["per_op"] == pytest.approx(per_op, abs=5e-5)
+        assert prior[direction]["per_mb"] == pytest.approx(per_mb, abs=5e-4)
     assert prior["sd"] == pytest.approx(cpu_prior.SD, abs=5e-4)
+    assert prior["write"]["per_mb"] > 2 * prior["read"]["per_mb"]
+    assert cpu_prior.direction("write") == cpu_prior.direction("file_create") == "write"
+    assert cpu_prior.direction("read") == cpu_prior.direction("file_stat") == "read"
 
 
 def test_held_out_folds_keep_the_signs_the_fit_keeps(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,7 +216,7 @@ def test_a_delay_setting_that_bound_by_a_hair_does_not_make_every_interval_x77()
     assert model.stages[int(model.binding(x2)[0])] == "client CPU"
     low, high = model.interval(x2, 0.9)
     half = math.log(float(high[0]) / float(model.predict(x2)[0]))
-    least = float(t.ppf(0.95, cpu_prior.DOF)) * cpu_prior.SD * math.sqrt(1 + 1 / (cpu_prior.DOF + 2))
+    least = float(t.ppf(0.95, 5)) * cpu_prior.SD * math.sqrt(1 + 2 / 9)  # two curves through nine runs
     assert half >= least - 1e-12
     # the model file keeps which stages carry the spread; one written before that field keeps the old rule
     again = bn.BottleneckModel.from_json(model.to_json())
