@@ -83,7 +83,10 @@ FORMS = {"stages": ("cpu", "iops", "iops_descent", "link", "round_trip"),
          "stages_layout_first": ("iops_sync_500", "iops_sync_300"),
          # the links and CPU stages that two settings pin may hold a run back together (one closed network of the
          # run's threads, kept where it predicts held-out settings better; 1b63cce, declared 05:50 UTC 2026-12-02)
-         "stages_joint": ("cpu_link_seq", "link_cpu_600")}
+         "stages_joint": ("cpu_link_seq", "link_cpu_600"),
+         # the client CPU's calibrated cost apart for writes and reads, and a client CPU at that cost a queue of the
+         # pinned links' closed network (34be9c5, declared 09:04 UTC 2026-12-02)
+         "stages_calibrated_joint": ("link_cpu_800", "link_cpu_1000", "cpu_link_pinned")}
 # The runs the client CPU stage's cost was calibrated on, fixed with it (today, metric, the settings that pick
 # the verification build): NVMe-class bricks under the IOPS todays' 4 KiB random I/O, and the link todays' links
 # that emulation leaves unshaped (link 100%) for 1 MiB writes and reads, each on half a core per node.

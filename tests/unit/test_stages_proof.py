@@ -47,7 +47,8 @@ TODAYS = ("round_trip", "cpu", "link", "iops", "iops_descent", "iops_8k", "iops_
           "round_trip_queue_4k", "round_trip_queue_16k", "iops_cpu_device", "iops_disk_device", "cpu_seq_device",
           "iops_disk_again", "iops_disk_pinned", "iops_disk_500", "iops_disk_300", "iops_spread_500",
           "iops_spread_300", "link_spread_700", "cpu_spread_seq",
-          "iops_sync_500", "iops_sync_300", "cpu_link_seq", "link_cpu_600")
+          "iops_sync_500", "iops_sync_300", "cpu_link_seq", "link_cpu_600", "link_cpu_800", "link_cpu_1000",
+          "cpu_link_pinned")
 METRIC = {"round_trip": "file_create", "cpu": "write", "link": "write", "iops": "random_write",
           "iops_descent": "random_write", "iops_8k": "random_write", "iops_cpu": "random_write",
           "round_trip_8k": "file_create", "link_700": "write", "iops_cpu_shared": "random_write",
@@ -59,14 +60,16 @@ METRIC = {"round_trip": "file_create", "cpu": "write", "link": "write", "iops": 
           "iops_disk_again": "random_write", "iops_disk_pinned": "random_write", "iops_disk_500": "random_write",
           "iops_disk_300": "random_write", "iops_spread_500": "random_read", "iops_spread_300": "random_read",
           "link_spread_700": "read", "cpu_spread_seq": "read", "iops_sync_500": "random_write",
-          "iops_sync_300": "random_write", "cpu_link_seq": "write", "link_cpu_600": "read"}
+          "iops_sync_300": "random_write", "cpu_link_seq": "write", "link_cpu_600": "read",
+          "link_cpu_800": "write", "link_cpu_1000": "write", "cpu_link_pinned": "write"}
 # the todays collected after the form known from below (model/bottleneck.py, 6df846a) and the forms after it
 AFTER_FORM = ("iops_8k", "iops_cpu", "round_trip_8k", "link_700", "iops_cpu_shared", "iops_cpu_shared_8k",
               "cpu_shared_seq", "iops_cpu_shared_16k", "cpu_shared_write", "round_trip_stat", "round_trip_stat_4k",
               "round_trip_short", "round_trip_short_4k", "round_trip_queue", "round_trip_queue_4k",
               "round_trip_queue_16k", "iops_cpu_device", "iops_disk_device", "cpu_seq_device", "iops_disk_again",
               "iops_disk_pinned", "iops_disk_500", "iops_disk_300", "iops_spread_500", "iops_spread_300",
-              "link_spread_700", "cpu_spread_seq", "iops_sync_500", "iops_sync_300", "cpu_link_seq", "link_cpu_600")
+              "link_spread_700", "cpu_spread_seq", "iops_sync_500", "iops_sync_300", "cpu_link_seq", "link_cpu_600",
+              "link_cpu_800", "link_cpu_1000", "cpu_link_pinned")
 
 
 @pytest.mark.parametrize("today", TODAYS)

@@ -194,7 +194,8 @@ def test_the_script_prints_the_figures_as_json(tmp_path: Path) -> None:
              "stages_alone_moved": ("iops_disk_500", "iops_disk_300"),
              "stages_spread_files": ("iops_spread_500", "iops_spread_300", "link_spread_700", "cpu_spread_seq"),
              "stages_layout_first": ("iops_sync_500", "iops_sync_300"),
-             "stages_joint": ("cpu_link_seq", "link_cpu_600")}
+             "stages_joint": ("cpu_link_seq", "link_cpu_600"),
+             "stages_calibrated_joint": ("link_cpu_800", "link_cpu_1000", "cpu_link_pinned")}
     shipped = {f.name.removesuffix("-verify.json") for f in (ROOT / "data" / "stages_proof").glob("*-verify.json")}
     assert shipped <= {t for todays in forms.values() for t in todays}
     for form, todays in forms.items():
