@@ -896,8 +896,6 @@ def _joint_choice(frame: pd.DataFrame, ly: np.ndarray, metric: str, names: tuple
     network tried first, then the pinned links alone; each kept only where it predicts held-out settings better
     than the least stage alone. Without it a link upgrade ran up to the calibrated CPU's full capacity:
     link_cpu_600's writes, link x2 answered 116.6 MB/s where the lab wrote 84.6."""
-    import numpy as np
-
     logc = log_capacities(frame, metric, names, trip)
     cal_names, cal_eff, cal_assumed, _ = _calibrated_cpu(frame, metric, names, core, logc, _design(frame, terms),
                                                          setting, with_prior)

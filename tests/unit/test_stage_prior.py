@@ -14,6 +14,7 @@ import pytest
 from scipy.stats import t
 
 from gluster_model.dataset import FAMILIES, read_table
+from gluster_model.errors import GlmodelError
 from gluster_model.model import bottleneck as bn
 from gluster_model.model import cpu_prior
 from gluster_model.model.features import schema_from_frame, with_derived
@@ -223,6 +224,14 @@ def test_a_delay_setting_that_bound_by_a_hair_does_not_make_every_interval_x77()
     assert again.widened == ("client CPU",) and np.allclose(again.interval(x2, 0.9), (low, high))
     older = {k: v for k, v in model.to_json().items() if k != "widened"}
     assert np.allclose(bn.BottleneckModel.from_json(older).prior_q(np.array([cpu]), 0.9), 0.0)
+    # a file of the first calibration (no prior_dof: 3 degrees of freedom, one curve through five runs) keeps its
+    # wider spread; a figure no calibration had is a damaged file
+    first = {k: v for k, v in model.to_json().items() if k != "prior_dof"}
+    assert model.to_json()["prior_dof"] == 5
+    assert bn.BottleneckModel.from_json(first).prior_q(np.array([cpu]), 0.9)[0] == pytest.approx(
+        float(t.ppf(0.95, 3)) * cpu_prior.SD * math.sqrt(1 + 1 / 5))
+    with pytest.raises(GlmodelError, match="prior_dof 4"):
+        bn.BottleneckModel.from_json(model.to_json() | {"prior_dof": 4})
 
 
 def test_a_stage_left_idle_by_a_later_refit_is_left_out_and_the_model_file_reads_back() -> None:
